@@ -131,7 +131,14 @@ DESCRIPTOR_SWIZZLE_BYTES = rule(
     "128B=Sw<3,4,3>, 128B_atom32B=Sw<2,5,2>.")
 
 
+def pattern_rows(swizzle_name: str) -> int:
+    """How many 128-byte lines one descriptor swizzle pattern spans before it repeats: 8 for 128B,
+    4 for 64B and 128B_atom32B, 2 for 32B, 1 for none. (M + S = 7 for all of them, so the XOR
+    pattern is indexed by the 128-byte line, address bits [7, 7+B).)"""
+    return 1 << DESCRIPTOR_SWIZZLES[swizzle_name].bits
+
+
 def repeat_bytes(swizzle_name: str) -> int:
-    """The repeat boundary of a descriptor swizzle: 8 rows of 128 B for 128B, 4 for 64B, ..."""
-    sw = DESCRIPTOR_SWIZZLES[swizzle_name]
-    return 128 if sw.bits == 0 else 1 << (sw.base + sw.shift + sw.bits)
+    """The repeat boundary (PTX Table 41): 1024 B for 128B, 512 for 64B and 128B_atom32B, 256 for
+    32B; 128 (one line) for none."""
+    return 128 * pattern_rows(swizzle_name)

@@ -1,0 +1,189 @@
+"""The `layoutproof` command line (../shared/CLI.md is the contract).
+
+Every command takes --json and then prints one JSON document on stdout. Exit status: 0 valid / as
+expected, 1 well-formed but breaks a rule, 2 malformed input (one line on stderr, no traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from spec import descriptor as desc_mod
+from spec import readmap
+from spec.rules import SpecError, all_rules
+
+from . import render
+
+EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit 2 (CLI contract)."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def number(text: str) -> int:
+    """Decimal or 0x-hex, non-negative."""
+    original = text
+    text = text.strip().lower().replace("_", "")
+    try:
+        value = int(text, 16) if text.startswith("0x") else int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{original!r} is not a decimal or 0x-hex number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{original!r} is negative")
+    return value
+
+
+def emit(args, document: dict, human: str) -> None:
+    if args.json:
+        json.dump(document, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(human.rstrip("\n") + "\n")
+
+
+# --- desc decode / encode ---------------------------------------------------------------------------
+def descriptor_document(d: desc_mod.Descriptor) -> dict:
+    return {"arch": d.arch, "descriptor": d.hex, "fields": d.fields_json(),
+            "violations": [v.as_json() for v in desc_mod.violations(d)]}
+
+
+def cmd_desc_decode(args) -> int:
+    d = desc_mod.decode(desc_mod.check_arch(args.arch), desc_mod.parse_word(args.descriptor))
+    document = descriptor_document(d)
+    emit(args, document, render.descriptor_table(d, document["violations"]))
+    return EXIT_VIOLATION if document["violations"] else EXIT_OK
+
+
+def cmd_desc_encode(args) -> int:
+    d = desc_mod.encode(args.arch, args.start_address, args.lbo, args.sbo, args.swizzle,
+                        args.base_offset, args.lbo_mode)
+    document = descriptor_document(d)
+    emit(args, document, render.descriptor_table(d, document["violations"]))
+    return EXIT_VIOLATION if document["violations"] else EXIT_OK
+
+
+# --- desc addresses ---------------------------------------------------------------------------------
+def cmd_desc_addresses(args) -> int:
+    d = desc_mod.decode(desc_mod.check_arch(args.arch), desc_mod.parse_word(args.descriptor))
+    op = readmap.make_operand(d, args.dtype, args.major, args.mn, args.k, args.kind)
+    addresses = readmap.read_addresses(op, args.phase_model)
+    found = [v.as_json() for v in readmap.violations(op)]
+    document = {"arch": d.arch, "descriptor": d.hex, "fields": d.fields_json(), "dtype": op.dtype.name,
+                "kind": op.kind, "major": op.major, "mn": op.mn, "k": op.k,
+                "phase_model": args.phase_model, "addresses": addresses, "violations": found}
+    emit(args, document, render.address_table(op, addresses, found, full=args.full))
+    return EXIT_VIOLATION if found else EXIT_OK
+
+
+# --- rules ------------------------------------------------------------------------------------------
+def cmd_rules(args) -> int:
+    rules = all_rules()
+    if args.subject:
+        rules = [r for r in rules if r.subject == args.subject]
+    document = {"rules": [r.as_json() for r in rules]}
+    emit(args, document, render.rules_table(rules))
+    return EXIT_OK
+
+
+# --- argument parsing -------------------------------------------------------------------------------
+def add_json(p):
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
+def build_parser() -> Parser:
+    top = Parser(prog="layoutproof", description=(
+        "Formal model and constraint checker for NVIDIA tensor-core shared-memory layouts: "
+        "descriptors, swizzles, canonical layouts. Exit 0 valid, 1 breaks a rule, 2 malformed input."))
+    commands = top.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    desc = commands.add_parser("desc", help="shared-memory matrix descriptors (wgmma / tcgen05)")
+    desc_commands = desc.add_subparsers(dest="desc_command", required=True, parser_class=Parser)
+
+    arch_help = "sm90 (wgmma), sm100 (tcgen05), sm103 (tcgen05 + absolute LBO mode / K=96)"
+    decode = desc_commands.add_parser("decode", help="decode a 64-bit descriptor into its fields",
+                                      description="Decode a 64-bit descriptor; list the rules it breaks.")
+    decode.add_argument("--arch", required=True, help=arch_help)
+    decode.add_argument("descriptor", metavar="HEX", help="the descriptor, 0x-hex (or decimal)")
+    add_json(decode)
+    decode.set_defaults(run=cmd_desc_decode)
+
+    encode = desc_commands.add_parser(
+        "encode", help="encode fields into a 64-bit descriptor",
+        description="Encode a descriptor. Unrepresentable values exit 2; encodable but illegal "
+                    "combinations are encoded anyway and listed as violations (exit 1).")
+    encode.add_argument("--arch", required=True, help=arch_help)
+    encode.add_argument("--start-address", required=True, type=number, help="bytes, multiple of 16")
+    encode.add_argument("--lbo", required=True, type=number,
+                        help="leading dimension byte offset (or, in absolute mode, byte address)")
+    encode.add_argument("--sbo", required=True, type=number, help="stride dimension byte offset")
+    encode.add_argument("--swizzle", required=True,
+                        help="none 32B 64B 128B 128B_atom32B (the last only on sm100/sm103)")
+    encode.add_argument("--base-offset", type=number, default=0, help="0..7 (default 0)")
+    encode.add_argument("--lbo-mode", choices=("relative", "absolute"), default=None,
+                        help="sm100/sm103 bit 52 (default relative)")
+    add_json(encode)
+    encode.set_defaults(run=cmd_desc_encode)
+
+    addresses = desc_commands.add_parser(
+        "addresses", help="the shared-memory byte address of every operand element one MMA reads",
+        description="addresses[i][j] is the absolute shared-memory byte address of the first byte of "
+                    "operand element (mn=i, k=j) read through this descriptor.")
+    addresses.add_argument("--arch", required=True, help=arch_help)
+    addresses.add_argument("descriptor", metavar="HEX", help="the descriptor, 0x-hex (or decimal)")
+    addresses.add_argument("--dtype", required=True,
+                           help="f16 bf16 tf32 f32 e4m3 e5m2 e2m3 e3m2 e2m1 s8 u8")
+    addresses.add_argument("--major", required=True, help="K or MN")
+    addresses.add_argument("--mn", required=True, type=number, help="M or N extent, a multiple of 8")
+    addresses.add_argument("--k", type=number, default=None,
+                           help="K extent in elements (default: the instruction K, 32 bytes of K)")
+    addresses.add_argument("--kind", default=None,
+                           help="tcgen05 kind, which decides sub-byte packing (default: e2m1 -> mxf4 "
+                                "dense, e2m3/e3m2 -> f8f6f4 padded)")
+    addresses.add_argument("--phase-model", choices=readmap.PHASE_MODELS, default="anchored",
+                           help="how the base offset sets the swizzle phase (rule readmap.swizzle_phase)")
+    addresses.add_argument("--full", action="store_true",
+                           help="table of every element (default: one column per 16-byte chunk)")
+    add_json(addresses)
+    addresses.set_defaults(run=cmd_desc_addresses)
+
+    rules = commands.add_parser("rules", help="the rule catalogue",
+                                description="Every rule: id, source, statement.")
+    rules.add_argument("--subject", default=None,
+                       help="only rules whose check looks at this subject (descriptor, operand, ...)")
+    add_json(rules)
+    rules.set_defaults(run=cmd_rules)
+    return top
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return args.run(args)
+    except UsageError as error:
+        print(str(error), file=sys.stderr)
+        return EXIT_MALFORMED
+    except SpecError as error:
+        print(f"layoutproof: error: {error}", file=sys.stderr)
+        return EXIT_MALFORMED
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as error:  # never a traceback for users; LAYOUTPROOF_DEBUG=1 shows it
+        if os.environ.get("LAYOUTPROOF_DEBUG"):
+            raise
+        print(f"layoutproof: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

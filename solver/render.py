@@ -1,0 +1,61 @@
+"""Human-readable output of the CLI: tables, kept apart from the semantics (spec/) and the commands."""
+from __future__ import annotations
+
+from spec import descriptor as desc_mod
+from spec import readmap
+
+
+def _table(header: list, rows: list) -> str:
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def violations_text(found: list) -> str:
+    if not found:
+        return "violations: none"
+    return "violations:\n" + "\n".join(f"  {v['rule']}: {v['message']} [{v['source']}]" for v in found)
+
+
+def descriptor_table(d: desc_mod.Descriptor, found: list) -> str:
+    fields = desc_mod.SM90_FIELDS if d.arch == "sm90" else desc_mod.SM100_FIELDS
+    shown = {"start_address": d.start_address, "leading_byte_offset": d.leading_byte_offset,
+             "stride_byte_offset": d.stride_byte_offset, "base_offset": d.base_offset,
+             "swizzle": d.swizzle, "lbo_mode": d.lbo_mode, "fixed_0b001": None}
+    rows = []
+    for f in fields:
+        raw = f.get(d.raw)
+        value = shown.get(f.name)
+        meaning = f"{value} bytes" if f.name in ("start_address", "leading_byte_offset",
+                                                 "stride_byte_offset") else value
+        if f.name == "leading_byte_offset" and d.lbo_mode == "absolute":
+            meaning = f"{value} (absolute address of the second chunk)"
+        if f.name == "fixed_0b001":
+            meaning = "ok" if raw == desc_mod.SM100_FIXED_VALUE else "WRONG (must be 0b001)"
+        rows.append([f.name, f"[{f.lo},{f.lo + f.width})", raw, meaning])
+    head = f"{d.arch} shared-memory descriptor {d.hex}"
+    return "\n".join([head, _table(["field", "bits", "raw", "value"], rows), violations_text(found)])
+
+
+def address_table(op: readmap.Operand, addresses: list, found: list, full: bool = False) -> str:
+    """Rows are MN indices. By default one column per 16-byte chunk of K (K-major) or per K (MN-major),
+    showing the address of the chunk's first element; --full shows every element."""
+    if full or op.major == "MN":
+        columns = list(range(op.k))
+    else:
+        step = op.elements_per_chunk
+        columns = list(range(0, op.k, step))
+    header = ["mn\\k"] + [str(k) for k in columns]
+    rows = [[str(i)] + [f"{row[k]:#x}" for k in columns] for i, row in enumerate(addresses)]
+    head = (f"{op.arch} {op.major}-major {op.dtype.name} (kind::{op.kind}) MN={op.mn} K={op.k}, "
+            f"descriptor {op.desc.hex}: swizzle {op.desc.swizzle}, start {op.desc.start_address:#x}, "
+            f"LBO {op.desc.leading_byte_offset}, SBO {op.desc.stride_byte_offset}, "
+            f"base offset {op.desc.base_offset}")
+    note = "" if full or op.major == "MN" else \
+        f"(one column per 16-byte chunk: {op.elements_per_chunk} elements; --full for every element)"
+    return "\n".join(x for x in [head, note, _table(header, rows), violations_text(found)] if x)
+
+
+def rules_table(rules: list) -> str:
+    rows = [[r.id, r.evidence, r.source, r.statement] for r in rules]
+    return _table(["id", "evidence", "source", "statement"], rows) + f"\n{len(rules)} rules"

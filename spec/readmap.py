@@ -1,0 +1,309 @@
+"""The read map: which shared-memory byte each operand element of one MMA is read from.
+
+Given a decoded descriptor, the arch, the element type (and tcgen05 kind), the major-ness, the MN
+extent and the instruction K, `read_addresses` returns the absolute byte address of the first byte
+of operand element (mn, k). It is written at the level of bytes and 16-byte chunks, from the LBO/SBO
+definitions of PTX 9.7.16.3.1-2 and the swizzle atoms of 9.7.16.10.6; `spec.canonical` writes the
+same thing as the manual's CuTe layouts, and the tests check the two against each other.
+
+Two steps, as the hardware is understood to work:
+1. a linear address: start + the offsets that LBO, SBO and the fixed atom strides give;
+2. the swizzle: address bits [M, M+B) are XORed with a B-bit *phase* (M + S = 7 for every
+   descriptor swizzle, so the phase indexes 128-byte lines; see spec.swizzle).
+
+Where the manual is ambiguous, the rule below says which reading this model takes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from . import dtypes
+from .descriptor import Descriptor
+from .dtypes import DType
+from .rules import SpecError, check_all, rule
+from .swizzle import DESCRIPTOR_SWIZZLES, pattern_rows
+
+MAJORS = ("K", "MN")
+LINE = 128     # bytes: the unit the swizzle phase counts (address bit 7)
+CHUNK = 16     # bytes: the unit every swizzle keeps intact (16B atomicity)
+
+# --- Definitions ------------------------------------------------------------------------------------
+K_MAJOR_NO_SWIZZLE = rule(
+    "readmap.k_major.none", "PTX 9.7.16.3.1.1, 9.7.16.3.2, 9.7.16.3.3",
+    "K-major, no swizzle: core matrices of 8 rows x 16 bytes, rows 16 B apart; row group g (8 rows) at "
+    "g*SBO, K chunk c at c*LBO.")
+K_MAJOR_SWIZZLED = rule(
+    "readmap.k_major.swizzled", "PTX 9.7.16.3.2, 9.7.16.3.3; Triton (LBO across K atoms)",
+    "K-major, swizzle of W bytes: 8 rows W bytes apart; row group g at g*SBO; K chunk c at "
+    "(c mod W/16)*16 + (c div W/16)*LBO.", evidence="interpretation",
+    note="PTX says LBO is unused for swizzled K-major layouts ('assumed to be 1'); Triton's source "
+         "says it steps between swizzle atoms when K spans more than one. One instruction's 32 bytes "
+         "never span two atoms from an atom-aligned start, so the two readings differ only for "
+         "--k beyond the instruction K.")
+MN_MAJOR_NO_SWIZZLE = rule(
+    "readmap.mn_major.none", "PTX 9.7.16.3.1.1, 9.7.16.3.2, 9.7.16.3.3",
+    "MN-major, no swizzle: core matrices of 16 bytes of MN x 8 K rows, rows 16 B apart; MN chunk j at "
+    "j*SBO, K group of 8 rows at LBO.")
+MN_MAJOR_SWIZZLED = rule(
+    "readmap.mn_major.swizzled", "PTX 9.7.16.3.1.1, 9.7.16.3.2, 9.7.16.3.3; 9.7.16.10.6",
+    "MN-major, swizzle of W bytes: K rows W bytes apart; MN chunk j at (j mod W/16)*16 + "
+    "(j div W/16)*LBO; K group of R rows at SBO, R = 8 (R = 4 for 128B_atom32B).",
+    note="For 128B_atom32B the atom is 8 chunks x 4 K rows (PTX swizzle-atom table); that SBO steps "
+         "4 K rows follows CUTLASS's make_umma_desc (SwizzleAtomKSize = 4), where PTX 9.7.16.3.2 only "
+         "speaks of 8.")
+SUBBYTE_BYTES = rule(
+    "readmap.element_byte", "REFERENCE.md 4; CLI contract (desc addresses)",
+    "An element's address is that of its first byte: element i of a chunk starts at byte "
+    "(i*bits) div 8, so two dense 4-bit elements share a byte.")
+PHASE = rule(
+    "readmap.swizzle_phase", "PTX 9.7.16.4.1 Table 41; PTX 9.7.15.5.1.2.2; REFERENCE.md 2",
+    "The swizzle XORs address bits [M, M+B) of each linear address a with the phase "
+    "((a - start) div 128 + base_offset) mod 2^B: the pattern is anchored at the start address and "
+    "the base offset says which row of the pattern the start address is in. With Table 41's "
+    "base offset ((start >> 7) & 7) this equals applying the swizzle to absolute addresses.",
+    evidence="interpretation",
+    note="The manual does not say how the hardware uses the base offset. This reading makes Table 41's "
+         "formula exactly the condition for agreeing with CuTe's absolute-address swizzle. The other "
+         "reading (phase from absolute address bits, base offset ignored) is the 'absolute' phase "
+         "model; tests/test_readmap_interpretation.py pins down where the two differ, for the H100 "
+         "to decide.")
+K48_SPLIT = rule(
+    "readmap.k48.absolute_split", "PTX 9.7.16.3.1.2; REFERENCE.md 2",
+    "Absolute LBO mode, 48-byte K: the K chunks from the start address up to the end of its 128-byte "
+    "line are read there; the rest are read from the absolute address in LBO, at the same row "
+    "offsets, with the same swizzle anchored at that address.", evidence="interpretation",
+    note="Matches CUTLASS issuing K=96 MMAs at line offsets 0/48/96 with the remainder 16/64/112 "
+         "bytes into the next buffer. sm103-only: no H100 can confirm it.")
+
+PHASE_MODELS = ("anchored", "absolute")
+
+# --- Constraints on one operand read -----------------------------------------------------------------
+SM90_TYPES = rule(
+    "operand.sm90.dtype", "PTX 9.7.15.5 (wgmma.mma_async types)",
+    "wgmma reads f16, bf16, tf32 (f32 storage), e4m3, e5m2, s8 and u8 from shared memory; no 6- or "
+    "4-bit types.", subject="operand")
+MN_MAJOR_TYPES = rule(
+    "operand.mn_major.dtype", "PTX 9.7.15.5.1 (wgmma transpose: '.f16/.bf16 types' only); PTX "
+    "9.7.16 Table 51 and Table 54 (tcgen05)",
+    "MN-major (transposed) operands: on sm90 only f16/bf16; on sm100/sm103 only 8-, 16- and 32-bit "
+    "types (e4m3, e5m2, s8, u8, f16, bf16, tf32), never kind::mxf4/mxf4nvf4.", subject="operand")
+TABLE54 = rule(
+    "operand.swizzle.table54", "PTX 9.7.16.10.3 Table 54; swizzle-atom table 9.7.16.10.6",
+    "K-major: every swizzle but 128B_atom32B (it has no K-major atom); 8/16-bit MN-major: every swizzle "
+    "but 128B_atom32B; 32-bit MN-major: only 128B_atom32B.", subject="operand")
+INSTRUCTION_K_RULE = rule(
+    "operand.instruction_k", "PTX 9.7.15.5 (wgmma K); PTX 9.7.16.2.1 Table 39 (tcgen05 K)",
+    "K is the instruction's K: 32 bytes of K per row (16 f16, 8 tf32, 32 8-bit, 64 dense e2m1); "
+    "on sm103 kind::mxf4(nvf4) also 96 (48 bytes).", subject="operand")
+ABSOLUTE_K_MAJOR = rule(
+    "operand.lbo_absolute.k_major", "PTX 9.7.16.3.1.2.1 (restriction 2)",
+    "Absolute LBO mode supports only K-major operands (instruction descriptor bits 15 and 16 = 0).",
+    subject="operand")
+ABSOLUTE_K48 = rule(
+    "operand.lbo_absolute.k48", "PTX 9.7.16.3.1.2",
+    "Absolute LBO mode is the mode for a 48-byte K (dense K = 96 e2m1 on sm103).",
+    subject="operand", evidence="interpretation")
+ROW_CROSSING = rule(
+    "operand.k_slice.inside_line", "PTX 9.7.16.3.1.2 ('would overflow the 128B shared memory "
+    "boundary'); REFERENCE.md 2",
+    "In relative LBO mode a K-major swizzled row's K slice must stay inside its W-byte swizzle row "
+    "(for 128B: the aligned 128-byte line); a 48-byte K from line offset 96 or 112 crosses it.",
+    subject="operand")
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One MMA operand read through a descriptor."""
+    desc: Descriptor
+    dtype: DType
+    major: str
+    mn: int
+    k: int
+    kind: str
+
+    @property
+    def arch(self) -> str:
+        return self.desc.arch
+
+    @property
+    def elements_per_chunk(self) -> int:
+        return dtypes.elements_per_chunk(self.dtype, self.kind)
+
+    @property
+    def k_bytes(self) -> int:
+        """Bytes of K per row: whole 16-byte chunks (a padded chunk counts all 16 bytes)."""
+        return -(-self.k // self.elements_per_chunk) * CHUNK
+
+
+def make_operand(desc: Descriptor, dtype_name: str, major: str, mn: int, k: Optional[int] = None,
+                 kind: Optional[str] = None) -> Operand:
+    """Validate the shape of the request (malformed input -> SpecError) and build the Operand."""
+    d = dtypes.dtype(dtype_name)
+    kind = dtypes.check_kind(d, kind) if kind is not None else dtypes.default_kind(d)
+    if major not in MAJORS:
+        raise SpecError("major", major, "expected K or MN", TABLE54.id)
+    if isinstance(mn, bool) or not isinstance(mn, int) or mn <= 0 or mn % 8:
+        raise SpecError("mn", mn, "the M or N extent must be a positive multiple of 8", K_MAJOR_NO_SWIZZLE.id)
+    if k is None:
+        k = dtypes.default_instruction_k(d, kind)
+    if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+        raise SpecError("k", k, "K must be a positive number of elements", INSTRUCTION_K_RULE.id)
+    if desc.swizzle.startswith("invalid"):
+        raise SpecError("descriptor", desc.hex, f"swizzle code {desc.swizzle} has no layout to read",
+                        "desc.sm100.swizzle_code")
+    return Operand(desc, d, major, mn, k, kind)
+
+
+def violations(op: Operand):
+    return check_all("descriptor", op.desc) + check_all("operand", op)
+
+
+# --- Step 1: linear addresses ------------------------------------------------------------------------
+def _row_bytes(swizzle: str) -> int:
+    """W: bytes between consecutive rows of a swizzle atom (16 for no swizzle: one core-matrix row)."""
+    return {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}[swizzle]
+
+
+def _mn_major_group_rows(swizzle: str) -> int:
+    """R: K rows per SBO step in MN-major swizzled layouts."""
+    return 4 if swizzle == "128B_atom32B" else 8
+
+
+def _element_position(op: Operand, index: int) -> tuple:
+    """(chunk index, byte inside the chunk) of element `index` along the contiguous dimension."""
+    per_chunk = op.elements_per_chunk
+    return index // per_chunk, dtypes.byte_in_chunk(op.dtype, op.kind, index % per_chunk)
+
+
+def _k_major_offset(op: Operand, mn: int, chunk: int) -> int:
+    desc, row, group = op.desc, mn % 8, mn // 8
+    if desc.swizzle == "none":
+        return group * desc.stride_byte_offset + chunk * desc.leading_byte_offset + row * CHUNK
+    width = _row_bytes(desc.swizzle)
+    per_row = width // CHUNK
+    return (group * desc.stride_byte_offset + row * width + (chunk % per_row) * CHUNK
+            + (chunk // per_row) * desc.leading_byte_offset)
+
+
+def _mn_major_offset(op: Operand, chunk: int, k: int) -> int:
+    desc = op.desc
+    if desc.swizzle == "none":
+        return chunk * desc.stride_byte_offset + (k // 8) * desc.leading_byte_offset + (k % 8) * CHUNK
+    width = _row_bytes(desc.swizzle)
+    per_row, rows = width // CHUNK, _mn_major_group_rows(desc.swizzle)
+    return ((chunk % per_row) * CHUNK + (chunk // per_row) * desc.leading_byte_offset
+            + (k % rows) * width + (k // rows) * desc.stride_byte_offset)
+
+
+def _k48_first_chunks(desc: Descriptor) -> int:
+    """Absolute LBO mode: how many K chunks fit between the start address and the end of its line."""
+    return (LINE - desc.start_address % LINE) // CHUNK
+
+
+def linear_address(op: Operand, mn: int, k: int) -> tuple:
+    """(origin, linear address) of element (mn, k) before the swizzle; origin is the address the
+    swizzle pattern is anchored at (the start address, or the second chunk's absolute address)."""
+    desc = op.desc
+    if op.major == "MN":
+        chunk, byte = _element_position(op, mn)
+        return desc.start_address, desc.start_address + _mn_major_offset(op, chunk, k) + byte
+    chunk, byte = _element_position(op, k)
+    if desc.lbo_mode == "absolute":
+        first = _k48_first_chunks(desc)
+        if chunk >= first:
+            second = replace(desc, start_address=desc.leading_byte_offset, leading_byte_offset=0)
+            origin = second.start_address
+            return origin, origin + _k_major_offset(Operand(second, op.dtype, "K", op.mn, op.k, op.kind),
+                                                    mn, chunk - first) + byte
+    return desc.start_address, desc.start_address + _k_major_offset(op, mn, chunk) + byte
+
+
+# --- Step 2: the swizzle ----------------------------------------------------------------------------
+def swizzle_phase(swizzle: str, origin: int, address: int, base_offset: int, model: str) -> int:
+    rows = pattern_rows(swizzle)
+    if model == "anchored":
+        return ((address - origin) // LINE + base_offset) % rows
+    if model == "absolute":
+        return (address // LINE) % rows
+    raise SpecError("phase_model", model, "expected one of " + " ".join(PHASE_MODELS), PHASE.id)
+
+
+def apply_swizzle(swizzle: str, origin: int, address: int, base_offset: int,
+                  model: str = "anchored") -> int:
+    sw = DESCRIPTOR_SWIZZLES[swizzle]
+    return address ^ (swizzle_phase(swizzle, origin, address, base_offset, model) << sw.base)
+
+
+def element_address(op: Operand, mn: int, k: int, model: str = "anchored") -> int:
+    origin, linear = linear_address(op, mn, k)
+    return apply_swizzle(op.desc.swizzle, origin, linear, op.desc.base_offset, model)
+
+
+def read_addresses(op: Operand, model: str = "anchored") -> list:
+    """addresses[mn][k]: absolute shared-memory byte address of element (mn, k)."""
+    return [[element_address(op, mn, k, model) for k in range(op.k)] for mn in range(op.mn)]
+
+
+# --- Checks -----------------------------------------------------------------------------------------
+@SM90_TYPES.checker
+def _sm90_types(op: Operand):
+    if op.arch == "sm90" and not op.dtype.sm90:
+        return f"wgmma (sm90) does not read {op.dtype.name}"
+    return None
+
+
+@MN_MAJOR_TYPES.checker
+def _mn_major_types(op: Operand):
+    if op.major != "MN":
+        return None
+    allowed = op.dtype.sm90_mn_major if op.arch == "sm90" else (
+        op.dtype.sm100_mn_major and op.kind not in dtypes.DENSE_SUBBYTE_KINDS)
+    return None if allowed else f"{op.dtype.name} (kind::{op.kind}) cannot be MN-major on {op.arch}"
+
+
+@TABLE54.checker
+def _table54(op: Operand):
+    swizzle = op.desc.swizzle
+    if op.major == "K" or op.dtype.bits < 32:
+        if swizzle == "128B_atom32B":
+            return f"{op.major}-major {op.dtype.bits}-bit operands cannot use 128B_atom32B"
+        return None
+    if op.arch != "sm90" and swizzle != "128B_atom32B":
+        return f"32-bit MN-major operands need 128B_atom32B, not {swizzle}"
+    return None
+
+
+@INSTRUCTION_K_RULE.checker
+def _instruction_k(op: Operand):
+    allowed = dtypes.instruction_k_values(op.dtype, op.kind, op.arch)
+    if op.k not in allowed:
+        return f"K={op.k} is not an instruction K for {op.dtype.name} on {op.arch} (expected " \
+               + " or ".join(map(str, allowed)) + ")"
+    return None
+
+
+@ABSOLUTE_K_MAJOR.checker
+def _absolute_k_major(op: Operand):
+    if op.desc.lbo_mode == "absolute" and op.major != "K":
+        return "absolute LBO mode with an MN-major operand"
+    return None
+
+
+@ABSOLUTE_K48.checker
+def _absolute_k48(op: Operand):
+    if op.desc.lbo_mode == "absolute" and not (op.major == "K" and op.k_bytes == 48):
+        return f"absolute LBO mode with {op.k_bytes} bytes of K; it is the 48-byte-K mode"
+    return None
+
+
+@ROW_CROSSING.checker
+def _row_crossing(op: Operand):
+    if op.major != "K" or op.desc.swizzle == "none" or op.desc.lbo_mode == "absolute":
+        return None
+    width = _row_bytes(op.desc.swizzle)
+    offset = op.desc.start_address % width
+    if offset + min(op.k_bytes, width) > width:
+        return (f"the {op.k_bytes}-byte K slice starts {offset} bytes into a {width}-byte swizzle row "
+                f"and crosses its end")
+    return None
