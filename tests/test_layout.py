@@ -231,7 +231,7 @@ def weak_coordinate(shape, index):
     return st.one_of(st.just(index), st.tuples(*children))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(layouts)
 def test_layout_matches_pycute(layout):
     oracle = pycute.Layout(layout.shape, layout.stride)
@@ -243,7 +243,7 @@ def test_layout_matches_pycute(layout):
         assert layout.cosize() == oracle.cosize()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.data())
 def test_natural_and_weak_coordinates_match_pycute(data):
     layout = data.draw(layouts)
@@ -265,7 +265,7 @@ swizzles = st.tuples(st.integers(0, 4), st.integers(0, 6), st.integers(-8, 8)).f
     lambda bms: abs(bms[2]) >= bms[0] and bms[2] != 0)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(swizzles, st.lists(st.integers(-(1 << 20), 1 << 20), min_size=20, max_size=20))
 def test_swizzle_matches_pycute(bms, offsets):
     ours, oracle = Swizzle(*bms), pycute.Swizzle(*bms)
@@ -273,7 +273,7 @@ def test_swizzle_matches_pycute(bms, offsets):
     assert [ours(x) for x in range(256)] == [oracle(x) for x in range(256)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(swizzles, st.integers(0, 4096), layouts)
 def test_composed_layout_matches_pycute(bms, offset, layout):
     ours = ComposedLayout(Swizzle(*bms), offset, layout)
@@ -290,7 +290,7 @@ def basis_strides(shape, modes):
     return like(shape, leaf)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(small_shapes.flatmap(lambda s: st.tuples(st.just(s), basis_strides(s, [0, 1, 2]))))
 def test_basis_layout_is_one_integer_layout_per_component(shape_and_stride):
     """Component k of a basis-stride layout is the integer layout whose strides are the c of c@k."""
@@ -330,7 +330,7 @@ any_layouts = st.one_of(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(any_layouts)
 def test_notation_round_trip(layout):
     text = layout.notation()
