@@ -1,6 +1,8 @@
 """Human-readable output of the CLI: tables, kept apart from the semantics (spec/) and the commands."""
 from __future__ import annotations
 
+import textwrap
+
 from spec import descriptor as desc_mod
 from spec import readmap
 
@@ -57,5 +59,10 @@ def address_table(op: readmap.Operand, addresses: list, found: list, full: bool 
 
 
 def rules_table(rules: list) -> str:
-    rows = [[r.id, r.evidence, r.source, r.statement] for r in rules]
-    return _table(["id", "evidence", "source", "statement"], rows) + f"\n{len(rules)} rules"
+    """One block per rule: id, what decided it, its source, then the statement wrapped."""
+    blocks = []
+    for r in rules:
+        kind = "constraint" if r.check else "definition"
+        text = textwrap.fill(r.statement, width=100, initial_indent="    ", subsequent_indent="    ")
+        blocks.append(f"{r.id}  [{kind}, {r.evidence}]  {r.source}\n{text}")
+    return "\n".join(blocks) + f"\n{len(rules)} rules"

@@ -41,7 +41,10 @@ K_MAJOR_2K = rule(
     "contiguously in a row of W/16 chunks: for 2k > W/16 two elements share an offset (Figure 189's "
     "exact layout, k=2 with 32B swizzle, maps (1,0) and (0,8) both to 8). CUTLASS writes (T,2), "
     "one instruction's K; layoutproof's read map uses LBO past one atom (readmap.k_major.swizzled).",
-    evidence="interpretation")
+    evidence="interpretation",
+    note="The manual's own example is the evidence that the literal formula overlaps; which layout the "
+         "figure meant is not stated. canonical_layout() reproduces the text exactly; the read map "
+         "does not follow it past one swizzle atom.")
 
 
 @dataclass(frozen=True)

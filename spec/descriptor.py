@@ -93,7 +93,9 @@ BASE_OFFSET_NO_SWIZZLE = rule(
 LBO_MODE_ARCH = rule(
     "desc.lbo_mode.arch", "PTX 9.7.16.3.1.2; layoutproof CLI contract (sm103)",
     "The absolute LBO mode (bit 52 = 1) exists for the 48-byte K of sm103 (kind::mxf4* with K = 96); "
-    "sm100 descriptors keep bit 52 = 0.", subject="descriptor", evidence="interpretation")
+    "sm100 descriptors keep bit 52 = 0.", subject="descriptor", evidence="interpretation",
+    note="PTX 9.7.16.4.1.1: 'The byte address mode for the leading dimension stride is supported on "
+         "sm_103a'. Table 40 shows bit 52 for every tcgen05 target; the model flags it on sm100.")
 LBO_MODE_SWIZZLE = rule(
     "desc.lbo_mode.absolute.swizzle_128b", "PTX 9.7.16.3.1.2.1 (restriction 1)",
     "Absolute LBO mode supports only 128B swizzle with 16B atomicity.", subject="descriptor")

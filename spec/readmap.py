@@ -78,6 +78,11 @@ K48_SPLIT = rule(
 
 PHASE_MODELS = ("anchored", "absolute")
 
+MN_EXTENT = rule(
+    "operand.mn_extent", "PTX 9.7.16.3.3 (core matrices of 8 rows); layoutproof CLI contract",
+    "The M or N extent read through a descriptor is a positive multiple of 8; K is a positive number "
+    "of elements. Other values are malformed input.")
+
 # --- Constraints on one operand read -----------------------------------------------------------------
 SM90_TYPES = rule(
     "operand.sm90.dtype", "PTX 9.7.15.5 (wgmma.mma_async types)",
@@ -103,7 +108,9 @@ ABSOLUTE_K_MAJOR = rule(
 ABSOLUTE_K48 = rule(
     "operand.lbo_absolute.k48", "PTX 9.7.16.3.1.2",
     "Absolute LBO mode is the mode for a 48-byte K (dense K = 96 e2m1 on sm103).",
-    subject="operand", evidence="interpretation")
+    subject="operand", evidence="interpretation",
+    note="The manual introduces the mode for the 48-byte K and says nothing of other K; a 32-byte K "
+         "never needs it, so using it there is flagged as a likely mistake.")
 ROW_CROSSING = rule(
     "operand.k_slice.inside_line", "PTX 9.7.16.3.1.2 ('would overflow the 128B shared memory "
     "boundary'); REFERENCE.md 2",
@@ -142,13 +149,13 @@ def make_operand(desc: Descriptor, dtype_name: str, major: str, mn: int, k: Opti
     d = dtypes.dtype(dtype_name)
     kind = dtypes.check_kind(d, kind) if kind is not None else dtypes.default_kind(d)
     if major not in MAJORS:
-        raise SpecError("major", major, "expected K or MN", TABLE54.id)
+        raise SpecError("major", major, "expected K or MN", MN_EXTENT.id)
     if isinstance(mn, bool) or not isinstance(mn, int) or mn <= 0 or mn % 8:
-        raise SpecError("mn", mn, "the M or N extent must be a positive multiple of 8", K_MAJOR_NO_SWIZZLE.id)
+        raise SpecError("mn", mn, "the M or N extent must be a positive multiple of 8", MN_EXTENT.id)
     if k is None:
         k = dtypes.default_instruction_k(d, kind)
     if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
-        raise SpecError("k", k, "K must be a positive number of elements", INSTRUCTION_K_RULE.id)
+        raise SpecError("k", k, "K must be a positive number of elements", MN_EXTENT.id)
     if desc.swizzle.startswith("invalid"):
         raise SpecError("descriptor", desc.hex, f"swizzle code {desc.swizzle} has no layout to read",
                         "desc.sm100.swizzle_code")
