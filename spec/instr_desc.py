@@ -107,11 +107,13 @@ def decode(kind: str, word: int, arch: str = "sm100") -> InstrDescriptor:
 def encode(kind: str, arch: str = "sm100", **values: int) -> InstrDescriptor:
     """Fields by name (m and n are accepted and shifted as the table says)."""
     layout = {f.name: f for f in LAYOUTS[_check_kind(kind)]}
-    if "m" in values:
-        m = values.pop("m")
-        values["m_shr4" if "m_shr4" in layout else "m_shr7"] = m >> (4 if "m_shr4" in layout else 7)
-    if "n" in values:
-        values["n_shr3"] = values.pop("n") >> 3
+    for name, field_name, shift in (("m", "m_shr4", 4), ("m", "m_shr7", 7), ("n", "n_shr3", 3)):
+        if name in values and field_name in layout:
+            value = values.pop(name)
+            if value % (1 << shift):
+                raise SpecError(name, value, f"must be a multiple of {1 << shift}: the field drops "
+                                f"its {shift} low bits", LAYOUT_RULE.id)
+            values[field_name] = value >> shift
     word = 0
     for name, value in values.items():
         if name not in layout:

@@ -153,7 +153,9 @@ def make_operand(desc: Descriptor, dtype_name: str, major: str, mn: int, k: Opti
     if isinstance(mn, bool) or not isinstance(mn, int) or mn <= 0 or mn % 8:
         raise SpecError("mn", mn, "the M or N extent must be a positive multiple of 8", MN_EXTENT.id)
     if k is None:
-        k = dtypes.default_instruction_k(d, kind)
+        # The 48-byte K (dense K = 96, sm103) is the one the absolute LBO mode exists for.
+        absolute = desc.lbo_mode == "absolute"
+        k = dtypes.instruction_k_values(d, kind, desc.arch)[-1 if absolute else 0]
     if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
         raise SpecError("k", k, "K must be a positive number of elements", MN_EXTENT.id)
     if desc.swizzle.startswith("invalid"):

@@ -157,8 +157,11 @@ def test_mn_tables43_44(kind, m, n):
 def test_mn_tables43_44_literal():
     assert idesc.encode("mxf8f6f4", m=128, n=256).word == 0x0840_0000  # 1 << 27 | 32 << 17
     assert idesc.encode("mxf4", m=256, n=8).word == 0x1002_0000        # 2 << 27 | 1 << 17
-    # M = 128 must not be stored at Table 42's [24,29) for the block-scaled kinds
-    assert idesc.encode("mxf4nvf4", m=128).word != (128 >> 4) << 24
+    # (M >> 4) << 24 and (M >> 7) << 27 are both M << 20 for multiples of 128, but bit 26 (M = 64 in
+    # Table 42) is reserved in Tables 43-44 and bits 24-26 hold no part of M there.
+    assert idesc.decode("f16", 1 << 26).m == 64
+    assert idesc.decode("mxf4nvf4", 1 << 26).m == 0
+    assert idesc.decode("mxf8f6f4", 0b111 << 24).m == 0
 
 
 @settings(max_examples=200, deadline=None)
