@@ -81,7 +81,10 @@ def cmd_desc_addresses(args) -> int:
     document = {"arch": d.arch, "descriptor": d.hex, "fields": d.fields_json(), "dtype": op.dtype.name,
                 "kind": op.kind, "major": op.major, "mn": op.mn, "k": op.k,
                 "phase_model": args.phase_model, "addresses": addresses, "violations": found}
-    emit(args, document, render.address_table(op, addresses, found, full=args.full))
+    human = render.address_table(op, addresses, found, full=args.full)
+    if args.map:
+        human += "\n" + render.chunk_map(op, addresses)
+    emit(args, document, human)
     return EXIT_VIOLATION if found else EXIT_OK
 
 
@@ -153,6 +156,8 @@ def build_parser() -> Parser:
                            help="how the base offset sets the swizzle phase (rule readmap.swizzle_phase)")
     addresses.add_argument("--full", action="store_true",
                            help="table of every element (default: one column per 16-byte chunk)")
+    addresses.add_argument("--map", action="store_true",
+                           help="also draw shared memory: which operand chunk each 16-byte chunk holds")
     add_json(addresses)
     addresses.set_defaults(run=cmd_desc_addresses)
 

@@ -58,6 +58,26 @@ def address_table(op: readmap.Operand, addresses: list, found: list, full: bool 
     return "\n".join(x for x in [head, note, _table(header, rows), violations_text(found)] if x)
 
 
+def chunk_map(op: readmap.Operand, addresses: list, max_lines: int = 64) -> str:
+    """A picture of shared memory: one row per 128-byte line touched, one cell per 16-byte chunk,
+    naming the operand chunk read from it (K-major: 'mn:kchunk'; MN-major: 'mnchunk:k')."""
+    per_chunk = op.elements_per_chunk
+    cells = {}
+    for mn, row in enumerate(addresses):
+        for k, address in enumerate(row):
+            if op.major == "K" and k % per_chunk == 0:
+                cells.setdefault(address // 16, f"{mn}:{k // per_chunk}")
+            elif op.major == "MN" and mn % per_chunk == 0:
+                cells.setdefault(address // 16, f"{mn // per_chunk}:{k}")
+    lines = sorted({slot // 8 for slot in cells})
+    legend = "mn:kchunk" if op.major == "K" else "mnchunk:k"
+    rows = [[f"{line * 128:#07x}"] + [cells.get(line * 8 + c, ".") for c in range(8)]
+            for line in lines[:max_lines]]
+    header = ["line"] + [f"+{16 * c}" for c in range(8)]
+    more = f"\n... {len(lines) - max_lines} more lines" if len(lines) > max_lines else ""
+    return f"shared memory, 16-byte chunks ({legend} read from each):\n" + _table(header, rows) + more
+
+
 def rules_table(rules: list) -> str:
     """One block per rule: id, what decided it, its source, then the statement wrapped."""
     blocks = []

@@ -549,3 +549,22 @@ def test_console_script_malformed_exit_2():
     assert_malformed(proc.returncode, proc.stdout, proc.stderr, ["mn"])
     help_proc = _subprocess("--help")
     assert help_proc.returncode == 0 and "desc" in help_proc.stdout
+
+
+def test_addresses_map_draws_each_chunk_where_it_is_read(capsys):
+    """--map: every cell 'mn:kchunk' sits in the line and 16-byte slot of that chunk's address."""
+    argv = ["desc", "addresses", "--arch", "sm90", "0x4000004000010048", "--dtype", "bf16",
+            "--major", "K", "--mn", "16"]
+    assert main(argv + ["--json"]) == 0
+    addresses = json.loads(capsys.readouterr().out)["addresses"]
+    assert main(argv + ["--map"]) == 0
+    picture = capsys.readouterr().out.split("read from each):\n", 1)[1].splitlines()[2:]
+    seen = 0
+    for line in picture:
+        base, *cells = line.split()
+        for slot, cell in enumerate(cells):
+            if cell != ".":
+                mn, chunk = map(int, cell.split(":"))
+                assert addresses[mn][8 * chunk] == int(base, 16) + 16 * slot
+                seen += 1
+    assert seen == 16 * 2
