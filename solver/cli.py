@@ -12,7 +12,7 @@ import sys
 
 from spec import descriptor as desc_mod
 from spec import readmap
-from spec.rules import SpecError, all_rules
+from spec.rules import SpecError, all_rules, parse_number
 
 from . import render
 
@@ -32,14 +32,12 @@ class Parser(argparse.ArgumentParser):
 
 def number(text: str) -> int:
     """Decimal or 0x-hex, non-negative."""
-    original = text
-    text = text.strip().lower().replace("_", "")
     try:
-        value = int(text, 16) if text.startswith("0x") else int(text, 10)
+        value = parse_number(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{original!r} is not a decimal or 0x-hex number") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a decimal or 0x-hex number") from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"{original!r} is negative")
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
     return value
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from .rules import SpecError, check_all, rule
+from .rules import SpecError, check_all, parse_number, rule
 
 ARCHES = ("sm90", "sm100", "sm103")
 
@@ -178,20 +178,20 @@ def encode(arch: str, start_address: int, leading_byte_offset: int, stride_byte_
 
 def parse_word(text: str) -> int:
     """A descriptor given on the command line: 0x-hex (or decimal), 64 bits."""
-    original = text
-    text = text.strip().lower().replace("_", "")
     try:
-        word = int(text, 16) if text.startswith("0x") else int(text, 10)
+        word = parse_number(text)
     except ValueError:
-        raise SpecError("descriptor", original, "not a hexadecimal (0x...) or decimal number",
+        raise SpecError("descriptor", text, "not a hexadecimal (0x...) or decimal number",
                         FIELD_ENCODING.id) from None
     if not 0 <= word < 1 << 64:
-        raise SpecError("descriptor", original, "does not fit in 64 bits", FIELD_ENCODING.id)
+        raise SpecError("descriptor", text, "does not fit in 64 bits", FIELD_ENCODING.id)
     return word
 
 
 def decode(arch: str, word: int) -> Descriptor:
     check_arch(arch)
+    if not 0 <= word < 1 << 64:
+        raise SpecError("descriptor", word, "does not fit in 64 bits", FIELD_ENCODING.id)
     common = dict(arch=arch, start_address=START.get(word) << 4,
                   leading_byte_offset=LBO.get(word) << 4, stride_byte_offset=SBO.get(word) << 4,
                   base_offset=BASE_OFFSET.get(word), raw=word)

@@ -105,3 +105,9 @@ class SpecError(ValueError):
         self.rule_id = rule_id
         where = f" ({rule_id})" if rule_id else ""
         super().__init__(f"{field_name}={value!r}: {problem}{where}")
+
+
+def parse_number(text: str) -> int:
+    """A number as users write them: decimal or 0x-hex, '_' separators allowed. ValueError if not."""
+    cleaned = text.strip().lower().replace("_", "")
+    return int(cleaned, 16) if cleaned.startswith("0x") else int(cleaned, 10)

@@ -475,3 +475,10 @@ def test_parse_word_rejects(text):
     with pytest.raises(SpecError) as e:
         d.parse_word(text)
     assert e.value.field_name == "descriptor"
+
+
+@pytest.mark.parametrize("word", [-1, 1 << 64, (1 << 64) + 0x40])
+def test_decode_refuses_words_outside_64_bits(word):
+    with pytest.raises(SpecError) as error:
+        d.decode("sm90", word)
+    assert error.value.field_name == "descriptor"
