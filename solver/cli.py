@@ -150,8 +150,9 @@ def build_parser() -> Parser:
     addresses.add_argument("--kind", default=None,
                            help="tcgen05 kind, which decides sub-byte packing (default: e2m1 -> mxf4 "
                                 "dense, e2m3/e3m2 -> f8f6f4 padded)")
-    addresses.add_argument("--phase-model", choices=readmap.PHASE_MODELS, default="anchored",
-                           help="how the base offset sets the swizzle phase (rule readmap.swizzle_phase)")
+    addresses.add_argument("--phase-model", choices=readmap.PHASE_MODELS, default="hardware",
+                           help="how the swizzle phase is found: 'hardware' (default, what an H100 "
+                                "does: rule readmap.swizzle_phase) or a refuted reading, for comparison")
     addresses.add_argument("--full", action="store_true",
                            help="table of every element (default: one column per 16-byte chunk)")
     addresses.add_argument("--map", action="store_true",

@@ -9,7 +9,8 @@ same thing as the manual's CuTe layouts, and the tests check the two against eac
 Two steps, as the hardware is understood to work:
 1. a linear address: start + the offsets that LBO, SBO and the fixed atom strides give;
 2. the swizzle: address bits [M, M+B) are XORed with a B-bit *phase* (M + S = 7 for every
-   descriptor swizzle, so the phase indexes 128-byte lines; see spec.swizzle).
+   descriptor swizzle, so the phase indexes 128-byte lines; see spec.swizzle): the line index of the
+   absolute address less the base offset, as an H100 showed (rule readmap.swizzle_phase).
 
 Where the manual is ambiguous, the rule below says which reading this model takes.
 """
@@ -57,26 +58,29 @@ SUBBYTE_BYTES = rule(
     "An element's address is that of its first byte: element i of a chunk starts at byte "
     "(i*bits) div 8, so two dense 4-bit elements share a byte.")
 PHASE = rule(
-    "readmap.swizzle_phase", "PTX 9.7.16.4.1 Table 41; PTX 9.7.15.5.1.2.2; REFERENCE.md 2",
+    "readmap.swizzle_phase", "H100 observations tests/hardware/wgmma_sm90_reads.json.gz; PTX "
+    "9.7.15.5.1.2.2 and 9.7.16.4.1 Table 41 (base offset)",
     "The swizzle XORs address bits [M, M+B) of each linear address a with the phase "
-    "((a - start) div 128 + base_offset) mod 2^B: the pattern is anchored at the start address and "
-    "the base offset says which row of the pattern the start address is in. With Table 41's "
-    "base offset ((start >> 7) & 7) this equals applying the swizzle to absolute addresses.",
-    evidence="interpretation",
-    note="The manual does not say how the hardware uses the base offset. This reading makes Table 41's "
-         "formula exactly the condition for agreeing with CuTe's absolute-address swizzle. The other "
-         "reading (phase from absolute address bits, base offset ignored) is the 'absolute' phase "
-         "model; tests/test_readmap_interpretation.py pins down where the two differ, for the H100 "
-         "to decide.")
+    "((a >> 7) - base_offset) mod 2^B: the phase follows the absolute address, less the base offset. "
+    "With base offset 0 this is CuTe's swizzle on absolute addresses; with Table 41's base offset "
+    "((start >> 7) & 7, start a multiple of 128) it is the swizzle of offsets from the start, the "
+    "pattern beginning at the start address.",
+    evidence="hardware",
+    note="The manual gives the base offset's formula but not what the hardware does with it. An H100 "
+         "decided it: 1398 wgmma reads (bf16, f16, tf32, e4m3; A and B; K- and MN-major; every swizzle; "
+         "starts on and off the repeat boundary; base offsets 0-7) all match this rule. Two other "
+         "readings are kept as phase models for comparison and are refuted by the same data: "
+         "'anchored' (phase = rows from the start + base offset) and 'absolute' (base offset ignored).")
 K48_SPLIT = rule(
     "readmap.k48.absolute_split", "PTX 9.7.16.3.1.2; REFERENCE.md 2",
     "Absolute LBO mode, 48-byte K: the K chunks from the start address up to the end of its 128-byte "
     "line are read there; the rest are read from the absolute address in LBO, at the same row "
-    "offsets, with the same swizzle anchored at that address.", evidence="interpretation",
+    "offsets, under the same swizzle (base offset 0, so the phase is the absolute line index).",
+    evidence="interpretation",
     note="Matches CUTLASS issuing K=96 MMAs at line offsets 0/48/96 with the remainder 16/64/112 "
          "bytes into the next buffer. sm103-only: no H100 can confirm it.")
 
-PHASE_MODELS = ("anchored", "absolute")
+PHASE_MODELS = ("hardware", "anchored", "absolute")
 
 MN_EXTENT = rule(
     "operand.mn_extent", "PTX 9.7.16.3.3 (core matrices of 8 rows); layoutproof CLI contract",
@@ -231,25 +235,27 @@ def linear_address(op: Operand, mn: int, k: int) -> tuple:
 # --- Step 2: the swizzle ----------------------------------------------------------------------------
 def swizzle_phase(swizzle: str, origin: int, address: int, base_offset: int, model: str) -> int:
     rows = pattern_rows(swizzle)
-    if model == "anchored":
+    if model == "hardware":
+        return ((address // LINE) - base_offset) % rows
+    if model == "anchored":      # refuted by the H100 (rule readmap.swizzle_phase)
         return ((address - origin) // LINE + base_offset) % rows
-    if model == "absolute":
+    if model == "absolute":      # refuted by the H100 whenever the base offset is not 0
         return (address // LINE) % rows
     raise SpecError("phase_model", model, "expected one of " + " ".join(PHASE_MODELS), PHASE.id)
 
 
 def apply_swizzle(swizzle: str, origin: int, address: int, base_offset: int,
-                  model: str = "anchored") -> int:
+                  model: str = "hardware") -> int:
     sw = DESCRIPTOR_SWIZZLES[swizzle]
     return address ^ (swizzle_phase(swizzle, origin, address, base_offset, model) << sw.base)
 
 
-def element_address(op: Operand, mn: int, k: int, model: str = "anchored") -> int:
+def element_address(op: Operand, mn: int, k: int, model: str = "hardware") -> int:
     origin, linear = linear_address(op, mn, k)
     return apply_swizzle(op.desc.swizzle, origin, linear, op.desc.base_offset, model)
 
 
-def read_addresses(op: Operand, model: str = "anchored") -> list:
+def read_addresses(op: Operand, model: str = "hardware") -> list:
     """addresses[mn][k]: absolute shared-memory byte address of element (mn, k)."""
     return [[element_address(op, mn, k, model) for k in range(op.k)] for mn in range(op.mn)]
 

@@ -123,10 +123,10 @@ def test_legal_cases_cover_both_majors_and_atom32b():
 
 @settings(max_examples=300, deadline=None)
 @given(case=st.sampled_from(LEGAL_CASES), m=st.integers(1, 3), lbo=st.integers(1, 256),
-       sbo=st.integers(1, 256), start_block=st.integers(0, 30), base_offset_model=st.booleans())
-def test_canonical_table_equals_read_map(case, m, lbo, sbo, start_block, base_offset_model):
-    """From a start on the repeat boundary with base offset 0, both phase models read exactly the
-    canonical layout with the swizzle on absolute byte addresses (PTX 9.7.16.3.3)."""
+       sbo=st.integers(1, 256), start_block=st.integers(0, 30))
+def test_canonical_table_equals_read_map(case, m, lbo, sbo, start_block):
+    """From a start on the repeat boundary with base offset 0, the read map is exactly the canonical
+    layout with the swizzle on absolute byte addresses (PTX 9.7.16.3.3)."""
     d = dtypes.dtype(case["dtype"])
     start = start_block * repeat_bytes(case["swizzle"])
     if start >= 1 << 18:
@@ -136,8 +136,7 @@ def test_canonical_table_equals_read_map(case, m, lbo, sbo, start_block, base_of
     mn = canonical.mn_extent(params)
     op = readmap.make_operand(desc, case["dtype"], case["major"], mn)
     assert op.k == canonical.k_extent(params)
-    model = "anchored" if base_offset_model else "absolute"
-    got = readmap.read_addresses(op, model)
+    got = readmap.read_addresses(op)
     for i in range(mn):
         for j in range(op.k):
             assert got[i][j] == canonical.byte_address(params, d.bits, start, i, j), (i, j)
@@ -145,17 +144,23 @@ def test_canonical_table_equals_read_map(case, m, lbo, sbo, start_block, base_of
 
 @settings(max_examples=300, deadline=None)
 @given(case=st.sampled_from([c for c in LEGAL_CASES if c["swizzle"] != "none"]),
-       lbo=st.integers(1, 64), sbo=st.integers(1, 64), line=st.integers(0, 200))
-def test_table41_base_offset_restores_absolute_phase(case, lbo, sbo, line):
-    """Off the repeat boundary (start = 128 * line), the base offset of Table 41, (start >> 7) & 7,
-    makes the anchored read map equal the canonical layout swizzled on absolute addresses."""
+       lbo=st.integers(1, 64), sbo=st.integers(1, 64), line=st.integers(0, 200),
+       table41=st.booleans())
+def test_base_offset_selects_absolute_or_start_relative_swizzle(case, lbo, sbo, line, table41):
+    """Off the repeat boundary (start = 128 * line), rule readmap.swizzle_phase (decided on an H100):
+    base offset 0 reads the canonical layout swizzled on absolute addresses, swizzle(start + offset);
+    Table 41's base offset, (start >> 7) & 7, reads it swizzled from the start, start + swizzle(offset)."""
     d = dtypes.dtype(case["dtype"])
     start = 128 * line
     params = _params(case, 1, 16 * lbo, 16 * sbo)
-    desc = descriptor.encode(case["arch"], start, 16 * lbo, 16 * sbo, case["swizzle"],
-                             base_offset=(start >> 7) & 7)
+    base_offset = (start >> 7) & 7 if table41 else 0
+    desc = descriptor.encode(case["arch"], start, 16 * lbo, 16 * sbo, case["swizzle"], base_offset=base_offset)
     op = readmap.make_operand(desc, case["dtype"], case["major"], canonical.mn_extent(params))
-    got = readmap.read_addresses(op, "anchored")
+    got = readmap.read_addresses(op)
     for i in range(op.mn):
         for j in range(op.k):
-            assert got[i][j] == canonical.byte_address(params, d.bits, start, i, j)
+            if table41:
+                expected = start + canonical.byte_address(params, d.bits, 0, i, j)
+            else:
+                expected = canonical.byte_address(params, d.bits, start, i, j)
+            assert got[i][j] == expected

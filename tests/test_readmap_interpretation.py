@@ -1,16 +1,15 @@
 """Read-map cases where the manual is ambiguous or its consequences are easy to get wrong.
 
-Each expectation is worked out by hand below from the PTX text (the rule named in the test). The
-tests named *_interpretation pin the reading layoutproof takes where the manual is silent; the H100
-replay of issue 3 (tests/hardware/) is the evidence that confirms or overturns them, and if it
-overturns one, that test changes together with the rule it names.
+Each expectation is worked out by hand below from the rule the test names. Where the manual is
+silent, the H100 decided (tests/test_hardware_replay.py replays all of its observations); the tests
+here pin single cases of those rules in readable form, and the readings the hardware refuted.
 """
 import pytest
 
 from spec import descriptor, readmap
 
 
-def addresses(arch, word_or_desc, dtype, major, mn, k=None, kind=None, model="anchored"):
+def addresses(arch, word_or_desc, dtype, major, mn, k=None, kind=None, model="hardware"):
     desc = word_or_desc
     op = readmap.make_operand(desc, dtype, major, mn, k, kind)
     return readmap.read_addresses(op, model), readmap.violations(op)
@@ -22,12 +21,12 @@ def k_major_128b(start, base_offset, arch="sm90"):
 
 # --- Start one 128-byte line past the 1024-byte boundary (readmap.swizzle_phase) ---------------------
 # K-major 128B, bf16 (8 per chunk), start 1152 = 1024 + 128. Row r's linear address of chunk c is
-# 1152 + 128 r + 16 c, in absolute line 9 + r, i.e. absolute phase (1 + r) mod 8.
+# 1152 + 128 r + 16 c, in absolute line 9 + r. The H100 XORs chunk c with (line - base offset) mod 8.
 
 @pytest.mark.parametrize("row", range(8))
-def test_off_boundary_with_table41_base_offset_matches_absolute_swizzle(row):
-    # Table 41: base offset = (1152 >> 7) & 7 = 1; anchored phase r + 1 = absolute phase.
-    got, found = addresses("sm90", k_major_128b(1152, 1), "bf16", "K", 8)
+def test_off_boundary_base_offset_zero_swizzles_absolute_addresses(row):
+    # base offset 0: phase (9 + r) mod 8 = (1 + r) mod 8, CuTe's Swizzle<3,4,3> on the absolute address.
+    got, found = addresses("sm90", k_major_128b(1152, 0), "bf16", "K", 8)
     assert found == []
     for chunk in (0, 1):
         expected = 1152 + 128 * row + 16 * (chunk ^ ((1 + row) % 8))
@@ -36,20 +35,30 @@ def test_off_boundary_with_table41_base_offset_matches_absolute_swizzle(row):
 
 
 @pytest.mark.parametrize("row", range(8))
-def test_off_boundary_base_offset_zero_interpretation(row):
-    """Reading: with base offset 0 the pattern is anchored at the start address, so row r gets
-    phase r, not the absolute phase r + 1 (the '+128 B' bug of REFERENCE.md 5)."""
-    got, _ = addresses("sm90", k_major_128b(1152, 0), "bf16", "K", 8)
+def test_off_boundary_table41_base_offset_starts_the_pattern_at_the_start(row):
+    # Table 41: base offset (1152 >> 7) & 7 = 1; phase (9 + r - 1) mod 8 = r: the pattern begins at
+    # the start address, as if the tile had been swizzled from there.
+    got, _ = addresses("sm90", k_major_128b(1152, 1), "bf16", "K", 8)
     for chunk in (0, 1):
         assert got[row][8 * chunk] == 1152 + 128 * row + 16 * (chunk ^ row)
 
 
 @pytest.mark.parametrize("base_offset", range(8))
-def test_absolute_phase_model_ignores_base_offset(base_offset):
-    """The other reading ('absolute'): the phase is address bits [7,10) whatever the base offset."""
-    got, _ = addresses("sm90", k_major_128b(1152, base_offset), "bf16", "K", 8, model="absolute")
+def test_base_offset_is_subtracted_from_the_line_index(base_offset):
+    """On the boundary (start 1024, line 8 + r), base offset b gives phase (r - b) mod 8."""
+    got, _ = addresses("sm90", k_major_128b(1024, base_offset), "bf16", "K", 8)
     for row in range(8):
-        assert got[row][0] == 1152 + 128 * row + 16 * (0 ^ ((1 + row) % 8))
+        assert got[row][0] == 1024 + 128 * row + 16 * ((row - base_offset) % 8)
+
+
+def test_refuted_readings_differ_from_the_hardware_rule():
+    """The two readings the H100 refuted, on the case that tells them apart (start 1152, b = 1):
+    'anchored' (rows from the start + b) gives the absolute phase; 'absolute' ignores b."""
+    hardware, _ = addresses("sm90", k_major_128b(1152, 1), "bf16", "K", 8)
+    anchored, _ = addresses("sm90", k_major_128b(1152, 1), "bf16", "K", 8, model="anchored")
+    absolute, _ = addresses("sm90", k_major_128b(1152, 1), "bf16", "K", 8, model="absolute")
+    assert anchored == absolute != hardware
+    assert anchored[0][0] == 1152 + 16 * 1 and hardware[0][0] == 1152
 
 
 @pytest.mark.parametrize("model", readmap.PHASE_MODELS)
