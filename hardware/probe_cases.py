@@ -100,8 +100,37 @@ def cases() -> list:
                     found.append(dict(operand=operand, dtype=dtype, major=major, swizzle=swizzle,
                                       strides=label, start_address=start, lbo=lbo, sbo=sbo,
                                       base_offset=bo, descriptor=word, mn=mn, k=32 // ELEMENT_BYTES[dtype]))
+    found += edge_cases()
     for i, case in enumerate(found):
         case["id"] = i
+    return found
+
+
+def edge_cases() -> list:
+    """Layouts outside the rules, to see what the hardware does there: starts inside a line that make
+    a K-major row's 32 bytes cross its swizzle row (rule operand.k_slice.inside_line), MN-major starts
+    inside a line, row-group strides that are not multiples of 128, and SBO = 0."""
+    found = []
+
+    def add(operand, dtype, major, swizzle, label, delta, lbo, sbo, bo=0):
+        start = REGION + delta
+        word = descriptor.encode("sm90", start, lbo, sbo, swizzle, base_offset=bo).raw
+        found.append(dict(operand=operand, dtype=dtype, major=major, swizzle=swizzle, strides=label,
+                          start_address=start, lbo=lbo, sbo=sbo, base_offset=bo, descriptor=word,
+                          mn=OPERAND_MN[operand], k=32 // ELEMENT_BYTES[dtype]))
+
+    for operand in ("A", "B"):
+        for swizzle in ("32B", "64B", "128B"):
+            W = SWIZZLE_BYTES[swizzle]
+            for delta in range(16, W, 16):
+                if delta + 32 > W or delta % 32:
+                    add(operand, "bf16", "K", swizzle, "row-crossing", delta, 16, 8 * W)
+            add(operand, "bf16", "K", swizzle, "sbo-odd", 0, 16, 8 * W + 16)
+            add(operand, "e4m3", "K", swizzle, "sbo-zero", 0, 16, 0)
+            for delta in (16, 32, 48):
+                add(operand, "bf16", "MN", swizzle, "mn-start-inside-line", delta, 8 * W, 8 * W * 4)
+        add(operand, "bf16", "K", "none", "sbo-zero", 0, 1024, 0)
+        add(operand, "bf16", "MN", "none", "odd-strides", 0, 16 * 37, 16 * 9)
     return found
 
 
