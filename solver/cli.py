@@ -96,6 +96,52 @@ def cmd_rules(args) -> int:
     return EXIT_OK
 
 
+# --- prove ------------------------------------------------------------------------------------------
+def select_properties(args) -> list:
+    from .properties import all_properties
+    catalogue = all_properties()
+    if args.all or not args.ids:
+        if args.ids:
+            raise UsageError("layoutproof prove: give --all or property ids, not both")
+        return catalogue
+    by_id = {p.id: p for p in catalogue}
+    chosen = []
+    for wanted in args.ids:
+        matches = [by_id[wanted]] if wanted in by_id else [p for p in catalogue if p.id.startswith(wanted + ".")]
+        if not matches:
+            raise SpecError("property", wanted, "no property has this id or id prefix "
+                            "(layoutproof prove --list shows them)")
+        chosen += [p for p in matches if p not in chosen]
+    return chosen
+
+
+def cmd_prove(args) -> int:
+    from . import prover
+    chosen = select_properties(args)
+    if args.list:
+        document = {"properties": [p.as_json() for p in chosen]}
+        emit(args, document, render.property_list(chosen))
+        return EXIT_OK
+    if args.timeout <= 0:
+        raise SpecError("timeout", args.timeout, "must be a positive number of seconds")
+    progress = sys.stderr.isatty() and not args.json
+    results = []
+    for number, p in enumerate(chosen, 1):
+        if progress:
+            sys.stderr.write(f"\r[{number}/{len(chosen)}] {p.id} ...")
+            sys.stderr.flush()
+        result = prover.prove(p, timeout=args.timeout, save=not args.no_save,
+                              root=args.counterexamples)
+        results.append(result)
+        if progress:
+            mark = "" if result.as_expected else f"  (expected {p.expected})"
+            sys.stderr.write(f"\r[{number}/{len(chosen)}] {p.id}: {result.status} "
+                             f"{result.seconds:.2f}s{mark}\033[K\n")
+    document = {"results": [r.as_json() for r in results]}
+    emit(args, document, render.prove_table(results))
+    return EXIT_OK if all(r.as_expected for r in results) else EXIT_VIOLATION
+
+
 # --- argument parsing -------------------------------------------------------------------------------
 def add_json(p):
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
@@ -159,6 +205,23 @@ def build_parser() -> Parser:
                            help="also draw shared memory: which operand chunk each 16-byte chunk holds")
     add_json(addresses)
     addresses.set_defaults(run=cmd_desc_addresses)
+
+    prove = commands.add_parser(
+        "prove", help="prove or refute the property catalogue with Z3",
+        description="Prove or refute properties over their whole parameter ranges. Each result is "
+                    "proved, refuted (with a counterexample that spec/ replays) or unknown (a timeout "
+                    "is never 'proved'). Exit 0 when every status equals its expected status.")
+    prove.add_argument("ids", nargs="*", metavar="ID", help="property ids, or id prefixes such as "
+                                                            "canonical.injective")
+    prove.add_argument("--all", action="store_true", help="every property (the default with no ID)")
+    prove.add_argument("--timeout", type=float, default=30.0, help="seconds per property (default 30)")
+    prove.add_argument("--list", action="store_true", help="list the properties instead of proving")
+    prove.add_argument("--no-save", action="store_true",
+                       help="do not write counterexamples to the counterexamples folder")
+    prove.add_argument("--counterexamples", default="counterexamples",
+                       help="folder for counterexamples/<id>/<n>.json (default ./counterexamples)")
+    add_json(prove)
+    prove.set_defaults(run=cmd_prove)
 
     rules = commands.add_parser("rules", help="the rule catalogue",
                                 description="Every rule: id, source, statement.")

@@ -86,3 +86,26 @@ def rules_table(rules: list) -> str:
         text = textwrap.fill(r.statement, width=100, initial_indent="    ", subsequent_indent="    ")
         blocks.append(f"{r.id}  [{kind}, {r.evidence}]  {r.source}\n{text}")
     return "\n".join(blocks) + f"\n{len(rules)} rules"
+
+
+def property_list(properties: list) -> str:
+    rows = [[p.id, p.expected, p.domain] for p in properties]
+    return _table(["id", "expected", "range"], rows) + f"\n{len(properties)} properties"
+
+
+def prove_table(results: list) -> str:
+    rows = []
+    for r in results:
+        mark = "" if r.as_expected else "  <- expected " + r.property.expected
+        detail = ""
+        if r.counterexample:
+            detail = " ".join(f"{k}={v}" for k, v in r.counterexample.items())
+        if r.reason:
+            detail = (detail + "; " if detail else "") + r.reason
+        rows.append([r.property.id, r.status + mark, f"{r.seconds:.2f}", detail[:90]])
+    matched = sum(r.as_expected for r in results)
+    total = sum(r.seconds for r in results)
+    counts = {s: sum(r.status == s for r in results) for s in ("proved", "refuted", "unknown")}
+    summary = (f"{len(results)} properties: {counts['proved']} proved, {counts['refuted']} refuted, "
+               f"{counts['unknown']} unknown; {matched} as expected; {total:.1f} s")
+    return _table(["property", "status", "seconds", "counterexample / reason"], rows) + "\n" + summary

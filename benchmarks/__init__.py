@@ -1,0 +1,1 @@
+"""Benchmarks of the prover (run `python -m benchmarks.bench_prove`; see BENCHMARKS.md)."""

@@ -1,0 +1,107 @@
+"""Mutation tests: a proof that cannot fail proves nothing. Each deliberately broken variant of the Z3
+model (wrong shift, wrong mask, SBO scaled wrong, base offset ignored, ...) must make at least one
+property of the catalogue come out differently from its expected status."""
+import z3
+import pytest
+
+from solver import (descriptor_model, layout_model, layout_properties, prover, swizzle_model,
+                    swizzle_properties, tma_model)
+from solver.bitvec import bv
+from solver.properties import all_properties
+
+CATALOGUE = all_properties()
+
+
+def broken_statuses(families) -> list:
+    chosen = [p for p in CATALOGUE if p.id.startswith(tuple(families))]
+    assert chosen
+    return [p.id for p in chosen if prover.prove(p, timeout=20).status != p.expected]
+
+
+def wrong_shift_cute(x, B, M, S):
+    return ORIGINAL_CUTE(x, B, M, (bv(S) if isinstance(S, int) else S) + 1)
+
+
+def base_offset_ignored(address, swizzle, base_offset):
+    return ORIGINAL_DESCRIPTOR_SWIZZLE(address, swizzle, bv(0))
+
+
+def wrong_mask(address, swizzle, base_offset):
+    bits, base = swizzle_model.DESCRIPTOR_BITS[swizzle]
+    if bits == 0:
+        return address
+    phase = (z3.LShR(address, 7) - base_offset) & bv((1 << bits + 1) - 1)   # one bit too many
+    return address ^ (phase << base)
+
+
+def phase_plus_base_offset(address, swizzle, base_offset):
+    return ORIGINAL_DESCRIPTOR_SWIZZLE(address, swizzle, bv(0) - base_offset)
+
+
+ORIGINAL_CUTE = swizzle_model.cute_swizzle
+ORIGINAL_DESCRIPTOR_SWIZZLE = swizzle_model.descriptor_swizzle
+ORIGINAL_LINEAR = layout_model.linear_address
+ORIGINAL_DECODE = descriptor_model.decode
+
+
+def sbo_scaled_wrong(shape, f, mn, k, arith):
+    return ORIGINAL_LINEAR(shape, layout_model.Fields(f.start, f.lbo, f.sbo * 2, f.base_offset, f.absolute_lbo),
+                           mn, k, arith)
+
+
+def lbo_sbo_swapped(shape, f, mn, k, arith):
+    return ORIGINAL_LINEAR(shape, layout_model.Fields(f.start, f.sbo, f.lbo, f.base_offset, f.absolute_lbo),
+                           mn, k, arith)
+
+
+def k48_split_ignored(shape, f, mn, k, arith):
+    return ORIGINAL_LINEAR(shape, layout_model.Fields(f.start, f.lbo, f.sbo, f.base_offset, False), mn, k, arith)
+
+
+def decode_off_by_one(arch, word, width=32):
+    fields = ORIGINAL_DECODE(arch, word, width)
+    fields["sbo"] = fields["sbo"] + 16
+    return fields
+
+
+def patch_descriptor_swizzle(monkeypatch, replacement):
+    for module in (swizzle_model, layout_model, layout_properties):
+        if hasattr(module, "descriptor_swizzle"):
+            monkeypatch.setattr(module, "descriptor_swizzle", replacement)
+
+
+MUTATIONS = {
+    "cute swizzle shifts by S + 1": (
+        lambda mp: [mp.setattr(m, "cute_swizzle", wrong_shift_cute)
+                    for m in (swizzle_model, swizzle_properties, tma_model) if hasattr(m, "cute_swizzle")],
+        ["swizzle.cute", "alignment", "base_offset", "swizzle.tma"]),
+    "phase ignores the base offset": (
+        lambda mp: patch_descriptor_swizzle(mp, base_offset_ignored), ["base_offset", "canonical.atom_confined"]),
+    "phase mask one bit too wide": (
+        lambda mp: patch_descriptor_swizzle(mp, wrong_mask), ["base_offset", "canonical.atom_confined"]),
+    "base offset added instead of subtracted": (
+        lambda mp: patch_descriptor_swizzle(mp, phase_plus_base_offset), ["base_offset"]),
+    "SBO scaled by 2": (
+        lambda mp: [mp.setattr(m, "linear_address", sbo_scaled_wrong) for m in (layout_model, layout_properties)],
+        ["canonical.injective", "k48"]),
+    "LBO and SBO swapped": (
+        lambda mp: [mp.setattr(m, "linear_address", lbo_sbo_swapped) for m in (layout_model, layout_properties)],
+        ["canonical.injective"]),
+    "48-byte K read contiguously": (
+        lambda mp: [mp.setattr(m, "linear_address", k48_split_ignored) for m in (layout_model, layout_properties)],
+        ["k48"]),
+    "decode adds 16 to SBO": (
+        lambda mp: mp.setattr(descriptor_model, "decode", decode_off_by_one), ["desc.roundtrip"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+def test_mutation_is_caught(name, monkeypatch):
+    apply, families = MUTATIONS[name]
+    apply(monkeypatch)
+    assert broken_statuses(families), f"no property noticed the mutation: {name}"
+
+
+def test_unmutated_model_passes_the_same_families():
+    families = sorted({f for _, fs in MUTATIONS.values() for f in fs})
+    assert broken_statuses(families) == []
