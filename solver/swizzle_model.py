@@ -24,6 +24,10 @@ def _as_bv(value):
 
 def cute_swizzle(x, B, M, S):
     """x ^ ((x & (((1 << B) - 1) << (M + max(0, S)))) >> S)."""
+    if all(isinstance(v, int) for v in (B, M, S)):
+        # Concrete parameters: fold the mask and the shift direction here.
+        moved = x & bv(((1 << B) - 1) << (M + max(0, S)))
+        return x ^ (z3.LShR(moved, S) if S >= 0 else moved << -S)
     B, M, S = _as_bv(B), _as_bv(M), _as_bv(S)
     one = bv(1)
     positive = z3.If(S > 0, S, bv(0))             # signed comparison: S is two's complement
