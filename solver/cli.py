@@ -96,6 +96,39 @@ def cmd_rules(args) -> int:
     return EXIT_OK
 
 
+# --- synth / check -------------------------------------------------------------------------------
+def tile_from_args(args):
+    from . import synth
+    return synth.make_tile(args.arch, args.dtype, args.major, args.mn, args.layout, args.start_address,
+                           args.k, args.k_offset, args.kind)
+
+
+def cmd_synth(args) -> int:
+    from . import synth
+    tile = tile_from_args(args)
+    outcome = synth.synthesize(tile, all_solutions=args.all)
+    d = outcome.descriptor
+    document = {"status": outcome.status, "descriptor": d.hex if d else None,
+                "fields": d.fields_json() if d else None, "reason": outcome.reason or None,
+                "ignored": outcome.ignored, "excluded": outcome.excluded}
+    if args.all:
+        document["solutions"] = outcome.solutions
+    if d is not None:
+        op = readmap.Operand(d, readmap.dtypes.dtype(tile.dtype), tile.major, tile.mn, tile.k, tile.kind)
+        document["violations"] = [v.as_json() for v in readmap.violations(op)]
+    emit(args, document, render.synth_text(tile, outcome, document.get("violations", [])))
+    return EXIT_OK if outcome.status == "found" else EXIT_VIOLATION
+
+
+def cmd_check(args) -> int:
+    from . import synth
+    tile = tile_from_args(args)
+    desc = desc_mod.decode(desc_mod.check_arch(args.arch), desc_mod.parse_word(args.descriptor))
+    report = synth.check(tile, desc)
+    emit(args, report, render.check_text(report))
+    return EXIT_OK if report["match"] else EXIT_VIOLATION
+
+
 # --- prove ------------------------------------------------------------------------------------------
 def select_properties(args) -> list:
     from .properties import all_properties
@@ -205,6 +238,36 @@ def build_parser() -> Parser:
                            help="also draw shared memory: which operand chunk each 16-byte chunk holds")
     add_json(addresses)
     addresses.set_defaults(run=cmd_desc_addresses)
+
+    def tile_arguments(p):
+        p.add_argument("--arch", required=True, help=arch_help)
+        p.add_argument("--dtype", required=True, help="f16 bf16 tf32 f32 e4m3 e5m2 e2m3 e3m2 e2m1 s8 u8")
+        p.add_argument("--major", required=True, help="K or MN")
+        p.add_argument("--mn", required=True, type=number, help="M or N extent, a multiple of 8")
+        p.add_argument("--k", type=number, default=None, help="K extent (default: the instruction K)")
+        p.add_argument("--k-offset", type=number, default=0, help="first K element the instruction reads")
+        p.add_argument("--layout", required=True,
+                       help="the tile in CuTe notation, (mn, k) -> element offset, optionally "
+                            "'Sw<B,M,S> o ...' with the swizzle on byte addresses")
+        p.add_argument("--start-address", required=True, type=number, help="the tile's base byte address")
+        p.add_argument("--kind", default=None, help="tcgen05 kind (sub-byte packing)")
+        add_json(p)
+
+    synth_parser = commands.add_parser(
+        "synth", help="find the descriptor that reads a tile",
+        description="Find descriptor fields whose read map equals the tile's byte addresses for every "
+                    "element one instruction reads, or say which rules exclude every candidate (exit 1).")
+    tile_arguments(synth_parser)
+    synth_parser.add_argument("--all", action="store_true", help="list every distinct solution")
+    synth_parser.set_defaults(run=cmd_synth)
+
+    check_parser = commands.add_parser(
+        "check", help="does this descriptor read that tile?",
+        description="Compare a descriptor's read map with the tile's addresses. Exit 0 when they agree; "
+                    "exit 1 with the first mismatching element and the fields to change.")
+    check_parser.add_argument("descriptor", metavar="DESC", help="the descriptor, 0x-hex")
+    tile_arguments(check_parser)
+    check_parser.set_defaults(run=cmd_check)
 
     prove = commands.add_parser(
         "prove", help="prove or refute the property catalogue with Z3",

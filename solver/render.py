@@ -109,3 +109,32 @@ def prove_table(results: list) -> str:
     summary = (f"{len(results)} properties: {counts['proved']} proved, {counts['refuted']} refuted, "
                f"{counts['unknown']} unknown; {matched} as expected; {total:.1f} s")
     return _table(["property", "status", "seconds", "counterexample / reason"], rows) + "\n" + summary
+
+
+def synth_text(tile, outcome, violations: list) -> str:
+    head = (f"{tile.arch} {tile.major}-major {tile.dtype} MN={tile.mn} K={tile.k} from K offset "
+            f"{tile.k_offset}, tile at {tile.start_address:#x}: {tile.layout.notation()}")
+    if outcome.status != "found":
+        return head + "\nno descriptor: " + outcome.reason
+    d = outcome.descriptor
+    lines = [head, descriptor_table(d, violations)]
+    if outcome.ignored:
+        lines.append("ignored by the hardware here (any value reads the same): " + ", ".join(outcome.ignored))
+    for s in outcome.solutions[1:]:
+        lines.append(f"also: {s['descriptor']} {s['fields']}")
+    return "\n".join(lines)
+
+
+def check_text(report: dict) -> str:
+    if report["match"]:
+        return f"{report['descriptor']} reads the tile: every element matches\n" + \
+            violations_text(report["violations"])
+    m = report["mismatch"]
+    lines = [f"{report['descriptor']} does not read the tile: element (mn={m['mn']}, k={m['k']}) is at "
+             f"{m['expected']:#x} but the descriptor reads {m['read']:#x}"]
+    if report.get("fix"):
+        lines.append("change: " + ", ".join(f"{k} {v['from']} -> {v['to']}" for k, v in report["fix"].items())
+                     + f" (descriptor {report['suggested_descriptor']})")
+    elif report.get("reason"):
+        lines.append(report["reason"])
+    return "\n".join(lines)

@@ -291,6 +291,17 @@ def synthesize(tile: Tile, all_solutions: bool = False, limit: int = 32) -> Outc
         found.append((desc, ignored))
         if not all_solutions:
             break
+        # Enumerate the rest with ignored fields pinned to their conventional values, and base
+        # offsets below the pattern's row count (b and b + rows read the same).
+        rows = 1 << DESCRIPTOR_SWIZZLES[mode.swizzle].bits
+        pins = [z3.ULT(search.base_offset, rows)] if rows < 8 else []   # 8 does not fit 3 bits
+        if "leading_byte_offset" in ignored and mode.lbo_mode != "absolute":
+            pins.append(search.lbo == 1)
+        if "stride_byte_offset" in ignored:
+            pins.append(search.sbo == desc.stride_byte_offset >> 4)
+        if "base_offset" in ignored:
+            pins.append(search.base_offset == 0)
+        search.solver.add(*pins)
         blocked = [desc]
         while len(found) < limit:
             more, _, _ = search.solve(blocked)
@@ -320,3 +331,33 @@ def _core_text(core: list, answer: str) -> str:
     rules = sorted({rule for _, rule, _ in core} | {"desc.field.encoding", readmap.PHASE.id})
     return (f"no fields meet {len(elements)} constraints together ({'; '.join(elements)}) under rules "
             + ", ".join(rules))
+
+
+def check(tile: Tile, desc: spec_descriptor.Descriptor) -> dict:
+    """Does `desc` read `tile`? The first wrong element and, when a right descriptor exists, the
+    fields to change."""
+    targets = tile.targets()
+    op = readmap.make_operand(desc, tile.dtype, tile.major, tile.mn, tile.k, tile.kind)
+    mismatch = None
+    for mn in range(tile.mn):
+        for k in range(tile.k):
+            read = readmap.element_address(op, mn, k)
+            if read != targets[mn][k]:
+                mismatch = {"mn": mn, "k": tile.k_offset + k, "expected": targets[mn][k], "read": read}
+                break
+        if mismatch:
+            break
+    report = {"match": mismatch is None, "descriptor": desc.hex, "fields": desc.fields_json(),
+              "mismatch": mismatch, "violations": [v.as_json() for v in readmap.violations(op)]}
+    if mismatch is None:
+        return report
+    outcome = synthesize(tile)
+    if outcome.status == "found":
+        right = outcome.descriptor.fields_json()
+        report["fix"] = {name: {"from": value, "to": right[name]} for name, value in desc.fields_json().items()
+                         if right[name] != value and name not in outcome.ignored}
+        report["suggested_descriptor"] = outcome.descriptor.hex
+    else:
+        report["fix"] = None
+        report["reason"] = outcome.reason
+    return report

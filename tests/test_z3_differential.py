@@ -148,7 +148,8 @@ def test_cute_swizzle_exhaustive_below_2_10(B, M, S):
     for x in range(1 << 10):
         expected = sw(x)
         assert f(x=x) == expected, (x, B, M, S)
-        assert g(x=x) == expected, (x, B, M, S)
+        if x % 4 == 0 or x >= 1020:     # the symbolic-parameter form, on a quarter of them
+            assert g(x=x) == expected, (x, B, M, S)
 
 
 # =====================================================================================================
@@ -181,10 +182,11 @@ def test_descriptor_swizzle_matches_spec(name, address, base_offset, origin):
 
 @pytest.mark.parametrize("name", SWIZZLE_NAMES)
 def test_descriptor_swizzle_exhaustive_one_pattern(name):
-    """Every 16-byte-aligned address and byte 5 of it over two repeats, every base offset."""
+    """Every 16-byte-aligned address, and byte 5 of it, over 1024 bytes (one 128B repeat, two of the
+    512-byte patterns), every base offset."""
     f = z3_descriptor_swizzle(name)
     for base_offset in range(8):
-        for address in range(0, 2048, 16):
+        for address in range(0, 1024, 16):
             for a in (address, address + 5):
                 assert f(address=a, base_offset=base_offset) == \
                     readmap.apply_swizzle(name, 0, a, base_offset), (name, a, base_offset)
@@ -220,7 +222,7 @@ byte_field = st.integers(0, 2**14 - 1).map(lambda v: v * 16)
 
 
 @pytest.mark.parametrize("arch", ARCHES)
-@settings(max_examples=700, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(data=st.data(), start=byte_field, lbo=byte_field, sbo=byte_field,
        base_offset=st.integers(0, 7))
 def test_encode_matches_spec(arch, data, start, lbo, sbo, base_offset):
@@ -271,7 +273,7 @@ words = st.one_of(st.integers(0, 2**64 - 1),
 
 
 @pytest.mark.parametrize("arch", ARCHES)
-@settings(max_examples=700, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(word=words)
 @example(word=0)
 @example(word=2**64 - 1)
