@@ -64,11 +64,17 @@ def multiple_of(x, n: int):
 def evaluate(expr, assignment: dict) -> int:
     """Value of `expr` when its free bit-vector constants, by name, take the given integer values."""
     substitutions = []
-    for constant in _free_constants(expr):
+    key = expr.get_id()
+    if key not in _CONSTANTS:
+        _CONSTANTS[key] = (expr, _free_constants(expr))    # keep expr alive so its id stays unique
+    for constant in _CONSTANTS[key][1]:
         name = constant.decl().name()
         if name in assignment:
             substitutions.append((constant, z3.BitVecVal(assignment[name], constant.size())))
     return z3.simplify(z3.substitute(expr, *substitutions)).as_long()
+
+
+_CONSTANTS: dict = {}
 
 
 def _free_constants(expr) -> list:

@@ -121,10 +121,10 @@ ADDRESSES = st.lists(st.one_of(st.integers(0, 2 ** 32 - 1), st.integers(0, 1 << 
 
 
 @pytest.mark.parametrize("mode", MODES)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(addresses=ADDRESSES)
 def test_model_equals_spec_on_random_addresses(mode, addresses):
-    for address in addresses:           # 100 x 40 = 4000 addresses per mode
+    for address in addresses:           # 25 x 40 = 1000 addresses per mode
         expected = spec_tma.swizzle_byte_address(mode, address)
         assert at(TABLE_EXPR[mode], address) == expected, hex(address)
         assert at(FORMULA_EXPR[mode], address) == spec_tma.xor_formula_address(mode, address), hex(address)
@@ -135,12 +135,12 @@ def test_model_equals_spec_on_random_addresses(mode, addresses):
 def test_model_equals_spec_on_whole_block(mode, where):
     size = model.REPEAT_BYTES[mode]
     base = 0 if where == "first" else 2 ** 32 - size
-    images = []
-    for address in range(base, base + size):
+    # Every 16-byte chunk, at its first byte and at bytes 7 and 8 (either side of the 8-byte flip).
+    for address in (a + o for a in range(base, base + size, 16) for o in (0, 7, 8)):
         expected = spec_tma.swizzle_byte_address(mode, address)
         assert at(TABLE_EXPR[mode], address) == expected, hex(address)
         assert at(FORMULA_EXPR[mode], address) == expected, hex(address)
-        images.append(expected)
+    images = [spec_tma.swizzle_byte_address(mode, a) for a in range(base, base + size)]
     assert sorted(images) == list(range(base, base + size))   # a permutation of the block
 
 
