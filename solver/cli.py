@@ -129,6 +129,16 @@ def cmd_check(args) -> int:
     return EXIT_OK if report["match"] else EXIT_VIOLATION
 
 
+def cmd_recipe(args) -> int:
+    from . import recipe
+    r = recipe.build(args.arch, args.dtype, args.major, args.mn, args.k_tile, args.swizzle,
+                     args.smem_address, args.kind, args.allow_unaligned)
+    document = recipe.as_json(r)
+    emit(args, document, render.recipe_text(document))
+    ok = not r.violations and r.proof.get("status") == "proved"
+    return EXIT_OK if ok else EXIT_VIOLATION
+
+
 # --- prove ------------------------------------------------------------------------------------------
 def select_properties(args) -> list:
     from .properties import all_properties
@@ -268,6 +278,24 @@ def build_parser() -> Parser:
     check_parser.add_argument("descriptor", metavar="DESC", help="the descriptor, 0x-hex")
     tile_arguments(check_parser)
     check_parser.set_defaults(run=cmd_check)
+
+    recipe_parser = commands.add_parser(
+        "recipe", help="the whole set-up for a tile: smem layout, TMA boxes, one descriptor per MMA",
+        description="Smem layout (CuTe notation), byte size and alignment, the TMA boxes and swizzle that "
+                    "fill it, one descriptor per instruction along K, and the exhaustive check that what "
+                    "the TMA writes is what each descriptor reads. A misaligned address is refused (exit 1).")
+    recipe_parser.add_argument("--arch", required=True, help=arch_help)
+    recipe_parser.add_argument("--dtype", required=True, help="f16 bf16 tf32 f32 e4m3 e5m2 s8 u8 e2m1")
+    recipe_parser.add_argument("--major", required=True, help="K or MN")
+    recipe_parser.add_argument("--mn", required=True, type=number, help="M or N extent of the tile")
+    recipe_parser.add_argument("--k-tile", required=True, type=number, help="K extent of the tile")
+    recipe_parser.add_argument("--swizzle", required=True, help="none 32B 64B 128B 128B_atom32B")
+    recipe_parser.add_argument("--smem-address", required=True, type=number, help="the tile's byte address")
+    recipe_parser.add_argument("--kind", default=None, help="tcgen05 kind")
+    recipe_parser.add_argument("--allow-unaligned", action="store_true",
+                               help="build a tile off its swizzle's repeat boundary (rule recipe.swizzle_alignment)")
+    add_json(recipe_parser)
+    recipe_parser.set_defaults(run=cmd_recipe)
 
     prove = commands.add_parser(
         "prove", help="prove or refute the property catalogue with Z3",

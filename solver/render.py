@@ -138,3 +138,25 @@ def check_text(report: dict) -> str:
     elif report.get("reason"):
         lines.append(report["reason"])
     return "\n".join(lines)
+
+
+def recipe_text(doc: dict) -> str:
+    head = (f"{doc['arch']} {doc['major']}-major {doc['dtype']} tile {doc['mn']} x {doc['k_tile']} (K), "
+            f"swizzle {doc['swizzle']}, at {doc['smem_address']:#x}")
+    if doc["violations"]:
+        return head + "\nrefused:\n" + "\n".join(f"  {v['rule']}: {v['message']} [{v['source']}]"
+                                                  for v in doc["violations"])
+    tma = doc["tma"]
+    lines = [head, f"smem layout: {doc['layout']}",
+             f"size {doc['size_bytes']} bytes, alignment {doc['alignment']} bytes",
+             f"TMA: swizzle {tma['swizzle']}, box {tma['box']} ({tma['box_order']}), {len(tma['loads'])} load(s): "
+             + ", ".join(f"{l['box_origin']} -> {l['smem_address']:#x}" for l in tma["loads"])]
+    rows = [[str(i["k_offset"]), i["descriptor"] or "-", (f"start {i['fields']['start_address']:#x} "
+             f"LBO {i['fields']['leading_byte_offset']} SBO {i['fields']['stride_byte_offset']} "
+             f"base offset {i['fields']['base_offset']}") if i["fields"] else i["reason"]]
+            for i in doc["instructions"]]
+    lines.append(_table(["k offset", "descriptor", "fields"], rows))
+    proof = doc["proof"]
+    lines.append(f"proof: {proof['status']}" + (f" ({proof['method']}, {proof['elements']} elements): "
+                                                f"{proof['statement']}" if proof["status"] == "proved" else f": {proof}"))
+    return "\n".join(lines)
