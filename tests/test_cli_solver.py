@@ -1,0 +1,88 @@
+"""The solver commands through the command line: prove, synth, check, recipe (CLI.md contract: --json
+prints one document, exit 0/1/2, one-line errors)."""
+import json
+
+import pytest
+
+from solver.cli import main
+
+TILE = ["--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "64",
+        "--layout", "Sw<3,4,3> o ((8,8),64):((64,512),1)", "--start-address", "0x400"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_prove_json_contract(capsys):
+    code, out, err = run(capsys, "prove", "k48", "--json", "--no-save")
+    doc = json.loads(out)
+    assert code == 0 and err == ""
+    for r in doc["results"]:
+        assert set(r) >= {"id", "statement", "status", "expected", "seconds", "counterexample"}
+    assert {r["id"]: r["status"] for r in doc["results"]} == {"k48.contained": "proved", "k48.contiguous": "refuted"}
+
+
+def test_prove_list(capsys):
+    code, out, _ = run(capsys, "prove", "--list", "--json")
+    assert code == 0 and len(json.loads(out)["properties"]) > 80
+
+
+@pytest.mark.parametrize("argv, field", [(["prove", "no.such.property"], "property"),
+                                         (["prove", "k48", "--timeout", "0"], "timeout")])
+def test_prove_bad_input(capsys, argv, field):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and field in err
+
+
+def test_synth_found_json(capsys):
+    code, out, _ = run(capsys, "synth", *TILE, "--k-offset", "16", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["status"] == "found"
+    assert doc["fields"]["start_address"] == 0x420 and doc["descriptor"].startswith("0x") and doc["reason"] is None
+
+
+def test_synth_none_exits_1_with_reason(capsys):
+    argv = [a if a != "Sw<3,4,3> o ((8,8),64):((64,512),1)" else "(64,16):(16,1)" for a in TILE]
+    code, out, _ = run(capsys, "synth", *argv, "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["status"] == "none" and doc["descriptor"] is None and "readmap." in doc["reason"]
+
+
+def test_synth_all_lists_solutions(capsys):
+    code, out, _ = run(capsys, "synth", *TILE, "--all", "--json")
+    assert code == 0 and len(json.loads(out)["solutions"]) >= 2
+
+
+def test_check_match_and_mismatch(capsys):
+    code, out, _ = run(capsys, "check", "0x4000004000010040", *TILE, "--json")
+    assert code == 0 and json.loads(out)["match"]
+    code, out, _ = run(capsys, "check", "0x4000004000010040", *TILE, "--k-offset", "16", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["mismatch"]["k"] == 16 and doc["fix"]["start_address"]["to"] == 0x420
+
+
+def test_recipe_json_and_refusal(capsys):
+    argv = ["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
+            "--swizzle", "128B"]
+    code, out, _ = run(capsys, *argv, "--smem-address", "0x400", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["proof"]["status"] == "proved" and len(doc["instructions"]) == 4
+    code, out, _ = run(capsys, *argv, "--smem-address", "0x480", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["violations"][0]["rule"] == "recipe.swizzle_alignment"
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["synth", *TILE[:-1], "0x401"], "start_address"),
+    (["synth", *[a if a != "64" else "12" for a in TILE]], "mn"),
+    (["synth", *[a if not a.startswith("Sw<") else "Sw<3,4 o (8" for a in TILE]], "layout"),
+    (["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "40",
+      "--swizzle", "128B", "--smem-address", "0"], "k_tile"),
+])
+def test_solver_commands_bad_input(capsys, argv, field):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and field in err
+    assert "Traceback" not in err
