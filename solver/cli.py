@@ -88,6 +88,7 @@ def cmd_desc_addresses(args) -> int:
 
 # --- rules ------------------------------------------------------------------------------------------
 def cmd_rules(args) -> int:
+    from . import recipe  # noqa: F401  (registers the recipe rules, which live with the recipe)
     rules = all_rules()
     if args.subject:
         rules = [r for r in rules if r.subject == args.subject]

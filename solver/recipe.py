@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from spec import descriptor as spec_descriptor
 from spec import dtypes, readmap, tma_swizzle
 from spec.layout import ComposedLayout, Layout
-from spec.rules import SpecError, rule
+from spec.rules import SpecError, check_all, rule
 from spec.swizzle import DESCRIPTOR_SWIZZLES, repeat_bytes
 
 from . import synth
@@ -57,17 +57,23 @@ class Recipe:
     instructions: list = field(default_factory=list)
     proof: dict = field(default_factory=dict)
     violations: list = field(default_factory=list)
+    allow_unaligned: bool = False
 
 
-def _check_recipe(r: Recipe, allow_unaligned: bool) -> list:
-    found = []
+@TMA_DESTINATION.checker
+def _tma_destination(r: "Recipe"):
     if r.smem_address % 128:
-        found.append(TMA_DESTINATION.violation(f"smem address {r.smem_address:#x} is not 128-byte aligned"))
-    if r.swizzle != "none" and r.smem_address % r.alignment and not allow_unaligned:
-        found.append(SWIZZLE_ALIGNMENT.violation(
-            f"smem address {r.smem_address:#x} is not on the {r.swizzle} repeat boundary ({r.alignment} B): "
-            f"the pattern would start in line {(r.smem_address // 128) % (r.alignment // 128)}"))
-    return found
+        return f"smem address {r.smem_address:#x} is not 128-byte aligned"
+    return None
+
+
+@SWIZZLE_ALIGNMENT.checker
+def _swizzle_alignment(r: "Recipe"):
+    if r.swizzle != "none" and r.smem_address % r.alignment and not r.allow_unaligned:
+        return (f"smem address {r.smem_address:#x} is not on the {r.swizzle} repeat boundary "
+                f"({r.alignment} B): the pattern would start in line "
+                f"{(r.smem_address // 128) % (r.alignment // 128)}")
+    return None
 
 
 def _layout(major: str, swizzle: str, per_row: int, mn: int, k_tile: int) -> ComposedLayout:
@@ -110,11 +116,11 @@ def build(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, swizzle:
     if smem_address < 0 or smem_address % 16 or smem_address >= 1 << 18:
         raise SpecError("smem_address", smem_address, "must be a multiple of 16 below 2^18",
                         spec_descriptor.FIELD_ENCODING.id)
-    r = Recipe(arch, d.name, kind, major, mn, k_tile, swizzle, smem_address)
+    r = Recipe(arch, d.name, kind, major, mn, k_tile, swizzle, smem_address, allow_unaligned=allow_unaligned)
     r.layout = _layout(major, swizzle, per_row, mn, k_tile)
     r.size_bytes = mn * k_tile * d.bits // 8
     r.alignment = max(128, repeat_bytes(swizzle))
-    r.violations = _check_recipe(r, allow_unaligned)
+    r.violations = check_all("recipe", r)
     if r.violations:
         return r
     r.tma = _tma(r, per_row, d)

@@ -81,3 +81,8 @@ def test_bad_recipe_input(kwargs, field):
         recipe.build(args["arch"], args["dtype"], args["major"], args["mn"], args["k_tile"], args["swizzle"],
                      args["smem_address"])
     assert error.value.field_name == field
+
+
+def test_every_recipe_rule_is_broken_above():
+    from spec.rules import rules_for
+    assert {r.id for r in rules_for("recipe")} == {"recipe.swizzle_alignment", "recipe.tma_destination_alignment"}
