@@ -55,7 +55,18 @@ class Tile:
         return self.layout.swizzle(address) if isinstance(self.layout, ComposedLayout) else address
 
     def targets(self) -> list:
-        return [[self.target(i, j) for j in range(self.k)] for i in range(self.mn)]
+        """Every element's address. A CuTe layout is linear in its modes, L(mn, k) = L(mn, 0) + L(0, k),
+        so the offsets come from MN + K evaluations rather than MN x K."""
+        d = dtypes.dtype(self.dtype)
+        per_chunk = dtypes.elements_per_chunk(d, self.kind)
+        composed = isinstance(self.layout, ComposedLayout)
+        layout = self.layout.layout if composed else self.layout
+        base = self.layout.offset if composed else 0
+        along_mn = [layout(mn, self.k_offset) for mn in range(self.mn)]
+        along_k = [layout(0, self.k_offset + k) - layout(0, self.k_offset) for k in range(self.k)]
+        swizzle = self.layout.swizzle if composed else (lambda a: a)
+        byte = lambda o: (o // per_chunk) * 16 + dtypes.byte_in_chunk(d, self.kind, o % per_chunk)
+        return [[swizzle(self.start_address + byte(base + m + k)) for k in along_k] for m in along_mn]
 
 
 def make_tile(arch: str, dtype: str, major: str, mn: int, layout_text, start_address: int,
@@ -207,12 +218,12 @@ class _Search:
                                       self.mode.lbo_mode)
 
     def first_wrong(self, desc) -> Optional[tuple]:
+        """The first element spec's read map puts somewhere else than the tile, or None."""
         op = readmap.Operand(desc, dtypes.dtype(self.tile.dtype), self.tile.major, self.tile.mn,
                              self.tile.k, self.tile.kind)
-        for mn in range(self.tile.mn):
-            for k in range(self.tile.k):
-                if readmap.element_address(op, mn, k) != self.targets[mn][k]:
-                    return mn, k
+        for mn, (read, wanted) in enumerate(zip(readmap.read_addresses(op), self.targets)):
+            if read != wanted:
+                return mn, next(k for k, (a, b) in enumerate(zip(read, wanted)) if a != b)
         return None
 
     def solve(self, blocked=()):
@@ -248,12 +259,12 @@ class _Search:
         """Fields whose value does not change what is read (checked with spec on every element)."""
         ignored = []
         fields = desc.fields_json()
-        for name, alternatives in (("leading_byte_offset", (16, 4096 + 16)), ("stride_byte_offset", (16, 8192 + 16)),
-                                   ("base_offset", (0, 3, 5))):
+        # One other value per field: far from any stride a tile uses, and a flipped phase parity.
+        for name, alternatives in (("leading_byte_offset", (fields["leading_byte_offset"] ^ 0x1010,)),
+                                   ("stride_byte_offset", (fields["stride_byte_offset"] ^ 0x2010,)),
+                                   ("base_offset", (fields["base_offset"] ^ 1,))):
             same = True
             for value in alternatives:
-                if value == fields[name]:
-                    continue
                 try:
                     other = spec_descriptor.with_fields(desc, **{name: value})
                 except SpecError:

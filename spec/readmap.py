@@ -16,7 +16,7 @@ Where the manual is ambiguous, the rule below says which reading this model take
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Optional
 
 from . import dtypes
@@ -193,24 +193,38 @@ def _element_position(op: Operand, index: int) -> tuple:
     return index // per_chunk, dtypes.byte_in_chunk(op.dtype, op.kind, index % per_chunk)
 
 
-def _k_major_offset(op: Operand, mn: int, chunk: int) -> int:
-    desc, row, group = op.desc, mn % 8, mn // 8
+# The linear address is a sum of a part that depends on mn alone and a part that depends on k alone
+# (and the origin, which depends on k alone): the LBO/SBO definitions are per dimension.
+def _k_major_mn_part(op: Operand, mn: int) -> int:
+    """Row group g at g*SBO; row r of the group at r*W (16 B with no swizzle)."""
+    return (mn // 8) * op.desc.stride_byte_offset + (mn % 8) * _row_bytes(op.desc.swizzle)
+
+
+def _k_major_k_part(op: Operand, chunk: int, lbo: int) -> int:
+    """K chunk c: c*LBO with no swizzle; (c mod W/16)*16 + (c div W/16)*LBO with a swizzle."""
+    if op.desc.swizzle == "none":
+        return chunk * lbo
+    per_row = _row_bytes(op.desc.swizzle) // CHUNK
+    return (chunk % per_row) * CHUNK + (chunk // per_row) * lbo
+
+
+def _mn_major_mn_part(op: Operand, mn: int) -> int:
+    """MN chunk j: j*SBO with no swizzle; (j mod W/16)*16 + (j div W/16)*LBO with a swizzle."""
+    desc = op.desc
+    chunk, byte = _element_position(op, mn)
     if desc.swizzle == "none":
-        return group * desc.stride_byte_offset + chunk * desc.leading_byte_offset + row * CHUNK
-    width = _row_bytes(desc.swizzle)
-    per_row = width // CHUNK
-    return (group * desc.stride_byte_offset + row * width + (chunk % per_row) * CHUNK
-            + (chunk // per_row) * desc.leading_byte_offset)
+        return chunk * desc.stride_byte_offset + byte
+    per_row = _row_bytes(desc.swizzle) // CHUNK
+    return (chunk % per_row) * CHUNK + (chunk // per_row) * desc.leading_byte_offset + byte
 
 
-def _mn_major_offset(op: Operand, chunk: int, k: int) -> int:
+def _mn_major_k_part(op: Operand, k: int) -> int:
+    """K row k: (k mod 8)*16 + (k div 8)*LBO with no swizzle; (k mod R)*W + (k div R)*SBO with one."""
     desc = op.desc
     if desc.swizzle == "none":
-        return chunk * desc.stride_byte_offset + (k // 8) * desc.leading_byte_offset + (k % 8) * CHUNK
-    width = _row_bytes(desc.swizzle)
-    per_row, rows = width // CHUNK, _mn_major_group_rows(desc.swizzle)
-    return ((chunk % per_row) * CHUNK + (chunk // per_row) * desc.leading_byte_offset
-            + (k % rows) * width + (k // rows) * desc.stride_byte_offset)
+        return (k // 8) * desc.leading_byte_offset + (k % 8) * CHUNK
+    rows = _mn_major_group_rows(desc.swizzle)
+    return (k % rows) * _row_bytes(desc.swizzle) + (k // rows) * desc.stride_byte_offset
 
 
 def _k48_first_chunks(desc: Descriptor) -> int:
@@ -218,22 +232,29 @@ def _k48_first_chunks(desc: Descriptor) -> int:
     return (LINE - desc.start_address % LINE) // CHUNK
 
 
-def linear_address(op: Operand, mn: int, k: int) -> tuple:
-    """(origin, linear address) of element (mn, k) before the swizzle; origin is the address the
-    swizzle pattern is anchored at (the start address, or the second chunk's absolute address)."""
+def mn_part(op: Operand, mn: int) -> int:
+    return _k_major_mn_part(op, mn) if op.major == "K" else _mn_major_mn_part(op, mn)
+
+
+def k_part(op: Operand, k: int) -> tuple:
+    """(origin, offset from the origin due to k): the origin is the start address, or, for the chunks
+    of a 48-byte K past the start's line, the absolute address in LBO (rule readmap.k48.absolute_split)."""
     desc = op.desc
     if op.major == "MN":
-        chunk, byte = _element_position(op, mn)
-        return desc.start_address, desc.start_address + _mn_major_offset(op, chunk, k) + byte
+        return desc.start_address, _mn_major_k_part(op, k)
     chunk, byte = _element_position(op, k)
     if desc.lbo_mode == "absolute":
         first = _k48_first_chunks(desc)
         if chunk >= first:
-            second = replace(desc, start_address=desc.leading_byte_offset, leading_byte_offset=0)
-            origin = second.start_address
-            return origin, origin + _k_major_offset(Operand(second, op.dtype, "K", op.mn, op.k, op.kind),
-                                                    mn, chunk - first) + byte
-    return desc.start_address, desc.start_address + _k_major_offset(op, mn, chunk) + byte
+            return desc.leading_byte_offset, _k_major_k_part(op, chunk - first, 0) + byte
+        return desc.start_address, _k_major_k_part(op, chunk, 0) + byte
+    return desc.start_address, _k_major_k_part(op, chunk, desc.leading_byte_offset) + byte
+
+
+def linear_address(op: Operand, mn: int, k: int) -> tuple:
+    """(origin, linear address) of element (mn, k) before the swizzle."""
+    origin, along_k = k_part(op, k)
+    return origin, origin + mn_part(op, mn) + along_k
 
 
 # --- Step 2: the swizzle ----------------------------------------------------------------------------
@@ -260,8 +281,17 @@ def element_address(op: Operand, mn: int, k: int, model: str = "hardware") -> in
 
 
 def read_addresses(op: Operand, model: str = "hardware") -> list:
-    """addresses[mn][k]: absolute shared-memory byte address of element (mn, k)."""
-    return [[element_address(op, mn, k, model) for k in range(op.k)] for mn in range(op.mn)]
+    """addresses[mn][k]: absolute shared-memory byte address of element (mn, k). The same as
+    element_address for each element, with the per-dimension parts computed once."""
+    along_k = [k_part(op, k) for k in range(op.k)]
+    along_mn = [mn_part(op, mn) for mn in range(op.mn)]
+    swizzle, base_offset = op.desc.swizzle, op.desc.base_offset
+    if model == "hardware":
+        rows, shift = pattern_rows(swizzle), DESCRIPTOR_SWIZZLES[swizzle].base
+        return [[(a := origin + m + offset) ^ ((((a // LINE) - base_offset) % rows) << shift)
+                 for origin, offset in along_k] for m in along_mn]
+    return [[apply_swizzle(swizzle, origin, origin + m + offset, base_offset, model)
+             for origin, offset in along_k] for m in along_mn]
 
 
 # --- Checks -----------------------------------------------------------------------------------------

@@ -141,3 +141,21 @@ def test_k96_relative_mode_fits_when_the_slice_stays_in_the_line(line_offset):
     desc = descriptor.encode("sm103", 2048 + line_offset, 16, 1024, "128B")
     _, found = addresses("sm103", desc, "e2m1", "K", 8, k=96)
     assert found == []
+
+
+# --- read_addresses computes per-dimension parts once: it must equal element_address everywhere -----
+@pytest.mark.parametrize("model", readmap.PHASE_MODELS)
+@pytest.mark.parametrize("arch, dtype, major, swizzle, mode, kind, k", [
+    ("sm90", "bf16", "K", "128B", None, None, None), ("sm90", "bf16", "MN", "64B", None, None, None),
+    ("sm90", "e4m3", "K", "none", None, None, None), ("sm100", "tf32", "MN", "128B_atom32B", None, None, None),
+    ("sm100", "e2m3", "K", "32B", None, "f8f6f4", None), ("sm103", "e2m1", "K", "128B", "absolute", "mxf4", 96),
+    ("sm90", "f16", "MN", "none", None, None, None)])
+def test_read_addresses_equals_element_address(model, arch, dtype, major, swizzle, mode, kind, k):
+    for start, base_offset in ((0x1000, 0), (0x1000 + 96 if major == "K" else 0x1180, 0), (0x1180, 3)):
+        if mode == "absolute" and base_offset:
+            continue
+        desc = descriptor.encode(arch, start, 0x6000 if mode else 512, 2048, swizzle,
+                                 base_offset if swizzle != "none" else 0, mode)
+        op = readmap.make_operand(desc, dtype, major, 64, k, kind)
+        assert readmap.read_addresses(op, model) == [[readmap.element_address(op, mn, j, model)
+                                                     for j in range(op.k)] for mn in range(op.mn)]
