@@ -48,15 +48,12 @@ import gc
 import json
 import math
 import os
-import platform
 import random
-import statistics
-import subprocess
 import sys
 import time
 
-import z3
 
+from benchmarks.common import environment, fmt_ratio, fmt_s, human_duration, median, table
 from solver import synth
 from spec import descriptor as spec_descriptor
 from spec import dtypes, readmap
@@ -86,23 +83,10 @@ ENCODABLE = 1 << 18
 
 
 # --- small helpers (the style of bench_prove) ---------------------------------------------------------
-def median(xs):
-    return statistics.median(xs)
-
-
 def percentile(xs, p):
     """Nearest-rank percentile."""
     ys = sorted(xs)
     return ys[max(0, math.ceil(p / 100 * len(ys)) - 1)]
-
-
-def table(headers, rows) -> str:
-    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cells[0], widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells[1:]]
-    return "\n".join(lines)
 
 
 def ms(seconds: float) -> str:
@@ -114,44 +98,10 @@ def ms(seconds: float) -> str:
     return f"{v:.2f}"
 
 
-def fmt_s(seconds: float) -> str:
-    if seconds >= 100:
-        return f"{seconds:.4g}"
-    if seconds >= 1:
-        return f"{seconds:.2f}"
-    if seconds >= 0.01:
-        return f"{seconds:.3f}"
-    return f"{seconds:.4f}"
-
-
-def fmt_ratio(r: float) -> str:
-    return f"{r:,.0f}x" if r >= 10 else f"{r:.1f}x"
-
-
-def human_duration(seconds: float) -> str:
-    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
-        if seconds >= size:
-            return f"{seconds / size:,.1f} {unit}"
-    return f"{seconds:.1f} s"
-
-
 def pow2_text(n: int) -> str:
     return f"2^{math.log2(n):.1f}" if n & (n - 1) else f"2^{n.bit_length() - 1}"
 
 
-def environment() -> dict:
-    try:
-        nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        nproc = "?"
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    return {"nproc": nproc, "os.cpu_count": os.cpu_count(), "sched_getaffinity": affinity,
-            "python": sys.version.split()[0], "python_impl": platform.python_implementation(),
-            "z3": z3.get_version_string(), "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine()}
-
-
-# --- 1. the grid ----------------------------------------------------------------------------------------
 def legal_swizzles(arch: str, dtype_name: str, major: str) -> list:
     """The descriptor swizzles spec allows for this operand, in the arch's code order."""
     d = dtypes.dtype(dtype_name)

@@ -12,7 +12,7 @@ masks: a value that does not fit is an error, not a silent clamp.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Optional
 
 from .rules import SpecError, check_all, parse_number, rule
