@@ -89,7 +89,7 @@ def decode(case, windows: list, base: int) -> dict:
         if not (0 <= i0 < box0 and 0 <= i1 < box1 and index < g0 * g1):
             strays += 1
             continue
-        offsets[i1 * box0 + i0] = base + case["smem_offset"] + position - case["smem_offset"]
+        offsets[i1 * box0 + i0] = base + position
     record = {k: case[k] for k in ("id", "element_bytes", "swizzle", "box", "global_dim", "coord", "where",
                                    "smem_offset")}
     record.update(smem_address=base + case["smem_offset"], offsets=offsets, zero_filled=zeros, strays=strays,
