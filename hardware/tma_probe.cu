@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
     CHECK(cudaMemcpy(d_global, host_global.data(), elements * c.element_bytes, cudaMemcpyHostToDevice));
     CUtensorMap map;
     CUtensorMapDataType type = c.element_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
-                             : c.element_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_INT32;
+                             : c.element_bytes == 2 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_INT32;
     cuuint64_t dims[2] = {c.global_dim[0], c.global_dim[1]};
     cuuint64_t strides[1] = {(cuuint64_t)c.global_dim[0] * c.element_bytes};
     cuuint32_t box[2] = {c.box[0], c.box[1]};
