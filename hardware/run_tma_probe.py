@@ -1,5 +1,12 @@
 """Run the TMA probe on a GPU and record where a tiled box load put each element.
 
+STATUS (work in progress for the TMA issue, no observations recorded yet): on the H100 the probe
+ran cleanly for 1-byte elements, but about 40% of sampled 2- and 4-byte cases stopped with
+"an illegal instruction was encountered" at the synchronize after the load (2-byte boxes inside the
+tensor too, with UINT16 and FLOAT16 alike; 4-byte only for boxes past the tensor's edges). The
+cause is not found yet; the next step is to run those cases under compute-sanitizer and to compare
+with a CUTLASS-style copy (cute::SM90_TMA_LOAD) of the same tensor map.
+
     python3 hardware/run_tma_probe.py --out DIR [--binary PATH] [--commit SHA]
 
 Cases: element sizes 1, 2, 4 bytes; swizzle NONE, 32B, 64B, 128B; inner box rows of the full swizzle
