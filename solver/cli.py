@@ -140,6 +140,24 @@ def cmd_recipe(args) -> int:
     return EXIT_OK if ok else EXIT_VIOLATION
 
 
+def number_list(text: str) -> tuple:
+    try:
+        return tuple(parse_number(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+
+
+def cmd_tma_place(args) -> int:
+    from spec import tma_place
+    box = tma_place.make_box(args.swizzle, args.elem_bytes, args.box, args.smem_address, args.element_strides)
+    found = [v.as_json() for v in tma_place.violations(box)]
+    offsets = tma_place.place(box)
+    document = {"swizzle": box.swizzle, "elem_bytes": box.element_bytes, "box": list(box.dims),
+                "smem_address": box.smem_address, "offsets": offsets, "violations": found}
+    emit(args, document, render.placement_text(box, offsets, found))
+    return EXIT_VIOLATION if found else EXIT_OK
+
+
 # --- prove ------------------------------------------------------------------------------------------
 def select_properties(args) -> list:
     from .properties import all_properties
@@ -297,6 +315,21 @@ def build_parser() -> Parser:
                                help="build a tile off its swizzle's repeat boundary (rule recipe.swizzle_alignment)")
     add_json(recipe_parser)
     recipe_parser.set_defaults(run=cmd_recipe)
+
+    tma = commands.add_parser("tma", help="TMA tensor copies")
+    tma_commands = tma.add_subparsers(dest="tma_command", required=True, parser_class=Parser)
+    place = tma_commands.add_parser(
+        "place", help="where each element of a tiled box load lands in shared memory",
+        description="offsets[i] is the absolute shared-memory byte address of box element i (d0 fastest) "
+                    "after a tiled load with this swizzle (rule tma.place.tiled).")
+    place.add_argument("--swizzle", required=True,
+                       help="NONE 32B 64B 96B 128B 128B_ATOM_32B 128B_ATOM_32B_FLIP_8B 128B_ATOM_64B")
+    place.add_argument("--elem-bytes", required=True, type=number, help="element size in bytes")
+    place.add_argument("--box", required=True, type=number_list, help="box sizes d0,d1[,...]")
+    place.add_argument("--smem-address", required=True, type=number, help="destination byte address")
+    place.add_argument("--element-strides", type=number_list, default=None, help="traversal strides")
+    add_json(place)
+    place.set_defaults(run=cmd_tma_place)
 
     prove = commands.add_parser(
         "prove", help="prove or refute the property catalogue with Z3",

@@ -160,3 +160,15 @@ def recipe_text(doc: dict) -> str:
     lines.append(f"proof: {proof['status']}" + (f" ({proof['method']}, {proof['elements']} elements): "
                                                 f"{proof['statement']}" if proof["status"] == "proved" else f": {proof}"))
     return "\n".join(lines)
+
+
+def placement_text(box, offsets: list, found: list) -> str:
+    """One row per box row (dimension 0 along the row), addresses in hex."""
+    width = box.counts[0]
+    rows = [[str(r)] + [f"{a:#x}" for a in offsets[r * width:(r + 1) * width]]
+            for r in range(len(offsets) // width)]
+    head = (f"tiled box {'x'.join(map(str, box.dims))} of {box.element_bytes}-byte elements, swizzle "
+            f"{box.swizzle}, destination {box.smem_address:#x}")
+    shown = rows[:64]
+    more = f"\n... {len(rows) - 64} more rows" if len(rows) > 64 else ""
+    return "\n".join([head, _table(["row"] + [str(i) for i in range(width)], shown) + more, violations_text(found)])

@@ -12,7 +12,7 @@ from spec.swizzle import Swizzle, brute_force_is_bijective, brute_force_is_invol
 SUBJECTS_WITH_BREAKERS = {
     "descriptor": "tests/test_descriptor.py", "instr_desc": "tests/test_instr_desc.py",
     "tma_swizzle_use": "tests/test_tma_swizzle.py", "operand": __file__, "swizzle": __file__,
-    "recipe": "tests/test_recipe.py",
+    "recipe": "tests/test_recipe.py", "tma_box": "tests/test_tma_place.py",
 }
 
 
