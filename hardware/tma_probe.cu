@@ -18,15 +18,7 @@
 #include <algorithm>
 #include <vector>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    cudaError_t status_ = (call);                                                     \
-    if (status_ != cudaSuccess) {                                                     \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                   \
-              cudaGetErrorString(status_));                                           \
-      exit(1);                                                                        \
-    }                                                                                 \
-  } while (0)
+#include "check.cuh"
 
 struct Case {
   uint32_t element_bytes;  // 1, 2 or 4

@@ -21,15 +21,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    cudaError_t status_ = (call);                                                     \
-    if (status_ != cudaSuccess) {                                                     \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                   \
-              cudaGetErrorString(status_));                                           \
-      exit(1);                                                                        \
-    }                                                                                 \
-  } while (0)
+#include "check.cuh"
 
 enum DType : uint32_t { BF16 = 0, F16 = 1, TF32 = 2, E4M3 = 3 };
 

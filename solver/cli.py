@@ -11,7 +11,7 @@ import os
 import sys
 
 from spec import descriptor as desc_mod
-from spec import readmap
+from spec import dtypes, readmap
 from spec.rules import SpecError, all_rules, parse_number
 
 from . import render
@@ -115,7 +115,7 @@ def cmd_synth(args) -> int:
     if args.all:
         document["solutions"] = outcome.solutions
     if d is not None:
-        op = readmap.Operand(d, readmap.dtypes.dtype(tile.dtype), tile.major, tile.mn, tile.k, tile.kind)
+        op = readmap.Operand(d, dtypes.dtype(tile.dtype), tile.major, tile.mn, tile.k, tile.kind)
         document["violations"] = [v.as_json() for v in readmap.violations(op)]
     emit(args, document, render.synth_text(tile, outcome, document.get("violations", [])))
     return EXIT_OK if outcome.status == "found" else EXIT_VIOLATION

@@ -10,12 +10,11 @@ from __future__ import annotations
 import z3
 
 from spec import descriptor as spec_descriptor
-from spec import dtypes as spec_dtypes
 from spec import readmap as spec_readmap
 from spec.swizzle import DESCRIPTOR_SWIZZLES
 
 from .bitvec import Arith, bv, encoded_bytes, in_range, multiple_of, narrow, var
-from .layout_model import ROW_BYTES, Fields, Shape, element_bit_address, linear_address, read_address
+from .layout_model import ROW_BYTES, Fields, Shape, element_bit_address, linear_address
 from .properties import Query, prop
 from .swizzle_model import descriptor_swizzle, descriptor_swizzle_absolute, repeat_bytes
 
@@ -240,11 +239,7 @@ def _confined_query(swizzle: str) -> Query:
 def _replay_escape(swizzle):
     def replay(c: dict) -> bool:
         repeat = repeat_bytes(swizzle)
-        rows = 1 << DESCRIPTOR_SWIZZLES[swizzle].bits
-        address = c["atom_base"] + c["offset"]
-        phase = ((address >> 7) - c["base_offset"]) % rows
-        read = spec_readmap.apply_swizzle(swizzle, 0, address, c["base_offset"])
-        del phase
+        read = spec_readmap.apply_swizzle(swizzle, 0, c["atom_base"] + c["offset"], c["base_offset"])
         return not c["atom_base"] <= read < c["atom_base"] + repeat
     return replay
 
@@ -420,5 +415,3 @@ def no_wrap():
     return Query({"start": f.start, "lbo": f.lbo, "sbo": f.sbo, "mn": mn, "k": k}, assumptions,
                  z3.And(*arith.no_overflow))
 
-
-del spec_dtypes, read_address

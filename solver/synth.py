@@ -226,12 +226,16 @@ class _Search:
                 return mn, next(k for k, (a, b) in enumerate(zip(read, wanted)) if a != b)
         return None
 
+    def _exclude(self, blocked):
+        """Solutions already found are not wanted again (in the current solver scope)."""
+        for d in blocked:
+            self.solver.add(z3.Or(self.start != d.start_address >> 4, self.lbo != d.leading_byte_offset >> 4,
+                                  self.sbo != d.stride_byte_offset >> 4, self.base_offset != d.base_offset))
+
     def solve(self, blocked=()):
         """A descriptor that reads every element right, or None with the unsat core."""
         self.solver.push()
-        for desc in blocked:
-            self.solver.add(z3.Or(self.start != desc.start_address >> 4, self.lbo != desc.leading_byte_offset >> 4,
-                                  self.sbo != desc.stride_byte_offset >> 4, self.base_offset != desc.base_offset))
+        self._exclude(blocked)
         try:
             for _ in range(MAX_ROUNDS):
                 # Prefer base offset 0 (what CUTLASS writes): another value only when 0 cannot work.
@@ -248,9 +252,7 @@ class _Search:
                 self.solver.pop()
                 self.add_element(*wrong)
                 self.solver.push()
-                for d in blocked:
-                    self.solver.add(z3.Or(self.start != d.start_address >> 4, self.lbo != d.leading_byte_offset >> 4,
-                                          self.sbo != d.stride_byte_offset >> 4, self.base_offset != d.base_offset))
+                self._exclude(blocked)
             return None, [], "unknown (too many refinement rounds)"
         finally:
             self.solver.pop()
