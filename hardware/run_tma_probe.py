@@ -1,21 +1,18 @@
-"""Run the TMA probe on a GPU and record where a tiled box load put each element.
+"""Run the TMA probe on a GPU and record what each tensor load wrote to shared memory.
 
-STATUS (work in progress for the TMA issue, no observations recorded yet): on the H100 the probe
-ran cleanly for 1-byte elements, but about 40% of sampled 2- and 4-byte cases stopped with
-"an illegal instruction was encountered" at the synchronize after the load (2-byte boxes inside the
-tensor too, with UINT16 and FLOAT16 alike; 4-byte only for boxes past the tensor's edges). The
-cause is not found yet; the next step is to run those cases under compute-sanitizer and to compare
-with a CUTLASS-style copy (cute::SM90_TMA_LOAD) of the same tensor map.
+    python3 hardware/run_tma_probe.py --out DIR [--binary PATH] [--commit SHA] [--budget SECONDS]
 
-    python3 hardware/run_tma_probe.py --out DIR [--binary PATH] [--commit SHA]
+Cases (tma_probe_cases): tiled 2-D loads with element sizes 1, 2, 4 bytes, swizzle NONE, 32B, 64B,
+128B, inner box rows of the swizzle span and half of it, two row counts, destinations at every 128-byte
+offset of the 1024-byte repeat, boxes inside the tensor, past its far corner and before its origin;
+traversal strides; rank-3 boxes; the NaN fill; and im2col loads of rank 3, 4, 5 with negative and
+positive corners, traversal strides and im2col offsets.
 
-Cases: element sizes 1, 2, 4 bytes; swizzle NONE, 32B, 64B, 128B; inner box rows of the full swizzle
-span and of half of it; two row counts; destinations at every 128-byte offset inside the 1024-byte
-repeat; boxes inside the tensor, past its far corner and before its origin (out-of-bounds fill).
-The observation of a case: for every box element in order (d0 fastest), the absolute shared-memory
-address of its first byte, or null for out-of-bounds elements (they are filled with zeros, which
-name no element); plus how many bytes the load wrote and whether any landed outside the box's
-expected size.
+The observation of a case is raw: the status of the driver's encoder, how the load ended ("ok", the
+CUDA error of a trap, or "timeout" when the mbarrier never completed), and the code found in every
+element slot of shared memory the load wrote, from the lowest written slot to the highest (-1 for a
+slot left untouched). A code c > 0 names global element c - 1 (linear index, dimension 0 fastest);
+0 is the zero fill. tests/test_tma_replay.py predicts all of it from spec/.
 """
 from __future__ import annotations
 
@@ -27,81 +24,89 @@ import os
 import struct
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import tma_probe_cases  # noqa: E402
 from run_probe import gpu_facts  # noqa: E402
 
-CASE_FORMAT = "<IIIIIIiiII"      # struct Case in tma_probe.cu (40 bytes)
-WINDOW = 16 * 1024
+CASE_FORMAT = "<6I5I5I5I5i3i3iII3IIII"   # struct Case in tma_probe.cu (160 bytes)
+WINDOW = 32 * 1024
+RECORD = 12 + WINDOW
+DATA_TYPES = {"UINT8": 0, "UINT16": 1, "INT32": 3, "FLOAT16": 6, "FLOAT32": 7, "BFLOAT16": 9}
 SWIZZLES = {"NONE": 0, "32B": 1, "64B": 2, "128B": 3}
-SPAN = {"NONE": 128, "32B": 32, "64B": 64, "128B": 128}
-
-
-def cases() -> list:
-    found = []
-    for element_bytes in (1, 2, 4):
-        for swizzle, code in SWIZZLES.items():
-            inner_bytes = [SPAN[swizzle], SPAN[swizzle] // 2] if swizzle != "NONE" else [128, 48]
-            for inner in inner_bytes:
-                if inner < 16:
-                    continue
-                box0 = inner // element_bytes
-                for box1 in (8, 11):
-                    g0, g1 = 2 * box0 + 8, 40
-                    for where, coord in (("inside", (4, 3)), ("past_far_corner", (g0 - box0 // 2, g1 - 5)),
-                                         ("before_origin", (-2, -3))):
-                        for offset in range(0, 1024, 128):
-                            found.append(dict(element_bytes=element_bytes, swizzle=swizzle, box=[box0, box1],
-                                              global_dim=[g0, g1], coord=list(coord), where=where,
-                                              smem_offset=offset))
-    for i, case in enumerate(found):
-        case["id"] = i
-    return found
+OOB = {"NONE": 0, "NAN_REQUEST_ZERO_FMA": 1}
 
 
 def digits(case) -> int:
+    """Runs needed so that every element's code (index + 1) fits: 1-byte elements need two."""
     return 2 if case["element_bytes"] == 1 else 1
 
 
-def encode_runs(run_list) -> bytes:
-    out = [struct.pack("<I", len(run_list))]
-    for case, digit in run_list:
-        out.append(struct.pack(CASE_FORMAT, case["element_bytes"], SWIZZLES[case["swizzle"]],
-                               case["global_dim"][0], case["global_dim"][1], case["box"][0], case["box"][1],
-                               case["coord"][0], case["coord"][1], case["smem_offset"], digit))
-    return b"".join(out)
+def pack(case, digit) -> bytes:
+    def five(values, fill):
+        return list(values) + [fill] * (5 - len(values))
+
+    def three(values):
+        return list(values) + [0] * (3 - len(values))
+
+    return struct.pack(
+        CASE_FORMAT, 0 if case["mode"] == "tiled" else 1, len(case["global_dim"]), DATA_TYPES[case["data_type"]],
+        case["element_bytes"], SWIZZLES[case["swizzle"]], OOB[case["oob_fill"]],
+        *five(case["global_dim"], 1), *five(case.get("box", []), 1), *five(case["element_strides"], 1),
+        *five(case["coord"], 0), *three(case.get("lower", [])), *three(case.get("upper", [])),
+        case.get("channels", 0), case.get("pixels", 0), *three(case.get("offsets", [])),
+        case["expect_bytes"], case["smem_offset"], digit)
 
 
-def decode(case, windows: list, base: int) -> dict:
-    """windows: the 16 KiB window of each digit run. Returns the observation of the case."""
+def observation(case, runs) -> dict:
+    """runs: (encode_status, run_status, base, window) per digit."""
+    encode_status, run_status, base, _ = runs[0]
+    record = {**case, "encode_status": encode_status}
+    if encode_status != 0:
+        return record
+    statuses = {r[1] for r in runs}
+    record["run"] = "ok" if statuses == {0} else ("timeout" if statuses == {-1} else
+                                                  f"cuda error {max(statuses)}")
+    record["smem_base"] = base
     eb = case["element_bytes"]
-    g0, g1 = case["global_dim"]
-    box0, box1 = case["box"]
-    offsets = [None] * (box0 * box1)
-    zeros, poison, strays = 0, 0, 0
+    codes = []
     for position in range(0, WINDOW, eb):
-        code = 0
-        for digit, window in enumerate(windows):
-            code |= int.from_bytes(window[position:position + eb], "little") << (8 * eb * digit)
-        if all(window[position:position + eb] == b"\xa5" * eb for window in windows):
-            poison += 1
+        slots = [w[position:position + eb] for *_, w in runs]
+        if all(s == b"\xa5" * eb for s in slots):
+            codes.append(-1)
             continue
-        if code == 0:
-            zeros += 1
-            continue
-        index = code - 1
-        x, y = index % g0, index // g0
-        i0, i1 = x - case["coord"][0], y - case["coord"][1]
-        if not (0 <= i0 < box0 and 0 <= i1 < box1 and index < g0 * g1):
-            strays += 1
-            continue
-        offsets[i1 * box0 + i0] = base + position
-    record = {k: case[k] for k in ("id", "element_bytes", "swizzle", "box", "global_dim", "coord", "where",
-                                   "smem_offset")}
-    record.update(smem_address=base + case["smem_offset"], offsets=offsets, zero_filled=zeros, strays=strays,
-                  written_bytes=WINDOW - poison * eb)
+        codes.append(sum(int.from_bytes(s, "little") << (8 * eb * d) for d, s in enumerate(slots)))
+    written = [i for i, c in enumerate(codes) if c != -1]
+    if written:
+        record["written_from"] = base + written[0] * eb
+        record["codes"] = codes[written[0]:written[-1] + 1]
+    else:
+        record["written_from"], record["codes"] = None, []
     return record
+
+
+def run_all(binary, run_list, budget) -> list:
+    """Run every (case, digit); restart after a trap. Returns one raw tuple per run (None: not run)."""
+    case_file, out_file = "/tmp/tma_cases.bin", "/tmp/tma_out.bin"
+    with open(case_file, "wb") as f:
+        f.write(struct.pack("<I", len(run_list)) + b"".join(pack(c, d) for c, d in run_list))
+    if os.path.exists(out_file):
+        os.remove(out_file)
+    started, done = time.time(), 0
+    while done < len(run_list) and time.time() - started < budget:
+        subprocess.run([binary, case_file, out_file, str(done)])
+        done = os.path.getsize(out_file) // RECORD
+    raw = open(out_file, "rb").read()
+    results = []
+    for n in range(len(run_list)):
+        if n >= done:
+            results.append(None)
+            continue
+        encode_status, run_status, base = struct.unpack_from("<iiI", raw, n * RECORD)
+        results.append((encode_status, run_status, base, raw[n * RECORD + 12:(n + 1) * RECORD]))
+    return results
 
 
 def main() -> int:
@@ -109,41 +114,33 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--binary", default=os.path.join(HERE, "tma_probe"))
     parser.add_argument("--commit", default="unknown")
+    parser.add_argument("--budget", type=float, default=420.0, help="seconds for all runs (restarts included)")
     args = parser.parse_args()
-    all_cases = cases()
+    all_cases = tma_probe_cases.cases()
     run_list = [(c, d) for c in all_cases for d in range(digits(c))]
-    case_file, out_file = "/tmp/tma_cases.bin", "/tmp/tma_out.bin"
-    with open(case_file, "wb") as f:
-        f.write(encode_runs(run_list))
-    subprocess.run([args.binary, case_file, out_file], check=True)
-    raw = open(out_file, "rb").read()
-    count = struct.unpack_from("<I", raw)[0]
-    assert count == len(run_list)
-    per_case, position = {}, 4
-    for case, digit in run_list:
-        status, base = struct.unpack_from("<iI", raw, position)
-        window = raw[position + 8:position + 8 + WINDOW]
-        position += 8 + WINDOW
-        per_case.setdefault(case["id"], []).append((status, base, window))
+    results = run_all(args.binary, run_list, args.budget)
+    per_case = {}
+    for (case, _), result in zip(run_list, results):
+        per_case.setdefault(case["id"], []).append(result)
     observations = []
     for case in all_cases:
         runs = per_case[case["id"]]
-        status, base = runs[0][0], runs[0][1]
-        if status != 0:
-            observations.append({**{k: case[k] for k in ("id", "element_bytes", "swizzle", "box", "global_dim",
-                                                        "coord", "where", "smem_offset")}, "encode_status": status})
-            continue
-        record = decode(case, [w for _, _, w in runs], base)
-        record["encode_status"] = 0
-        observations.append(record)
+        if any(r is None for r in runs):
+            observations.append({**case, "encode_status": None, "run": "not run (time budget)"})
+        else:
+            observations.append(observation(case, runs))
     document = {"harness": {"commit": args.commit, "program": "hardware/tma_probe.cu",
-                            "cases": "hardware/run_tma_probe.py", "date": datetime.date.today().isoformat(),
+                            "cases": "hardware/tma_probe_cases.py", "date": datetime.date.today().isoformat(),
                             **gpu_facts()}, "cases": observations}
-    path = os.path.join(args.out, "tma_tiled_placement.json.gz")
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "tma_loads_sm90.json.gz")
     with gzip.open(path, "wt") as f:
         json.dump(document, f, separators=(",", ":"))
-    encoded = sum(o["encode_status"] == 0 for o in observations)
-    print(f"{len(observations)} cases, {encoded} encoded by the driver, written to {path}")
+    summary = {}
+    for o in observations:
+        key = (o["mode"], o.get("run", f"encode {o['encode_status']}"))
+        summary[key] = summary.get(key, 0) + 1
+    print(f"{len(observations)} cases written to {path}: {summary}")
     return 0
 
 
