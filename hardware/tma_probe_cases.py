@@ -33,6 +33,17 @@ def _im2col(global_dim, lower, upper, channels, pixels, coord, offsets, swizzle=
             "expect_bytes": pixels * channels * 2}
 
 
+# Decided on the H100 (hardware/README.md): a tiled load whose dimension-0 coordinate is not a
+# multiple of 16 bytes traps ("illegal instruction"), so placement cases start on 16-byte columns:
+# ALIGN[e] elements of e bytes are 16 bytes. A few cases keep misaligned starts as evidence of the trap.
+ALIGN = {1: 16, 2: 8, 4: 4}
+
+
+def _half_row(box0, element_bytes):
+    """About half of the box's row, rounded down to whole 16-byte columns (at least one)."""
+    return max(ALIGN[element_bytes], box0 // 2 // ALIGN[element_bytes] * ALIGN[element_bytes])
+
+
 def tiled_placement_cases() -> list:
     """Every swizzle x element size x inner row (span, half span) x rows x where x 128-B offset."""
     found = []
@@ -43,8 +54,9 @@ def tiled_placement_cases() -> list:
                 box0 = inner // element_bytes
                 for box1 in (8, 11):
                     g0, g1 = 2 * box0 + 16, 40
-                    for where, coord in (("inside", (4, 3)), ("past_far_corner", (g0 - box0 // 2, g1 - 5)),
-                                         ("before_origin", (-2, -3))):
+                    for where, coord in (("inside", (2 * ALIGN[element_bytes], 3)),
+                                         ("past_far_corner", (g0 - _half_row(box0, element_bytes), g1 - 5)),
+                                         ("before_origin", (-ALIGN[element_bytes], -3))):
                         for offset in range(0, 1024, 128):
                             found.append(_tiled(element_bytes, swizzle, (g0, g1), (box0, box1), coord, offset, where))
     return found
@@ -56,8 +68,18 @@ def tiled_other_cases() -> list:
         for swizzle in ("NONE", "128B"):
             box0 = 128 // element_bytes
             for strides in ((1, 2), (1, 3), (2, 1), (3, 2)):
-                found.append(_tiled(element_bytes, swizzle, (2 * box0 + 16, 40), (box0, 12), (4, 3), 0,
-                                    "traversal_strides", element_strides=strides))
+                found.append(_tiled(element_bytes, swizzle, (2 * box0 + 16, 40), (box0, 12),
+                                    (ALIGN[element_bytes], 3), 0, "traversal_strides", element_strides=strides))
+    for swizzle, inner_rows in (("NONE", (16, 32)), ("32B", (16,)), ("64B", (16, 48)), ("128B", (16, 32, 48, 96))):
+        for inner in inner_rows:
+            for offset in (0, 384):
+                found.append(_tiled(2, swizzle, (inner // 2 + 16, 24), (inner // 2, 9), (8, 2), offset,
+                                    "narrow_rows"))
+    for element_bytes in (1, 2, 4):
+        for swizzle in ("NONE", "128B"):
+            for x in (1, -1):
+                found.append(_tiled(element_bytes, swizzle, (2 * 64 // element_bytes + 16, 40),
+                                    (64 // element_bytes, 8), (x, 3), 0, "misaligned_coord"))
     for swizzle in SPAN:
         box0 = SPAN[swizzle] // 2
         for offset in (0, 384):
@@ -65,7 +87,8 @@ def tiled_other_cases() -> list:
     for element_bytes in (2, 4):
         for swizzle in ("NONE", "128B"):
             box0 = 128 // element_bytes
-            found.append(_tiled(element_bytes, swizzle, (2 * box0 + 16, 40), (box0, 8), (-2, -3), 0, "nan_fill",
+            found.append(_tiled(element_bytes, swizzle, (2 * box0 + 16, 40), (box0, 8), (-ALIGN[element_bytes], -3), 0,
+                                "nan_fill",
                                 oob_fill="NAN_REQUEST_ZERO_FMA"))
     return found
 
