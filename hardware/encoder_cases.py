@@ -158,6 +158,34 @@ def _random_document(rng: random.Random, bases) -> dict:
     return document
 
 
+def targeted_cases() -> list:
+    """Thresholds the first H100 run left open (hardware/README.md): the bytes one box may hold, the
+    largest spatial globalDim of im2col and im2col_wide maps, and the im2col_wide corner range per rank."""
+    found = []
+    for kib in range(160, 257, 4):                     # FLOAT16 boxes of 160 .. 256 KiB, 1 KiB per row block
+        found.append(("box_bytes", f"{kib}KiB/NONE", _tiled("FLOAT16", (128, 64, 512), 2, (64, 8, kib), "NONE")))
+        found.append(("box_bytes", f"{kib}KiB/16B", _tiled("FLOAT16", (16, 64, 512), 2, (8, 64, kib), "NONE",
+                                                         interleave="16B")))
+    spatial = (2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 3 * 2 ** 30, 2 ** 32 - 1, 2 ** 32)
+    for name, document in base_configurations():
+        if document["encode"] == "tiled":
+            continue
+        for i in range(1, document["rank"] - 1):
+            for value in spatial:
+                changed = copy.deepcopy(document)
+                changed["globalDim"][i] = value
+                found.append((name, f"globalDim[{i}]", changed))
+    for rank, dims in ((3, (64, 512, 2)), (4, (64, 128, 9, 2)), (5, (64, 64, 4, 4, 2))):
+        for corner in (-2 ** 15, -2 ** 15 + 1, -129, -128, -17, -16, 15, 16, 127, 128, 2 ** 15 - 1):
+            for key in ("pixelBoxLowerCornerWidth", "pixelBoxUpperCornerWidth"):
+                document = _im2col_wide("FLOAT16", dims, 2, 0, 0, 64, 128, "128B", "W")
+                document[key] = corner
+                found.append((f"im2col_wide_rank{rank}", key, document))
+    for rank in (1, 2):
+        found.append(("rank", f"rank{rank}", _tiled("FLOAT16", (256, 16)[:rank], 2, (64, 8)[:rank], "128B")))
+    return found
+
+
 def cases(random_count: int = 1200, seed: int = 20261122) -> list:
     """Every argument set, each {"id", "base", "factor", "document"}: bases first, then one-factor
     variants, then random ones. Deterministic for a given seed."""
@@ -167,6 +195,7 @@ def cases(random_count: int = 1200, seed: int = 20261122) -> list:
         found += [(name, factor, changed) for factor, changed in _variants(doc)]
     rng = random.Random(seed)
     found += [("random", "random", _random_document(rng, bases)) for _ in range(random_count)]
+    found += targeted_cases()
     return [{"id": i, "base": base, "factor": factor, "document": doc} for i, (base, factor, doc) in enumerate(found)]
 
 

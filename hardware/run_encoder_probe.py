@@ -33,7 +33,10 @@ def encode(driver, document):
     oob = getattr(driver.CUtensorMapFloatOOBfill, "CU_TENSOR_MAP_FLOAT_OOB_FILL_" + d["oobFill"])
     u64 = lambda values: [driver.cuuint64_t(v) for v in values]  # noqa: E731
     u32 = lambda values: [driver.cuuint32_t(v) for v in values]  # noqa: E731
-    common = (dtype, d["rank"], d["globalAddress"], u64(d["globalDim"]), u64(d["globalStrides"]))
+    # A rank-1 map has no strides; cuda-bindings would pass an empty list as a null pointer, which a C
+    # caller never does, so one unused stride goes along.
+    strides = d["globalStrides"] or [0]
+    common = (dtype, d["rank"], d["globalAddress"], u64(d["globalDim"]), u64(strides))
     element_strides = u32(d["elementStrides"])
     if d["encode"] == "tiled":
         return driver.cuTensorMapEncodeTiled(*common, u32(d["boxDim"]), element_strides, interleave, swizzle, l2, oob)
