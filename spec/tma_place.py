@@ -1,9 +1,12 @@
 """Where a tiled TMA box load puts each element in shared memory (PTX 5.5.7; REFERENCE.md 5).
 
-The box is written densely from the destination address, dimension 0 fastest, ceil(box_i / stride_i)
-elements along dimension i (traversal strides); then every byte goes where the swizzle mode's table
-sends its absolute address (spec.tma_swizzle). This is the manual's model; the H100 probe of
-hardware/tma_probe.cu is meant to confirm or overturn it.
+The box is written row by row from the destination address, dimension 0 fastest: boxDim[0] elements
+per row (no traversal stride along dimension 0), ceil(box_i / stride_i) rows along every other
+dimension i. Without a swizzle the rows are dense; with one, each row starts a new swizzle-span row
+(rule tma.place.row_pitch). Then every byte goes where the swizzle mode's table sends its absolute
+address (spec.tma_swizzle). Both were observed on an H100 (tests/hardware/tma_loads_sm90.json.gz,
+replayed by tests/test_tma_replay.py), which also showed that a load whose first element along
+dimension 0 is not on a 16-byte column traps (rule tma.load.coord0_16B).
 """
 from __future__ import annotations
 
@@ -13,12 +16,32 @@ from . import tma_swizzle
 from .rules import SpecError, check_all, rule
 
 PLACEMENT = rule(
-    "tma.place.tiled", "PTX 5.5.7 (seed 004); REFERENCE.md 5",
-    "A tiled box lands densely from the destination address, dimension 0 fastest, ceil(box_i / "
-    "elementStrides_i) elements along dimension i, each byte then moved by the swizzle mode's table "
-    "applied to its absolute address.", evidence="interpretation",
-    note="The seed's tables and the absolute-address phase are the manual's; whether rows narrower than "
-         "the swizzle span are packed densely is not stated. Hardware evidence pending (TMA issue).")
+    "tma.place.tiled", "PTX 5.5.7 (seed 004); REFERENCE.md 5; H100",
+    "A tiled box lands row by row from the destination address, dimension 0 fastest: boxDim[0] elements "
+    "per row, ceil(box_i / elementStrides_i) along every other dimension i (elementStrides[0] is "
+    "ignored), rows tma.place.row_pitch apart, each byte then moved by the swizzle mode's table applied "
+    "to its absolute address.", evidence="hardware",
+    note="H100 (tests/hardware/tma_loads_sm90.json.gz): 1198 loads, swizzle NONE/32B/64B/128B, 1/2/4-byte "
+         "elements, destinations at every 128-byte offset of the 1024-byte repeat (the phase follows the "
+         "absolute address, as the seed's tables read), boxes partly out of bounds (filled with zeros, "
+         "or the NaN pattern), traversal strides (elementStrides[0] = 2 or 3 loads boxDim[0] elements), "
+         "rank 3. 96B and the 128B atomicity sub-modes are sm100 modes: the manual's tables, unobserved.")
+ROW_PITCH = rule(
+    "tma.place.row_pitch", "H100 (tests/hardware/tma_loads_sm90.json.gz); PTX 5.5.7",
+    "With a swizzle, each row of a load (a tiled box's boxDim[0] elements, an im2col pixel's channels) "
+    "starts a new swizzle-span row in shared memory: a row narrower than the span is padded to it, and "
+    "the padding is left unwritten. Without a swizzle rows are dense.", evidence="hardware",
+    note="The manual does not say; the H100 put 32-byte rows 64 bytes apart under 64B, 16-byte rows 32 "
+         "apart under 32B, 64-byte rows (and 64-byte im2col pixels) 128 apart under 128B, and 48-byte rows "
+         "48 apart with no swizzle.")
+COORD0_ALIGNMENT = rule(
+    "tma.load.coord0_16B", "H100 (tests/hardware/tma_loads_sm90.json.gz)",
+    "A tiled load's tensor coordinate along dimension 0, times the element size, is a multiple of 16 "
+    "bytes; otherwise the copy traps (illegal instruction) at run time. The encoder cannot see it.",
+    subject="tma_box", evidence="hardware",
+    note="Not in the manual. On the H100 every tiled load whose first column was off a 16-byte boundary "
+         "(661 loads: 1, 2 and 4-byte elements, inside the tensor and partly outside, coordinates -2, -1, "
+         "1, 4, ...) stopped with 'an illegal instruction was encountered'; every aligned one ran.")
 BOX_RANGE = rule("tma.box.range", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
                  "Every boxDim is in [1, 256].", subject="tma_box")
 INNER_BYTES = rule("tma.box.inner_16B", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
@@ -30,7 +53,12 @@ STRIDE_RANGE = rule("tma.box.element_strides", "DRV cuTensorMapEncodeTiled; REFE
                     "elementStrides are in [1, 8].", subject="tma_box")
 DESTINATION = rule("tma.box.destination_alignment", "CUDA programming guide (TMA); PTX 5.5.3.1",
                    "The shared-memory destination of a tensor copy is 128-byte aligned.", subject="tma_box")
-SPAN = {"32B": 32, "64B": 64, "96B": 96}
+
+
+def row_pitch(swizzle: str, row_bytes: int) -> int:
+    """Rule tma.place.row_pitch: bytes from one row of a load to the next in shared memory."""
+    span = tma_swizzle.mode_info(swizzle).span
+    return row_bytes if span is None else max(row_bytes, span)
 
 
 @dataclass(frozen=True)
@@ -40,13 +68,17 @@ class Box:
     dims: tuple
     smem_address: int
     element_strides: tuple
+    coord0: int = 0   # the load's tensor coordinate along dimension 0 (rule tma.load.coord0_16B)
 
     @property
     def counts(self) -> tuple:
-        return tuple(-(-d // s) for d, s in zip(self.dims, self.element_strides))
+        """Elements loaded along each dimension: all of boxDim[0] (TMA has no stride along dimension 0),
+        ceil(box_i / stride_i) along the others."""
+        return (self.dims[0],) + tuple(-(-d // s) for d, s in zip(self.dims[1:], self.element_strides[1:]))
 
 
-def make_box(swizzle: str, element_bytes: int, dims, smem_address: int, element_strides=None) -> Box:
+def make_box(swizzle: str, element_bytes: int, dims, smem_address: int, element_strides=None,
+             coord0: int = 0) -> Box:
     tma_swizzle.mode_info(swizzle)
     if element_bytes not in (1, 2, 4, 8, 16):
         raise SpecError("elem_bytes", element_bytes, "expected 1, 2, 4, 8 or 16", PLACEMENT.id)
@@ -59,16 +91,18 @@ def make_box(swizzle: str, element_bytes: int, dims, smem_address: int, element_
                         STRIDE_RANGE.id)
     if smem_address < 0:
         raise SpecError("smem_address", smem_address, "must be non-negative", DESTINATION.id)
-    return Box(swizzle, element_bytes, dims, smem_address, strides)
+    return Box(swizzle, element_bytes, dims, smem_address, strides, coord0)
 
 
 def place(box: Box) -> list:
     """The absolute address of the first byte of every loaded element, dimension 0 fastest."""
-    total = 1
-    for c in box.counts:
-        total *= c
-    return [tma_swizzle.swizzle_byte_address(box.swizzle, box.smem_address + i * box.element_bytes)
-            for i in range(total)]
+    per_row = box.counts[0]
+    rows = 1
+    for c in box.counts[1:]:
+        rows *= c
+    pitch = row_pitch(box.swizzle, per_row * box.element_bytes)
+    return [tma_swizzle.swizzle_byte_address(box.swizzle, box.smem_address + row * pitch + i * box.element_bytes)
+            for row in range(rows) for i in range(per_row)]
 
 
 def violations(box: Box):
@@ -91,7 +125,7 @@ def _inner(box: Box):
 def _span(box: Box):
     if box.swizzle == "NONE":
         return None
-    span = SPAN.get(box.swizzle, 128)
+    span = tma_swizzle.mode_info(box.swizzle).span
     inner = box.dims[0] * box.element_bytes
     return None if inner <= span else f"boxDim[0] * element size = {inner} bytes > the {box.swizzle} span {span}"
 
@@ -100,6 +134,13 @@ def _span(box: Box):
 def _strides(box: Box):
     bad = [s for s in box.element_strides if s > 8]
     return f"element stride {bad[0]} > 8" if bad else None
+
+
+@COORD0_ALIGNMENT.checker
+def _coord0(box: Box):
+    offset = box.coord0 * box.element_bytes
+    return None if offset % 16 == 0 else (f"the load starts {offset} bytes into dimension 0, not on a 16-byte "
+                                          f"column: the copy traps")
 
 
 @DESTINATION.checker
