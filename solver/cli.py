@@ -158,6 +158,34 @@ def cmd_tma_place(args) -> int:
     return EXIT_VIOLATION if found else EXIT_OK
 
 
+def read_params_document(path: str):
+    """The JSON document of --params (a file, or stdin for '-'); unreadable or not JSON: malformed."""
+    from spec import tensormap
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise SpecError("params", path, f"cannot read: {reason}", tensormap.PARAMS.id) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SpecError("params", path, f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})",
+                        tensormap.PARAMS.id) from None
+
+
+def cmd_tma_check(args) -> int:
+    from spec import tensormap
+    arch = tensormap.check_arch(args.arch)
+    params = tensormap.parse_params(read_params_document(args.params))
+    report = tensormap.check(params, arch)
+    emit(args, report, render.tensormap_text(params, arch, report))
+    return EXIT_OK if report["legal"] else EXIT_VIOLATION
+
+
 # --- prove ------------------------------------------------------------------------------------------
 def select_properties(args) -> list:
     from .properties import all_properties
@@ -331,6 +359,18 @@ def build_parser() -> Parser:
     add_json(place)
     place.set_defaults(run=cmd_tma_place)
 
+    tma_check = tma_commands.add_parser(
+        "check", help="would the driver's encoder accept these tensor-map arguments?",
+        description="Check the arguments of cuTensorMapEncodeTiled / Im2col / Im2colWide (a JSON document "
+                    "named as in cuda.h, CLI.md 'tma check'). Exit 0 when the encoder accepts them, 1 when it "
+                    "refuses (violations listed), 2 when the document is malformed. Warnings list what the "
+                    "encoder does not catch.")
+    tma_check.add_argument("--params", required=True, metavar="FILE",
+                           help="the parameter document (JSON); '-' reads stdin")
+    tma_check.add_argument("--arch", default="sm100", help="sm90, sm100 (default) or sm103")
+    add_json(tma_check)
+    tma_check.set_defaults(run=cmd_tma_check)
+
     prove = commands.add_parser(
         "prove", help="prove or refute the property catalogue with Z3",
         description="Prove or refute properties over their whole parameter ranges. Each result is "
@@ -347,6 +387,9 @@ def build_parser() -> Parser:
                        help="folder for counterexamples/<id>/<n>.json (default ./counterexamples)")
     add_json(prove)
     prove.set_defaults(run=cmd_prove)
+
+    from . import cli_im2col
+    cli_im2col.register(commands, Parser, add_json, emit)
 
     rules = commands.add_parser("rules", help="the rule catalogue",
                                 description="Every rule: id, source, statement.")

@@ -172,3 +172,15 @@ def placement_text(box, offsets: list, found: list) -> str:
     shown = rows[:64]
     more = f"\n... {len(rows) - 64} more rows" if len(rows) > 64 else ""
     return "\n".join([head, _table(["row"] + [str(i) for i in range(width)], shown) + more, violations_text(found)])
+
+
+def tensormap_text(params, arch: str, report: dict) -> str:
+    """`tma check`: what was checked, the verdict, then the violations and the warnings."""
+    head = (f"{params.encode} tensor map, {params.data_type}, rank {params.rank}, swizzle {params.swizzle}, "
+            f"interleave {params.interleave}, on {arch}")
+    verdict = ("legal: yes (the encoder accepts these arguments)" if report["legal"]
+               else "legal: no (the encoder refuses these arguments)")
+    warnings = report["warnings"]
+    warned = ("warnings: none" if not warnings else "warnings (not caught by the encoder):\n"
+              + "\n".join(f"  {w['rule']}: {w['message']} [{w['source']}]" for w in warnings))
+    return "\n".join([head, verdict, violations_text(report["violations"]), warned])

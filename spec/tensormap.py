@@ -242,11 +242,23 @@ IM2COL_CHANNELS_16B = _map_rule(
     note="Not in DRV's parameter notes; the H100's driver (580.159.04) refuses 1 and 4 FLOAT16 channels "
          "and 1 FLOAT32 channel and accepts 8 FLOAT16 and 4 FLOAT32 (tests/hardware/tensormap_encode_sm90.json.gz).")
 IM2COL_SPATIAL_DIM = _map_rule(
-    "tma.map.im2col.spatial_dim_range", "H100 driver (cuTensorMapEncodeIm2col)",
-    "im2col: the spatial globalDim entries (W, H, D: dimensions 1 .. rank - 2) are below 2^32.",
+    "tma.map.im2col.spatial_dim_range", "H100 driver (cuTensorMapEncodeIm2col / Im2colWide)",
+    "The spatial globalDim entries (W, H, D: dimensions 1 .. rank - 2) are at most 2^31 for im2col maps "
+    "and at most 2^31 - 1 for im2col_wide maps.",
     evidence="driver",
-    note="DRV allows globalDim up to 2^32 for every map; the H100's driver (580.159.04) refuses 2^32 in a "
-         "spatial dimension of an im2col map and accepts 2^31 (tests/hardware/tensormap_encode_sm90.json.gz).")
+    note="DRV allows globalDim up to 2^32 for every map; the H100's driver (580.159.04) accepts 2^31 and "
+         "refuses 2^31 + 1 in an im2col map's spatial dimension, and accepts 2^31 - 1 and refuses 2^31 in an "
+         "im2col_wide map's (tests/hardware/tensormap_encode_sm90.json.gz). One oddity: it accepted W = 2^32 "
+         "for one W128 map (while refusing 2^31 .. 2^32 - 1), presumably a 32-bit truncation; layoutproof "
+         "refuses it.")
+BOX_BYTES = _map_rule(
+    "tma.map.box_bytes", "H100 driver (cuTensorMapEncodeTiled)",
+    "Tiled: the bytes one load brings, boxDim[0] * ceil(boxDim[1] / elementStrides[1]) * ... * element "
+    "size, are at most 228 KiB (233472 bytes, the shared memory of one SM).",
+    evidence="driver",
+    note="Not in DRV; the H100's driver (580.159.04) accepts FLOAT16 boxes of 228 KiB and refuses 232 KiB, "
+         "with and without interleave, and counts the traversal strides (a 256 KiB boxDim product with "
+         "elementStrides 2 along two dimensions is accepted) (tests/hardware/tensormap_encode_sm90.json.gz).")
 WIDE_SWIZZLE = _map_rule(
     "tma.map.im2col_wide.swizzle", "DRV cuTensorMapEncodeIm2colWide (swizzle); PTX 5.5.5; REFERENCE.md 5",
     "im2col_wide: swizzle is 64B, 128B or 128B_ATOM_32B.")
@@ -306,6 +318,7 @@ DRIVER_ENFORCED: dict[str, bool] = {
     WIDE_ARCH.id: True,
     IM2COL_CHANNELS_16B.id: True,
     IM2COL_SPATIAL_DIM.id: True,
+    BOX_BYTES.id: True,
     WIDE_SWIZZLE.id: True,
     WIDE_INTERLEAVE.id: True,
     WIDE_CORNER_RANGE.id: True,
@@ -872,9 +885,25 @@ def _im2col_channels_16B(call: EncodeCall) -> Optional[str]:
 @IM2COL_SPATIAL_DIM.checker
 def _im2col_spatial_dim(call: EncodeCall) -> Optional[str]:
     p = call.params
-    if p.encode != "im2col":
+    if not p.is_im2col:
         return None
-    return _first_outside("globalDim", p.global_dim[1:-1], 1, (1 << 32) - 1, "[1, 2^32 - 1] (spatial)", first_index=1)
+    high, shown = ((1 << 31), "[1, 2^31]") if p.encode == "im2col" else ((1 << 31) - 1, "[1, 2^31 - 1]")
+    return _first_outside("globalDim", p.global_dim[1:-1], 1, high, shown + " (spatial)", first_index=1)
+
+
+MAX_BOX_BYTES = 228 * 1024
+
+
+@BOX_BYTES.checker
+def _box_bytes(call: EncodeCall) -> Optional[str]:
+    p = call.params
+    if p.encode != "tiled" or not p.box_dim or len(p.box_dim) != len(p.element_strides) or 0 in p.element_strides:
+        return None
+    rows = 1
+    for size, stride in zip(p.box_dim[1:], p.element_strides[1:]):
+        rows *= -(-size // stride)
+    loaded = inner_bits(p, p.box_dim[0]) * rows // 8
+    return None if loaded <= MAX_BOX_BYTES else f"one load brings {loaded} bytes > {MAX_BOX_BYTES} (228 KiB)"
 
 
 @WIDE_ARCH.checker

@@ -55,6 +55,22 @@ DESTINATION = rule("tma.box.destination_alignment", "CUDA programming guide (TMA
                    "The shared-memory destination of a tensor copy is 128-byte aligned.", subject="tma_box")
 
 
+NAN_FILL = rule(
+    "tma.place.oob_fill", "PTX 5.5.3.3; H100 (tests/hardware/tma_loads_sm90.json.gz)",
+    "An out-of-bounds element of a load is written as zero, or with oobFill NAN_REQUEST_ZERO_FMA as the "
+    "pattern 0x7FF7 in every 16-bit half of the element (a NaN for 16-bit floats; 0x7FF77FF7 for 32-bit).",
+    evidence="hardware",
+    note="PTX names the NaN fill without giving its bits; the H100 wrote 0x7FF7 (FLOAT16) and 0x7FF77FF7 "
+         "(FLOAT32).")
+
+
+def fill_pattern(oob_fill: str, element_bytes: int) -> int:
+    """Rule tma.place.oob_fill: the bits an out-of-bounds element is written with."""
+    if oob_fill == "NONE":
+        return 0
+    return int.from_bytes(b"\xf7\x7f" * (element_bytes // 2), "little")
+
+
 def row_pitch(swizzle: str, row_bytes: int) -> int:
     """Rule tma.place.row_pitch: bytes from one row of a load to the next in shared memory."""
     span = tma_swizzle.mode_info(swizzle).span

@@ -15,7 +15,7 @@ import pytest
 from spec import descriptor, readmap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FILES = sorted(glob.glob(os.path.join(HERE, "hardware", "*.json.gz")))
+FILES = sorted(glob.glob(os.path.join(HERE, "hardware", "wgmma_*.json.gz")))
 
 
 def load(path):

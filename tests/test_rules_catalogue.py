@@ -13,6 +13,7 @@ SUBJECTS_WITH_BREAKERS = {
     "descriptor": "tests/test_descriptor.py", "instr_desc": "tests/test_instr_desc.py",
     "tma_swizzle_use": "tests/test_tma_swizzle.py", "operand": __file__, "swizzle": __file__,
     "recipe": "tests/test_recipe.py", "tma_box": "tests/test_tma_place.py",
+    "tensormap": "tests/test_tensormap.py", "im2col_load": "tests/test_im2col.py",
 }
 
 

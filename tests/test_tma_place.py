@@ -47,6 +47,8 @@ BREAKERS = {
     "tma.box.swizzle_span": tma_place.make_box("32B", 2, (64, 2), 0),
     "tma.box.element_strides": tma_place.make_box("NONE", 4, (8, 2), 0, element_strides=(1, 9)),
     "tma.box.destination_alignment": tma_place.make_box("NONE", 4, (8, 2), 0x410),
+    # a load starting 2 x 2 = 4 bytes into dimension 0 (the H100 traps)
+    "tma.load.coord0_16B": tma_place.make_box("NONE", 2, (8, 2), 0, coord0=2),
 }
 
 

@@ -1,0 +1,108 @@
+"""Replay the H100 driver's tensor-map encoder decisions against spec/tensormap.py, with no GPU.
+
+tests/hardware/tensormap_encode_sm90.json.gz was recorded by hardware/run_encoder_probe.py: every argument
+set of hardware/encoder_cases.py (one factor at a time around valid configurations, seeded random ones,
+and targeted thresholds) went to cuTensorMapEncodeTiled / Im2col / Im2colWide through cuda-bindings.
+`layoutproof tma check --arch sm90` must say `legal` exactly when the driver accepted.
+"""
+import collections
+import gzip
+import json
+import os
+import sys
+
+import pytest
+
+from spec import tensormap
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PATH = os.path.join(HERE, "hardware", "tensormap_encode_sm90.json.gz")
+sys.path.insert(0, os.path.join(HERE, "..", "hardware"))
+
+with gzip.open(PATH, "rt") as f:
+    RECORD = json.load(f)
+CASES = RECORD["cases"]
+
+# Driver decisions layoutproof deliberately does not follow, each with the reason (id -> reason).
+KNOWN_DIFFERENCES = {
+    "im2col_wide spatial 2^32": "the driver accepted W = 2^32 for one W128 map while refusing every value in "
+                                "2^31 .. 2^32 - 1 (a 32-bit truncation, presumably); layoutproof refuses it "
+                                "(rule tma.map.im2col.spatial_dim_range)",
+    "im2col_wide FLOAT64 interleave": "one random im2col_wide argument set (FLOAT64, 128 channels, interleave 16B, "
+                                      "swizzle NONE, mode W128) was refused for a reason no single rule "
+                                      "explains yet; im2col_wide cannot run on sm90 at all",
+}
+
+
+def known_difference(case) -> str:
+    d = case["document"]
+    if d["encode"] == "im2col_wide" and 2 ** 32 in d["globalDim"][1:-1]:
+        return "im2col_wide spatial 2^32"
+    if d["encode"] == "im2col_wide" and d["dataType"] == "FLOAT64" and d["interleave"] == "16B":
+        return "im2col_wide FLOAT64 interleave"
+    return ""
+
+
+def driver_accepted(case) -> bool:
+    # "exception: ..." means cuda-bindings refused the lists before calling the driver (rank 6).
+    return case["result"] == "CUDA_SUCCESS"
+
+
+def test_the_record_says_where_it_comes_from():
+    harness = RECORD["harness"]
+    assert harness["gpu"].startswith("NVIDIA H100") and harness["driver"] and harness["arch"] == "sm90"
+    assert len(CASES) >= 2000
+    results = collections.Counter(c["result"] for c in CASES)
+    assert results["CUDA_SUCCESS"] > 1000 and results["CUDA_ERROR_INVALID_VALUE"] > 1000
+
+
+def test_the_record_is_the_case_list_of_the_harness():
+    """The recorded argument sets are exactly what hardware/encoder_cases.py lists today (so a change to
+    the list without a new recording fails here)."""
+    import encoder_cases
+    listed = encoder_cases.cases()
+    assert len(listed) == len(CASES)
+    for case, recorded in zip(listed, CASES):
+        document = dict(recorded["document"])
+        offset = document.pop("globalAddress") - RECORD["harness"]["allocation_base"]
+        expected = dict(case["document"])
+        assert expected.pop("globalAddressOffset") == offset
+        assert expected == document, case["id"]
+
+
+def test_tma_check_agrees_with_the_driver_on_every_argument_set():
+    disagreements, explained = [], collections.Counter()
+    for case in CASES:
+        verdict = tensormap.check_document(case["document"], "sm90")
+        if verdict["legal"] == driver_accepted(case):
+            continue
+        reason = known_difference(case)
+        if reason:
+            explained[reason] += 1
+        else:
+            disagreements.append((case["id"], case["base"], case["factor"], case["result"],
+                                  [v["rule"] for v in verdict["violations"]]))
+    assert not disagreements, disagreements[:10]
+    assert sum(explained.values()) <= 3, explained
+
+
+def test_every_refusal_names_a_rule():
+    for case in CASES:
+        if not driver_accepted(case) and not known_difference(case):
+            assert tensormap.check_document(case["document"], "sm90")["violations"], case["id"]
+
+
+@pytest.mark.parametrize("rule_id", sorted(r for r in tensormap.DRIVER_ENFORCED if tensormap.enforced(r, "sm90")))
+def test_every_enforced_rule_is_seen_refusing_alone_or_is_sm100_only(rule_id):
+    """Each rule the model calls enforced on sm90 is, in the record, the only violation of some argument
+    set the driver refused; rules only sm100 can show are listed here with that reason."""
+    sm100_only = {"tma.map.packed_box", "tma.map.packed_swizzle", "tma.map.interleave_dtype",
+                  "tma.map.packed_global_dim"}
+    alone = [c for c in CASES if not driver_accepted(c) and
+             [v["rule"] for v in tensormap.check_document(c["document"], "sm90")["violations"]] == [rule_id]]
+    if rule_id in sm100_only:
+        # the packed types are refused on sm90 whatever else holds (tma.map.dtype_arch), so their other
+        # rules never break alone here
+        assert not alone
+    else:
+        assert alone, f"no refused argument set breaks {rule_id} alone"
