@@ -183,6 +183,19 @@ def targeted_cases() -> list:
                 found.append((f"im2col_wide_rank{rank}", key, document))
     for rank in (1, 2):
         found.append(("rank", f"rank{rank}", _tiled("FLOAT16", (256, 16)[:rank], 2, (64, 8)[:rank], "128B")))
+    # A random im2col_wide set the first runs saw refused with no rule to explain it: walk it back to a
+    # valid W128 map one field at a time.
+    odd = _im2col_wide("FLOAT64", (16, 16, 256, 16, 130), 8, -1, 0, 128, 256, "NONE", "W128")
+    odd.update(globalStrides=[48, 64, 64, 4096], elementStrides=[7, 2, 7, 7, 3], interleave="16B",
+               oobFill="NAN_REQUEST_ZERO_FMA")
+    repaired = {"dataType": "FLOAT16", "channelsPerPixel": 8, "interleave": "NONE", "swizzle": "128B",
+                "elementStrides": [1, 1, 1, 1, 1], "globalStrides": [128, 2048, 524288, 8388608],
+                "oobFill": "NONE", "pixelsPerColumn": 128}
+    found.append(("odd_wide", "as_seen", copy.deepcopy(odd)))
+    for key, value in repaired.items():
+        found.append(("odd_wide", f"repair {key}", {**copy.deepcopy(odd), key: value}))
+        found.append(("odd_wide", f"all but {key}", {**copy.deepcopy(odd), **{k: v for k, v in repaired.items()
+                                                                              if k != key}}))
     return found
 
 
