@@ -252,13 +252,16 @@ IM2COL_SPATIAL_DIM = _map_rule(
          "for one W128 map (while refusing 2^31 .. 2^32 - 1), presumably a 32-bit truncation; layoutproof "
          "refuses it.")
 BOX_BYTES = _map_rule(
-    "tma.map.box_bytes", "H100 driver (cuTensorMapEncodeTiled)",
-    "Tiled: the bytes one load brings, boxDim[0] * ceil(boxDim[1] / elementStrides[1]) * ... * element "
-    "size, are at most 228 KiB (233472 bytes, the shared memory of one SM).",
+    "tma.map.box_bytes", "H100 driver (cuTensorMapEncodeTiled / Im2col / Im2colWide)",
+    "The bytes one load brings are at most 228 KiB (233472 bytes, the shared memory of one SM): tiled, "
+    "boxDim[0] * ceil(boxDim[1] / elementStrides[1]) * ... * element size; im2col and im2col_wide, "
+    "channelsPerPixel * pixelsPerColumn * element size (pixelsPerColumn as given, even in mode W128).",
     evidence="driver",
     note="Not in DRV; the H100's driver (580.159.04) accepts FLOAT16 boxes of 228 KiB and refuses 232 KiB, "
          "with and without interleave, and counts the traversal strides (a 256 KiB boxDim product with "
-         "elementStrides 2 along two dimensions is accepted) (tests/hardware/tensormap_encode_sm90.json.gz).")
+         "elementStrides 2 along two dimensions is accepted). It refuses a W128 map of 128 FLOAT64 channels "
+         "with pixelsPerColumn 256 (256 KiB) and accepts it with 8 channels, FLOAT16 or 128 pixels "
+         "(tests/hardware/tensormap_encode_sm90.json.gz).")
 WIDE_SWIZZLE = _map_rule(
     "tma.map.im2col_wide.swizzle", "DRV cuTensorMapEncodeIm2colWide (swizzle); PTX 5.5.5; REFERENCE.md 5",
     "im2col_wide: swizzle is 64B, 128B or 128B_ATOM_32B.")
@@ -897,12 +900,15 @@ MAX_BOX_BYTES = 228 * 1024
 @BOX_BYTES.checker
 def _box_bytes(call: EncodeCall) -> Optional[str]:
     p = call.params
-    if p.encode != "tiled" or not p.box_dim or len(p.box_dim) != len(p.element_strides) or 0 in p.element_strides:
+    if p.is_im2col:
+        loaded = inner_bits(p, p.channels_per_pixel) * p.pixels_per_column // 8
+    elif not p.box_dim or len(p.box_dim) != len(p.element_strides) or 0 in p.element_strides:
         return None
-    rows = 1
-    for size, stride in zip(p.box_dim[1:], p.element_strides[1:]):
-        rows *= -(-size // stride)
-    loaded = inner_bits(p, p.box_dim[0]) * rows // 8
+    else:
+        rows = 1
+        for size, stride in zip(p.box_dim[1:], p.element_strides[1:]):
+            rows *= -(-size // stride)
+        loaded = inner_bits(p, p.box_dim[0]) * rows // 8
     return None if loaded <= MAX_BOX_BYTES else f"one load brings {loaded} bytes > {MAX_BOX_BYTES} (228 KiB)"
 
 

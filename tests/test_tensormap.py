@@ -272,6 +272,11 @@ BOUNDARIES = [
     ("tma.map.box_inner_16B", variant(TILED_BF16, boxDim=[8, 128]), "sm100", False),     # 16 bytes
     ("tma.map.box_inner_16B", variant(TILED_BF16, boxDim=[4, 128]), "sm100", True),      # 8 bytes
     ("tma.map.box_inner_16B", variant(PACKED_U4_8B, boxDim=[16, 16]), "sm100", True),    # 16 x 4 bits = 8 B
+    # one load at most 228 KiB (H100 driver): 64 FLOAT32 channels x 1024 pixels = 256 KiB; x 896 = 224 KiB
+    ("tma.map.box_bytes", variant(IM2COL_NHWC, dataType="FLOAT32", swizzle="NONE", pixelsPerColumn=1024), "sm100",
+     True),
+    ("tma.map.box_bytes", variant(IM2COL_NHWC, dataType="FLOAT32", swizzle="NONE", pixelsPerColumn=896), "sm100",
+     False),
     # interleaved rows too (the H100's driver refuses 8-byte interleaved rows)
     ("tma.map.box_inner_16B", variant(INTERLEAVED_32B, boxDim=[4, 8, 8, 1]), "sm100", True),
     ("tma.map.box_inner_16B", variant(INTERLEAVED_32B, boxDim=[8, 8, 8, 1]), "sm100", False),
