@@ -40,8 +40,9 @@ COORD0_ALIGNMENT = rule(
     "bytes; otherwise the copy traps (illegal instruction) at run time. The encoder cannot see it.",
     subject="tma_box", evidence="hardware",
     note="Not in the manual. On the H100 every tiled load whose first column was off a 16-byte boundary "
-         "(661 loads: 1, 2 and 4-byte elements, inside the tensor and partly outside, coordinates -2, -1, "
-         "1, 4, ...) stopped with 'an illegal instruction was encountered'; every aligned one ran.")
+         "stopped with 'an illegal instruction was encountered' (649 loads of a first run: 1, 2 and 4-byte "
+         "elements, inside the tensor and partly outside, coordinates -2, 4, ...; 12 kept in the record), "
+         "and every aligned one ran.")
 BOX_RANGE = rule("tma.box.range", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
                  "Every boxDim is in [1, 256].", subject="tma_box")
 INNER_BYTES = rule("tma.box.inner_16B", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
