@@ -170,6 +170,13 @@ def formula_swizzle(mode: str, address):
     return _formula_swizzle(XOR_FORMULAS[mode], address)
 
 
+def place_byte(mode: str, destination, offset):
+    """Where a tiled box load puts byte `offset` of the dense box written from `destination` (PTX 5.5.7:
+    the box lands densely, dimension 0 fastest, then the mode's table moves the byte by its absolute
+    address; spec.tma_place.place is the concrete executor of the same rule)."""
+    return table_swizzle(mode, destination + offset)
+
+
 def repeat_block(mode: str, address):
     """Index of the aligned repeat block (REPEAT_BYTES[mode]) that holds `address`."""
     _check_mode(mode)

@@ -1,0 +1,334 @@
+"""The Z3 tensor-map legality model (solver/tensormap_model.py): valid documents for every encode kind,
+for every rule a document that breaks exactly it (or the reason none exists), REFERENCE.md 5's boundary
+values, and the differential check against spec/tensormap.py (the concrete checker written separately)."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import z3
+
+from solver import tensormap_model as tm
+
+CLI_KEYS = {"encode", "dataType", "rank", "globalAddress", "globalDim", "globalStrides", "elementStrides",
+            "interleave", "swizzle", "l2Promotion", "oobFill"}
+EXTRA_KEYS = {"tiled": {"boxDim"},
+              "im2col": {"pixelBoxLowerCorner", "pixelBoxUpperCorner", "channelsPerPixel", "pixelsPerColumn"},
+              "im2col_wide": {"pixelBoxLowerCornerWidth", "pixelBoxUpperCornerWidth", "channelsPerPixel",
+                              "pixelsPerColumn", "mode"}}
+# Rules that cannot break alone for an encode kind, and the rules that always break with them:
+TIED = {
+    ("im2col", "tma.map.rank"): ("tma.map.im2col.rank",),                # rank 6 is outside 3..5 too
+    ("im2col", "tma.map.interleave_rank"): ("tma.map.im2col.rank",),     # im2col rank is >= 3 anyway
+    ("im2col_wide", "tma.map.rank"): ("tma.map.im2col.rank",),
+    ("im2col_wide", "tma.map.interleave_rank"): ("tma.map.im2col.rank", "tma.map.im2col_wide.interleave"),
+    ("im2col_wide", "tma.map.interleave_swizzle"): ("tma.map.im2col_wide.interleave",),  # no interleave
+    ("im2col_wide", "tma.map.interleave_dtype"): ("tma.map.im2col_wide.interleave",),
+    ("im2col_wide", "tma.map.dtype_arch"): ("tma.map.im2col_wide.arch",),  # sm90, where wide is illegal
+    ("im2col_wide", "tma.map.swizzle_arch"): ("tma.map.im2col_wide.arch",),
+    # a packed 16-byte type has 128 channels = 128 bytes; wide's only swizzle outside the packed list
+    # is 64B, whose span is 64 bytes
+    ("im2col_wide", "tma.map.packed_swizzle"): ("tma.map.im2col.channel_span",),
+}
+ARCH_FIRST = {"tma.map.dtype_arch": "sm90", "tma.map.swizzle_arch": "sm90", "tma.map.im2col_wide.arch": "sm90"}
+
+
+def test_rule_ids_are_exactly_the_catalogue():
+    assert tm.RULE_IDS == (
+        "tma.map.rank", "tma.map.global_address_alignment", "tma.map.global_dim_range",
+        "tma.map.packed_global_dim", "tma.map.global_stride_alignment", "tma.map.global_stride_range",
+        "tma.map.element_strides_range", "tma.map.element_strides_inner", "tma.map.interleave_swizzle",
+        "tma.map.interleave_rank", "tma.map.interleave_dtype", "tma.map.oob_nan_dtype", "tma.map.box_range",
+        "tma.map.box_inner_16B",
+        "tma.map.box_swizzle_span", "tma.map.packed_box", "tma.map.packed_swizzle", "tma.map.dtype_arch",
+        "tma.map.swizzle_arch", "tma.map.im2col.rank", "tma.map.im2col.corner_range",
+        "tma.map.im2col.box_area", "tma.map.im2col.channels_range", "tma.map.im2col.pixels_range",
+        "tma.map.im2col.channel_span", "tma.map.im2col_wide.arch", "tma.map.im2col_wide.swizzle",
+        "tma.map.im2col_wide.interleave", "tma.map.im2col_wide.corner_range")
+    named = tm.constraints(tm.symbolic_record())
+    assert tuple(named) == tm.RULE_IDS and all(isinstance(c, z3.BoolRef) for c in named.values())
+
+
+# --- Valid documents ----------------------------------------------------------------------------------
+VALID_CASES = [(e, a) for e in tm.ENCODES for a in tm.ARCHES if not (e == "im2col_wide" and a == "sm90")]
+VALID = {case: tm.solve(*case, seed=7) for case in VALID_CASES}
+
+
+@pytest.mark.parametrize("case", VALID_CASES, ids=lambda c: "-".join(c))
+def test_valid_document_obeys_every_rule(case):
+    encode, arch = case
+    doc = VALID[case]
+    assert doc is not None and tm.violated(doc, arch) == []
+    assert set(doc) == CLI_KEYS | EXTRA_KEYS[encode]
+    rank = doc["rank"]
+    assert len(doc["globalDim"]) == rank and len(doc["globalStrides"]) == rank - 1
+
+
+def test_im2col_wide_has_no_valid_document_on_sm90():
+    assert tm.solve("im2col_wide", "sm90") is None
+
+
+def test_seeds_vary_the_documents():
+    docs = {repr(sorted(tm.solve("tiled", "sm100", seed=s).items())) for s in range(6)}
+    assert len(docs) >= 4
+
+
+def test_96B_only_when_asked():
+    assert all(tm.solve("tiled", "sm103", seed=s)["swizzle"] != "96B" for s in range(8))
+    doc = tm.solve("tiled", "sm103", keep=set(tm.RULE_IDS), swizzles=("96B",))
+    assert doc["swizzle"] == "96B" and tm.violated(doc, "sm103") == []
+    assert tm.solve("tiled", "sm100", swizzles=("96B",)) is None      # tma.map.swizzle_arch
+
+
+def test_solve_rejects_bad_requests():
+    with pytest.raises(ValueError):
+        tm.solve("tiled", "sm100", break_={"tma.map.nonsense"})
+    with pytest.raises(ValueError):
+        tm.solve("tiled", "sm100", keep={"tma.map.rank"}, break_={"tma.map.rank"})
+
+
+def test_keep_and_break_several():
+    doc = tm.solve("tiled", "sm90", keep={"tma.map.rank", "tma.map.box_range"},
+                   break_={"tma.map.swizzle_arch", "tma.map.oob_nan_dtype"}, seed=3)
+    broken = tm.violated(doc, "sm90")
+    assert {"tma.map.swizzle_arch", "tma.map.oob_nan_dtype"} <= set(broken)
+    assert "tma.map.rank" not in broken and "tma.map.box_range" not in broken
+
+
+# --- Breaking exactly one rule --------------------------------------------------------------------------
+def _break_exactly(encode: str, rule_id: str):
+    """(arch, document) breaking exactly `rule_id`, trying the arch most likely to allow it first."""
+    first = ARCH_FIRST.get(rule_id, "sm100")
+    for arch in (first,) + tuple(a for a in tm.ARCHES if a != first):
+        doc = tm.solve(encode, arch, break_={rule_id}, seed=11)
+        if doc is not None:
+            return arch, doc
+    return None, None
+
+
+BREAK_CASES = [(e, r) for e in tm.ENCODES for r in tm.rules_for(e)]
+BREAKERS = {case: _break_exactly(*case) for case in BREAK_CASES}
+
+
+@pytest.mark.parametrize("case", BREAK_CASES, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_each_rule_breaks_alone(case):
+    encode, rule_id = case
+    arch, doc = BREAKERS[case]
+    if case in TIED:
+        assert doc is None
+        # ...and breaking it together with its partners is possible on some arch
+        together = {rule_id, *TIED[case]}
+        assert any(tm.solve(encode, a, break_=together, seed=2) is not None for a in tm.ARCHES)
+    else:
+        assert doc is not None, "no document breaks it alone"
+        assert tm.violated(doc, arch) == [rule_id]
+
+
+def test_rules_of_other_encode_kinds_cannot_break():
+    assert tm.solve("im2col", "sm100", break_={"tma.map.box_range"}) is None
+    assert tm.solve("tiled", "sm100", break_={"tma.map.im2col.pixels_range"}) is None
+
+
+# --- REFERENCE.md 5's boundary values -------------------------------------------------------------------
+TILED = {"encode": "tiled", "dataType": "BFLOAT16", "rank": 2, "globalAddress": 0x7F0000000000,
+         "globalDim": [4096, 4096], "globalStrides": [8192], "boxDim": [64, 128], "elementStrides": [1, 1],
+         "interleave": "NONE", "swizzle": "128B", "l2Promotion": "L2_128B", "oobFill": "NONE"}
+TILED_3D = dict(TILED, rank=3, globalDim=[64, 64, 8], globalStrides=[128, 8192], boxDim=[64, 64, 2],
+                elementStrides=[1, 1, 1])
+PACKED = dict(TILED, dataType="16U4_ALIGN16B", globalDim=[1024, 64], globalStrides=[1024], boxDim=[128, 64])
+IM2COL = {"encode": "im2col", "dataType": "FLOAT16", "rank": 4, "globalAddress": 0x7F0000000000,
+          "globalDim": [64, 7, 7, 8], "globalStrides": [128, 896, 6272], "elementStrides": [1, 1, 1, 1],
+          "interleave": "NONE", "swizzle": "128B", "l2Promotion": "NONE", "oobFill": "NONE",
+          "pixelBoxLowerCorner": [-1, -1], "pixelBoxUpperCorner": [-1, -1], "channelsPerPixel": 64,
+          "pixelsPerColumn": 128}
+WIDE = {"encode": "im2col_wide", "dataType": "FLOAT16", "rank": 4, "globalAddress": 0x7F0000000000,
+        "globalDim": [128, 9, 7, 64], "globalStrides": [256, 2304, 16128], "elementStrides": [1, 1, 1, 1],
+        "interleave": "NONE", "swizzle": "128B", "l2Promotion": "NONE", "oobFill": "NONE",
+        "pixelBoxLowerCornerWidth": 0, "pixelBoxUpperCornerWidth": 0, "channelsPerPixel": 64,
+        "pixelsPerColumn": 128, "mode": "W"}      # PTX 5.5.5's im2col::w example
+
+
+def changed(doc: dict, **fields) -> dict:
+    """A copy with fields replaced; "key__i" replaces entry i of a list."""
+    new = copy.deepcopy(doc)
+    for key, value in fields.items():
+        if "__" in key:
+            name, index = key.split("__")
+            new[name][int(index)] = value
+        else:
+            new[key] = value
+    return new
+
+
+# (name, base, arch, {legal changes}, {illegal changes}, the rule the illegal one breaks)
+BOUNDARIES = [
+    ("box 256 / 257", TILED, "sm90", dict(boxDim__1=256), dict(boxDim__1=257), "tma.map.box_range"),
+    ("box 1 / 0", TILED, "sm90", dict(boxDim__1=1), dict(boxDim__1=0), "tma.map.box_range"),
+    ("globalDim 2^32 / 2^32+1", TILED, "sm90", dict(globalDim__1=1 << 32), dict(globalDim__1=(1 << 32) + 1),
+     "tma.map.global_dim_range"),
+    ("globalDim 1 / 0", TILED, "sm90", dict(globalDim__1=1), dict(globalDim__1=0), "tma.map.global_dim_range"),
+    ("stride 2^40-16 / 2^40", TILED, "sm90", dict(globalStrides__0=(1 << 40) - 16),
+     dict(globalStrides__0=1 << 40), "tma.map.global_stride_range"),
+    ("stride 16 / 8", TILED, "sm90", dict(globalStrides__0=16), dict(globalStrides__0=8200),
+     "tma.map.global_stride_alignment"),
+    ("address 16 / 8", TILED, "sm90", dict(globalAddress=0x7F0000000010), dict(globalAddress=0x7F0000000008),
+     "tma.map.global_address_alignment"),
+    ("element stride 8 / 9", TILED, "sm90", dict(elementStrides__1=8), dict(elementStrides__1=9),
+     "tma.map.element_strides_range"),
+    ("element stride 1 / 0", TILED, "sm90", dict(elementStrides__1=1), dict(elementStrides__1=0),
+     "tma.map.element_strides_range"),
+    ("dim-0 element stride without interleave", TILED, "sm90", dict(elementStrides__0=1),
+     dict(elementStrides__0=2), "tma.map.element_strides_inner"),
+    ("dim-0 element stride with interleave", TILED_3D, "sm90", dict(interleave="16B", elementStrides__0=2),
+     dict(interleave="16B", elementStrides__0=9), "tma.map.element_strides_range"),
+    ("128B span: 128 / 144 bytes", TILED, "sm90", dict(boxDim__0=64), dict(boxDim__0=72),
+     "tma.map.box_swizzle_span"),
+    ("64B span: 64 / 80 bytes", TILED, "sm90", dict(swizzle="64B", boxDim__0=32),
+     dict(swizzle="64B", boxDim__0=40), "tma.map.box_swizzle_span"),
+    ("32B span: 32 / 48 bytes", TILED, "sm90", dict(swizzle="32B", boxDim__0=16),
+     dict(swizzle="32B", boxDim__0=24), "tma.map.box_swizzle_span"),
+    ("96B span on sm103: 96 / 112 bytes", TILED, "sm103", dict(swizzle="96B", boxDim__0=48),
+     dict(swizzle="96B", boxDim__0=56), "tma.map.box_swizzle_span"),
+    ("128B_ATOM_64B span on sm100", TILED, "sm100", dict(swizzle="128B_ATOM_64B", boxDim__0=64),
+     dict(swizzle="128B_ATOM_64B", boxDim__0=72), "tma.map.box_swizzle_span"),
+    ("no span without swizzle; inner 16 bytes", TILED, "sm90", dict(swizzle="NONE", boxDim__0=256),
+     dict(swizzle="NONE", boxDim__0=4), "tma.map.box_inner_16B"),
+    ("interleaved box row 16 bytes (H100 driver)", TILED_3D, "sm90", dict(interleave="16B", boxDim__0=8),
+     dict(interleave="16B", boxDim__0=4), "tma.map.box_inner_16B"),
+    ("interleave 32B needs swizzle 32B", TILED_3D, "sm90", dict(interleave="32B", swizzle="32B"),
+     dict(interleave="32B", swizzle="64B"), "tma.map.interleave_swizzle"),
+    ("interleave needs rank 3", TILED_3D, "sm90", dict(interleave="16B"),
+     dict(interleave="16B", rank=2, globalDim=[64, 64], globalStrides=[128], boxDim=[64, 64],
+          elementStrides=[1, 1]), "tma.map.interleave_rank"),
+    ("interleave 32B: 32-byte address", TILED_3D, "sm90", dict(interleave="32B", swizzle="32B"),
+     dict(interleave="32B", swizzle="32B", globalAddress=0x7F0000000010), "tma.map.global_address_alignment"),
+    ("NaN fill: float / integer", TILED, "sm90", dict(oobFill="NAN_REQUEST_ZERO_FMA"),
+     dict(oobFill="NAN_REQUEST_ZERO_FMA", dataType="UINT16"), "tma.map.oob_nan_dtype"),
+    ("rank 5 / 6", dict(TILED, rank=1, globalDim=[4096], globalStrides=[], boxDim=[64], elementStrides=[1]),
+     "sm90", dict(rank=5, globalDim=[64] * 5, globalStrides=[128] * 4, boxDim=[64] * 5, elementStrides=[1] * 5),
+     dict(rank=6, globalDim=[64] * 6, globalStrides=[128] * 5, boxDim=[64] * 6, elementStrides=[1] * 6),
+     "tma.map.rank"),
+    ("packed: globalDim[0] 128k", PACKED, "sm100", dict(globalDim__0=128), dict(globalDim__0=192),
+     "tma.map.packed_global_dim"),
+    ("packed: boxDim[0] 128", PACKED, "sm100", dict(boxDim__0=128), dict(boxDim__0=64), "tma.map.packed_box"),
+    ("packed: 32-byte address", PACKED, "sm100", dict(globalAddress=0x7F0000000020),
+     dict(globalAddress=0x7F0000000010), "tma.map.global_address_alignment"),
+    ("packed: 32-byte strides", PACKED, "sm100", dict(globalStrides__0=32), dict(globalStrides__0=48),
+     "tma.map.global_stride_alignment"),
+    ("packed: swizzle", PACKED, "sm100", dict(swizzle="128B_ATOM_32B"), dict(swizzle="128B_ATOM_64B"),
+     "tma.map.packed_swizzle"),
+    ("16U6 takes 128B_ATOM_64B", dict(PACKED, dataType="16U6_ALIGN16B"), "sm100",
+     dict(swizzle="128B_ATOM_64B"), dict(swizzle="128B_ATOM_32B_FLIP_8B"), "tma.map.packed_swizzle"),
+    ("im2col packed channels 128", dict(IM2COL, dataType="16U4_ALIGN16B", globalDim=[128, 7, 7, 8],
+                                        channelsPerPixel=128), "sm100", {}, dict(channelsPerPixel=64),
+     "tma.map.im2col.channels_range"),
+    ("packed: sm100 / sm90", PACKED, "sm100", {}, dict(), None),
+    ("16U4_ALIGN8B globalDim[0] even", dict(TILED, dataType="16U4_ALIGN8B", boxDim=[64, 128]), "sm100",
+     dict(globalDim__0=4094), dict(globalDim__0=4095), "tma.map.packed_global_dim"),
+    ("16U6 needs no interleave",
+     dict(TILED_3D, dataType="16U6_ALIGN16B", globalDim=[128, 64, 8], globalStrides=[128, 8192],
+          boxDim=[128, 64, 2], globalAddress=0x7F0000000020),
+     "sm100", {}, dict(interleave="16B", swizzle="NONE"), "tma.map.interleave_dtype"),
+    ("ATOM sub-modes: sm100 / sm90", TILED, "sm100", dict(swizzle="128B_ATOM_32B"), {}, None),
+    ("im2col corners rank 4: -2^7 / -2^7-1", IM2COL, "sm90", dict(pixelBoxLowerCorner__0=-128),
+     dict(pixelBoxLowerCorner__0=-129), "tma.map.im2col.corner_range"),
+    ("im2col corners rank 4: 2^7-1 / 2^7", IM2COL, "sm90", dict(pixelBoxUpperCorner__1=127),
+     dict(pixelBoxUpperCorner__1=128), "tma.map.im2col.corner_range"),
+    ("im2col corners rank 3: -2^15 / -2^15-1",
+     dict(IM2COL, rank=3, globalDim=[64, 7, 8], globalStrides=[128, 896], elementStrides=[1, 1, 1],
+          pixelBoxLowerCorner=[-1], pixelBoxUpperCorner=[-1]), "sm90",
+     dict(pixelBoxLowerCorner__0=-(1 << 15)), dict(pixelBoxLowerCorner__0=-(1 << 15) - 1),
+     "tma.map.im2col.corner_range"),
+    ("im2col corners rank 5: 2^4-1 / 2^4",
+     dict(IM2COL, rank=5, globalDim=[64, 7, 7, 7, 8], globalStrides=[128, 896, 6272, 43904],
+          elementStrides=[1] * 5, pixelBoxLowerCorner=[-1] * 3, pixelBoxUpperCorner=[-1] * 3), "sm90",
+     dict(pixelBoxUpperCorner__2=15), dict(pixelBoxUpperCorner__2=16), "tma.map.im2col.corner_range"),
+    ("im2col box area: extent 1 / 0", IM2COL, "sm90", dict(pixelBoxLowerCorner__1=0, pixelBoxUpperCorner__1=-6),
+     dict(pixelBoxLowerCorner__1=0, pixelBoxUpperCorner__1=-7), "tma.map.im2col.box_area"),
+    ("im2col channels 256 / 257", dict(IM2COL, swizzle="NONE"), "sm90", dict(channelsPerPixel=256),
+     dict(channelsPerPixel=257), "tma.map.im2col.channels_range"),
+    ("im2col channels 1 / 0", dict(IM2COL, swizzle="NONE"), "sm90", dict(channelsPerPixel=1),
+     dict(channelsPerPixel=0), "tma.map.im2col.channels_range"),
+    ("im2col pixels 1024 / 1025", IM2COL, "sm90", dict(pixelsPerColumn=1024), dict(pixelsPerColumn=1025),
+     "tma.map.im2col.pixels_range"),
+    ("im2col channel span 128 / 130 bytes", IM2COL, "sm90", dict(channelsPerPixel=64),
+     dict(channelsPerPixel=65), "tma.map.im2col.channel_span"),
+    ("im2col rank 3 / 2", dict(IM2COL, rank=3, globalDim=[64, 7, 8], globalStrides=[128, 896],
+                               elementStrides=[1, 1, 1], pixelBoxLowerCorner=[-1], pixelBoxUpperCorner=[-1]),
+     "sm90", {}, dict(rank=2, globalDim=[64, 7], globalStrides=[128], elementStrides=[1, 1],
+                      pixelBoxLowerCorner=[], pixelBoxUpperCorner=[]), "tma.map.im2col.rank"),
+    ("wide corners -2^15 / -2^15-1", WIDE, "sm100", dict(pixelBoxLowerCornerWidth=-(1 << 15)),
+     dict(pixelBoxLowerCornerWidth=-(1 << 15) - 1), "tma.map.im2col_wide.corner_range"),
+    ("wide corners 2^15-1 / 2^15", WIDE, "sm100", dict(pixelBoxUpperCornerWidth=(1 << 15) - 1),
+     dict(pixelBoxUpperCornerWidth=1 << 15), "tma.map.im2col_wide.corner_range"),
+    ("wide box area", WIDE, "sm100", dict(pixelBoxUpperCornerWidth=-8), dict(pixelBoxUpperCornerWidth=-9),
+     "tma.map.im2col.box_area"),
+    ("wide swizzle 64B / 32B", WIDE, "sm100", dict(swizzle="64B", channelsPerPixel=32),
+     dict(swizzle="32B", channelsPerPixel=16), "tma.map.im2col_wide.swizzle"),
+    ("wide swizzle 128B_ATOM_32B / NONE", WIDE, "sm100", dict(swizzle="128B_ATOM_32B"), dict(swizzle="NONE"),
+     "tma.map.im2col_wide.swizzle"),
+    ("wide swizzle / FLIP_8B", WIDE, "sm100", {}, dict(swizzle="128B_ATOM_32B_FLIP_8B"),
+     "tma.map.im2col_wide.swizzle"),
+    ("wide W128 ignores pixelsPerColumn", WIDE, "sm100", dict(mode="W128", pixelsPerColumn=0),
+     dict(mode="W", pixelsPerColumn=0), "tma.map.im2col.pixels_range"),
+    ("wide interleave", WIDE, "sm100", {}, dict(interleave="16B"), "tma.map.im2col_wide.interleave"),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDARIES, ids=lambda c: c[0])
+def test_reference_boundary_values(case):
+    _, base, arch, legal, illegal, rule_id = case
+    assert tm.violated(changed(base, **legal), arch) == []
+    if rule_id is not None:
+        assert tm.violated(changed(base, **illegal), arch) == [rule_id]
+
+
+@pytest.mark.parametrize("doc,arch,rule_id", [
+    (PACKED, "sm90", "tma.map.dtype_arch"),
+    (changed(TILED, swizzle="128B_ATOM_32B"), "sm90", "tma.map.swizzle_arch"),
+    (changed(TILED, swizzle="96B", boxDim=[48, 128]), "sm100", "tma.map.swizzle_arch"),
+    (WIDE, "sm90", "tma.map.im2col_wide.arch"),
+])
+def test_arch_rules(doc, arch, rule_id):
+    assert tm.violated(doc, arch) == [rule_id]
+    assert tm.violated(doc, "sm103") == []
+
+
+# --- Differential: spec/tensormap.py, written separately, judges the same documents -----------------------
+def _rule_ids(violations) -> set:
+    return {v["rule"] if isinstance(v, dict) else v.rule.id for v in violations}
+
+
+# Where the two writings read REFERENCE.md 5 differently on purpose (each side documents its reading):
+# the element size of the packed 16-byte types. This model counts their footprint in shared memory
+# (16 values in 16 bytes: 8 bits each, so boxDim[0] = 128 fills the 128-byte span the allowed 128B
+# swizzles need); spec/ counts the values (4 or 6 bits). The two agree whenever boxDim[0] = 128 and
+# channelsPerPixel = 128, the only legal values for those types; they differ on maps already illegal.
+PACKED_SIZE_RULES = {"tma.map.box_inner_16B", "tma.map.box_swizzle_span", "tma.map.im2col.channel_span"}
+
+
+def _explained(doc: dict, expected: set, found: set) -> bool:
+    return doc["dataType"] in tm.PACKED_16B and (found ^ expected) <= PACKED_SIZE_RULES
+
+
+def test_spec_judges_solved_documents_alike():
+    """Documents Z3 solved to break exactly rule R make spec's check report R and no other rule of this
+    model: among the violations where spec says the driver enforces R on that arch, else among the
+    warnings; valid documents break no rule of this model there. (spec/ also holds rules this model
+    lacks, from the H100's driver: those are not compared. The documents use cuda.h's swizzles only:
+    spec/ reads 96B as malformed in an encoder document, this model as legal on sm103.)"""
+    spec_tm = pytest.importorskip("spec.tensormap")
+    ours = set(tm.RULE_IDS)
+    disagreements = []
+    cases = [(rule_id, arch, doc) for (_, rule_id), (arch, doc) in BREAKERS.items() if doc is not None]
+    cases += [(None, arch, doc) for (_, arch), doc in VALID.items()]
+    for rule_id, arch, doc in cases:
+        judged = spec_tm.check(spec_tm.parse_params(doc), arch)
+        refused = _rule_ids(judged["violations"]) & ours
+        warned = _rule_ids(judged["warnings"]) & ours
+        expected = {rule_id} if rule_id else set()
+        if refused | warned != expected and not _explained(doc, expected, refused | warned):
+            disagreements.append((rule_id, arch, sorted(refused | warned), doc))
+        elif rule_id and (rule_id in refused) != spec_tm.enforced(rule_id, arch):
+            disagreements.append((rule_id, arch, "violation or warning?", doc))
+    assert not disagreements, "\n".join(map(str, disagreements))
