@@ -392,11 +392,50 @@ def _im2col_channels_range(r):
                   z3.Implies(_data_type_is(r, *PACKED_16B), r.channels_per_pixel == 128))
 
 
-@_rule("tma.map.im2col.pixels_range", IM2COL_BOTH, DRV + "; PTX 5.5.5",
-       "pixelsPerColumn is in [1, 1024] (ignored by im2col_wide mode W128).")
+@_rule("tma.map.im2col.pixels_range", IM2COL_BOTH, DRV + "; H100 driver",
+       "pixelsPerColumn is in [1, 1024], in im2col_wide mode W128 too (the H100's driver checks it there).")
 def _im2col_pixels_range(r):
-    ignored = z3.And(r.encode == code(ENCODES, "im2col_wide"), r.mode == code(WIDE_MODES, "W128"))
-    return z3.Or(ignored, _between(r.pixels_per_column, 1, 1024))
+    return _between(r.pixels_per_column, 1, 1024)
+
+
+# --- Limits the H100's driver showed (tests/hardware/tensormap_encode_sm90.json.gz) -----------------------
+H100_DRIVER = "H100 driver 580.159.04 (tests/hardware/tensormap_encode_sm90.json.gz)"
+MAX_LOAD_BITS = 228 * 1024 * 8
+
+
+@_rule("tma.map.im2col.channels_16B", IM2COL_BOTH, H100_DRIVER,
+       "channelsPerPixel * element size is a multiple of 16 bytes.")
+def _im2col_channels_16B(r):
+    # packed types take exactly 128 channels (channels_range): whole 16-byte chunks by construction
+    return z3.Or(_data_type_is(r, *PACKED), _multiple(_bits_of(r, r.channels_per_pixel), 128))
+
+
+@_rule("tma.map.im2col.spatial_dim_range", IM2COL_BOTH, H100_DRIVER,
+       "Spatial globalDim entries are at most 2^31 (im2col) or 2^31 - 1 (im2col_wide).")
+def _im2col_spatial_dim_range(r):
+    limit = z3.If(r.encode == code(ENCODES, "im2col"), 1 << 31, (1 << 31) - 1)
+    return _each_spatial_dim(r, lambda s: r.global_dim[s + 1] <= limit)
+
+
+def _loaded_rows(r: Record):
+    """Rows one tiled load brings: the product over dimensions 1 .. rank-1 of ceil(boxDim / stride)
+    (strides 1..8 expanded, so each factor is a division by a constant)."""
+    rows = z3.IntVal(1)
+    for i in range(1, SLOTS):
+        count = r.box_dim[i]
+        for stride in range(2, 9):
+            count = z3.If(r.element_strides[i] == stride, (r.box_dim[i] + stride - 1) / stride, count)
+        rows = rows * z3.If(_listed(r, i), count, 1)
+    return rows
+
+
+@_rule("tma.map.box_bytes", ALL, H100_DRIVER,
+       "One load brings at most 228 KiB: tiled boxDim[0] * prod ceil(boxDim[i] / elementStrides[i]) * element "
+       "size; im2col channelsPerPixel * pixelsPerColumn * element size.")
+def _box_bytes(r):
+    im2col_bits = _bits_of(r, r.channels_per_pixel) * r.pixels_per_column
+    tiled_bits = _bits_of(r, r.box_dim[0]) * _loaded_rows(r)
+    return z3.If(r.encode == code(ENCODES, "tiled"), tiled_bits, im2col_bits) <= MAX_LOAD_BITS
 
 
 @_rule("tma.map.im2col.channel_span", IM2COL_BOTH, DRV,
@@ -426,7 +465,8 @@ def _wide_interleave(r):
 @_rule("tma.map.im2col_wide.corner_range", WIDE, "DRV cuTensorMapEncodeIm2colWide; REFERENCE.md 5",
        "pixelBoxLowerCornerWidth and pixelBoxUpperCornerWidth lie in [-2^15, 2^15-1].")
 def _wide_corner_range(r):
-    bound = 1 << 15
+    # the sm90 driver holds the width corners to the im2col range of the rank (H100 driver)
+    bound = z3.If(_arch_is(r, "sm90"), _corner_bound(r), 1 << 15)
     return z3.And(_between(r.lower_corner_w, -bound, bound - 1), _between(r.upper_corner_w, -bound, bound - 1))
 
 
@@ -434,6 +474,13 @@ RULE_IDS = tuple(RULES)
 # Documented rules the driver's encoder does not enforce (it accepts the arguments; the problem shows
 # at run time): breaking them gives a document the encoder takes.
 DRIVER_IGNORED = frozenset({"tma.map.element_strides_inner"})
+# ... and those the H100's driver (sm90) was seen not to enforce.
+DRIVER_IGNORED_ON = {"sm90": frozenset({"tma.map.interleave_swizzle", "tma.map.im2col_wide.arch",
+                                        "tma.map.im2col_wide.swizzle", "tma.map.im2col_wide.interleave"})}
+
+
+def driver_ignores(rule_id: str, arch: str) -> bool:
+    return rule_id in DRIVER_IGNORED or rule_id in DRIVER_IGNORED_ON.get(arch, frozenset())
 
 
 def constraints(r: Record) -> dict:

@@ -879,7 +879,8 @@ def _im2col_channel_span(call: EncodeCall) -> Optional[str]:
 @IM2COL_CHANNELS_16B.checker
 def _im2col_channels_16B(call: EncodeCall) -> Optional[str]:
     p = call.params
-    if not p.is_im2col:
+    if not p.is_im2col or p.data_type in PACKED_TYPES:
+        # packed types take exactly 128 channels (tma.map.im2col.channels_range): whole 16-byte chunks
         return None
     row = inner_bits(p, p.channels_per_pixel)
     return f"channelsPerPixel * element size = {_bytes(row)} bytes, not a multiple of 16" if row % 128 else None
@@ -891,7 +892,8 @@ def _im2col_spatial_dim(call: EncodeCall) -> Optional[str]:
     if not p.is_im2col:
         return None
     high, shown = ((1 << 31), "[1, 2^31]") if p.encode == "im2col" else ((1 << 31) - 1, "[1, 2^31 - 1]")
-    return _first_outside("globalDim", p.global_dim[1:-1], 1, high, shown + " (spatial)", first_index=1)
+    # zero is tma.map.global_dim_range's
+    return _first_outside("globalDim", p.global_dim[1:-1], 0, high, shown + " (spatial)", first_index=1)
 
 
 MAX_BOX_BYTES = 228 * 1024

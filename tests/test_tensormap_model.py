@@ -29,22 +29,18 @@ TIED = {
     # a packed 16-byte type has 128 channels = 128 bytes; wide's only swizzle outside the packed list
     # is 64B, whose span is 64 bytes
     ("im2col_wide", "tma.map.packed_swizzle"): ("tma.map.im2col.channel_span",),
+    # wide swizzles span at most 128 bytes: 128 bytes x 1024 pixels = 128 KiB < 228 KiB
+    ("im2col_wide", "tma.map.box_bytes"): ("tma.map.im2col.channel_span",),
 }
 ARCH_FIRST = {"tma.map.dtype_arch": "sm90", "tma.map.swizzle_arch": "sm90", "tma.map.im2col_wide.arch": "sm90"}
 
 
 def test_rule_ids_are_exactly_the_catalogue():
-    assert tm.RULE_IDS == (
-        "tma.map.rank", "tma.map.global_address_alignment", "tma.map.global_dim_range",
-        "tma.map.packed_global_dim", "tma.map.global_stride_alignment", "tma.map.global_stride_range",
-        "tma.map.element_strides_range", "tma.map.element_strides_inner", "tma.map.interleave_swizzle",
-        "tma.map.interleave_rank", "tma.map.interleave_dtype", "tma.map.oob_nan_dtype", "tma.map.box_range",
-        "tma.map.box_inner_16B",
-        "tma.map.box_swizzle_span", "tma.map.packed_box", "tma.map.packed_swizzle", "tma.map.dtype_arch",
-        "tma.map.swizzle_arch", "tma.map.im2col.rank", "tma.map.im2col.corner_range",
-        "tma.map.im2col.box_area", "tma.map.im2col.channels_range", "tma.map.im2col.pixels_range",
-        "tma.map.im2col.channel_span", "tma.map.im2col_wide.arch", "tma.map.im2col_wide.swizzle",
-        "tma.map.im2col_wide.interleave", "tma.map.im2col_wide.corner_range")
+    """One Z3 constraint per spec/tensormap.py rule on the encoder's arguments (the destination address
+    and the copy direction are not encoder arguments)."""
+    from spec.rules import all_rules
+    catalogue = {r.id for r in all_rules() if r.subject == "tensormap"}
+    assert set(tm.RULE_IDS) == catalogue - {"tma.map.smem_alignment", "tma.map.copy_direction"}
     named = tm.constraints(tm.symbolic_record())
     assert tuple(named) == tm.RULE_IDS and all(isinstance(c, z3.BoolRef) for c in named.values())
 
@@ -205,8 +201,8 @@ BOUNDARIES = [
     ("NaN fill: float / integer", TILED, "sm90", dict(oobFill="NAN_REQUEST_ZERO_FMA"),
      dict(oobFill="NAN_REQUEST_ZERO_FMA", dataType="UINT16"), "tma.map.oob_nan_dtype"),
     ("rank 5 / 6", dict(TILED, rank=1, globalDim=[4096], globalStrides=[], boxDim=[64], elementStrides=[1]),
-     "sm90", dict(rank=5, globalDim=[64] * 5, globalStrides=[128] * 4, boxDim=[64] * 5, elementStrides=[1] * 5),
-     dict(rank=6, globalDim=[64] * 6, globalStrides=[128] * 5, boxDim=[64] * 6, elementStrides=[1] * 6),
+     "sm90", dict(rank=5, globalDim=[64] * 5, globalStrides=[128] * 4, boxDim=[64, 4, 4, 2, 2], elementStrides=[1] * 5),
+     dict(rank=6, globalDim=[64] * 6, globalStrides=[128] * 5, boxDim=[64, 4, 4, 2, 2, 2], elementStrides=[1] * 6),
      "tma.map.rank"),
     ("packed: globalDim[0] 128k", PACKED, "sm100", dict(globalDim__0=128), dict(globalDim__0=192),
      "tma.map.packed_global_dim"),
@@ -245,14 +241,20 @@ BOUNDARIES = [
      dict(pixelBoxUpperCorner__2=15), dict(pixelBoxUpperCorner__2=16), "tma.map.im2col.corner_range"),
     ("im2col box area: extent 1 / 0", IM2COL, "sm90", dict(pixelBoxLowerCorner__1=0, pixelBoxUpperCorner__1=-6),
      dict(pixelBoxLowerCorner__1=0, pixelBoxUpperCorner__1=-7), "tma.map.im2col.box_area"),
-    ("im2col channels 256 / 257", dict(IM2COL, swizzle="NONE"), "sm90", dict(channelsPerPixel=256),
-     dict(channelsPerPixel=257), "tma.map.im2col.channels_range"),
-    ("im2col channels 1 / 0", dict(IM2COL, swizzle="NONE"), "sm90", dict(channelsPerPixel=1),
+    # channel counts whose rows stay multiples of 16 bytes (the H100 driver's tma.map.im2col.channels_16B)
+    ("im2col channels 256 / 264", dict(IM2COL, swizzle="NONE"), "sm90", dict(channelsPerPixel=256),
+     dict(channelsPerPixel=264), "tma.map.im2col.channels_range"),
+    ("im2col channels 8 / 0", dict(IM2COL, swizzle="NONE"), "sm90", dict(channelsPerPixel=8),
      dict(channelsPerPixel=0), "tma.map.im2col.channels_range"),
+    ("im2col channel rows 16 / 18 bytes", dict(IM2COL, swizzle="NONE"), "sm90", dict(channelsPerPixel=8),
+     dict(channelsPerPixel=9), "tma.map.im2col.channels_16B"),
+    ("im2col load 228 / 256 KiB", dict(IM2COL, swizzle="NONE", dataType="FLOAT32"), "sm90",
+     dict(channelsPerPixel=228, pixelsPerColumn=256), dict(channelsPerPixel=256, pixelsPerColumn=256),
+     "tma.map.box_bytes"),
     ("im2col pixels 1024 / 1025", IM2COL, "sm90", dict(pixelsPerColumn=1024), dict(pixelsPerColumn=1025),
      "tma.map.im2col.pixels_range"),
-    ("im2col channel span 128 / 130 bytes", IM2COL, "sm90", dict(channelsPerPixel=64),
-     dict(channelsPerPixel=65), "tma.map.im2col.channel_span"),
+    ("im2col channel span 128 / 144 bytes", IM2COL, "sm90", dict(channelsPerPixel=64),
+     dict(channelsPerPixel=72), "tma.map.im2col.channel_span"),
     ("im2col rank 3 / 2", dict(IM2COL, rank=3, globalDim=[64, 7, 8], globalStrides=[128, 896],
                                elementStrides=[1, 1, 1], pixelBoxLowerCorner=[-1], pixelBoxUpperCorner=[-1]),
      "sm90", {}, dict(rank=2, globalDim=[64, 7], globalStrides=[128], elementStrides=[1, 1],
@@ -269,8 +271,9 @@ BOUNDARIES = [
      "tma.map.im2col_wide.swizzle"),
     ("wide swizzle / FLIP_8B", WIDE, "sm100", {}, dict(swizzle="128B_ATOM_32B_FLIP_8B"),
      "tma.map.im2col_wide.swizzle"),
-    ("wide W128 ignores pixelsPerColumn", WIDE, "sm100", dict(mode="W128", pixelsPerColumn=0),
-     dict(mode="W", pixelsPerColumn=0), "tma.map.im2col.pixels_range"),
+    # W128 loads 128 pixels whatever pixelsPerColumn says, yet the H100's driver range-checks it
+    ("wide W128 pixelsPerColumn 1 / 0", WIDE, "sm100", dict(mode="W128", pixelsPerColumn=1),
+     dict(mode="W128", pixelsPerColumn=0), "tma.map.im2col.pixels_range"),
     ("wide interleave", WIDE, "sm100", {}, dict(interleave="16B"), "tma.map.im2col_wide.interleave"),
 ]
 
