@@ -171,8 +171,9 @@ def formula_swizzle(mode: str, address):
 
 
 def place_byte(mode: str, destination, offset):
-    """Where a tiled box load puts byte `offset` of the dense box written from `destination` (PTX 5.5.7:
-    the box lands densely, dimension 0 fastest, then the mode's table moves the byte by its absolute
+    """Where a tiled box load puts the byte at `offset` from `destination` (PTX 5.5.7: the box's rows land
+    from the destination, padded to the swizzle span when narrower (tma.place.row_pitch), so every written
+    byte has such an offset; then the mode's table moves the byte by its absolute
     address; spec.tma_place.place is the concrete executor of the same rule)."""
     return table_swizzle(mode, destination + offset)
 

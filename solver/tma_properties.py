@@ -7,8 +7,11 @@ plus one deliberately false claim, expected "refuted":
   swizzle.tma.table_equals_formula.128B_ATOM_32B_FLIP_8B_without_flip
                                            the flip sub-mode against the plain Sw<2,5,2> chunk formula
 
-Placement of a tiled box (spec.tma_place: the box lands densely from the destination, then every byte
-moves by the mode's table on its absolute address):
+Placement of a tiled box (spec.tma_place: the box's rows land from the destination, each row padded to
+the swizzle span when narrower (rule tma.place.row_pitch, H100), then every byte moves by the mode's
+table on its absolute address). The written bytes are always a subset of the consecutive bytes from
+the destination, so the properties below range over those consecutive bytes ("dense"): injectivity
+there is injectivity of every padded placement too.
   tma.place.bijective.<MODE>               from any destination on the mode's repeat boundary, distinct
                                            box bytes land on distinct addresses, byte i in the repeat
                                            window i div repeat, in the same pattern as from address 0
