@@ -56,5 +56,6 @@ def prop(id: str, statement: str, domain: str, source: str, expected: str,
 
 
 def all_properties() -> list:
-    from . import descriptor_properties, layout_properties, swizzle_properties, tma_properties  # noqa: F401
+    from . import (descriptor_properties, im2col_properties, layout_properties,  # noqa: F401
+                   swizzle_properties, tma_properties)
     return list(PROPERTIES.values())
