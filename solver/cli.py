@@ -147,6 +147,33 @@ def number_list(text: str) -> tuple:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
 
 
+def cmd_tma_box(args) -> int:
+    """The largest legal box (and swizzle) for a tile; the chosen map is re-checked by spec/tensormap."""
+    from spec import tensormap
+    from . import box_synth
+    try:
+        plan = box_synth.synthesize(args.dtype, args.rows, args.inner, args.global_dim, args.global_strides,
+                                    tensormap.check_arch(args.arch))
+    except ValueError as error:
+        raise SpecError("tile", f"{args.rows}x{args.inner}", str(error), "tma.map.params") from None
+    document = plan.as_json()
+    if plan.status == "found":
+        verdict = tensormap.check_document(plan.tensor_map, args.arch)
+        document["spec_check"] = verdict
+        if not verdict["legal"]:       # never report a map spec refuses
+            document["status"] = "none"
+            document["reasons"] = [v["rule"] for v in verdict["violations"]]
+    if document["status"] == "found":
+        rows, inner = document["loads_along"] or (None, None)
+        human = (f"{document['dataType']} tile {args.rows} x {args.inner} on {args.arch}: swizzle "
+                 f"{document['swizzle']}, box {document['box']} ({document['bytes_per_load']} bytes per load), "
+                 f"{document['loads']} loads ({rows} along the inner extent x {inner} along the rows)")
+    else:
+        human = f"no legal box: {', '.join(document['reasons']) or 'see --json'}"
+    emit(args, document, human)
+    return EXIT_OK if document["status"] == "found" else EXIT_VIOLATION
+
+
 def cmd_tma_place(args) -> int:
     from spec import tma_place
     box = tma_place.make_box(args.swizzle, args.elem_bytes, args.box, args.smem_address, args.element_strides)
@@ -358,6 +385,20 @@ def build_parser() -> Parser:
     place.add_argument("--element-strides", type=number_list, default=None, help="traversal strides")
     add_json(place)
     place.set_defaults(run=cmd_tma_place)
+
+    box = tma_commands.add_parser(
+        "box", help="the largest legal TMA box and swizzle for a shared-memory tile",
+        description="Pick the swizzle and boxDim that move the most bytes per load for a tile of ROWS x INNER "
+                    "elements of a global tensor, legal on the architecture (solver.tensormap_model, re-checked "
+                    "by spec/tensormap). Exit 1 with the excluding rules when none is legal.")
+    box.add_argument("--dtype", required=True, help="bf16, f16, tf32, e4m3, ... or a cuda.h name (BFLOAT16)")
+    box.add_argument("--rows", required=True, type=number, help="tile rows (the box's dimension 1)")
+    box.add_argument("--inner", required=True, type=number, help="tile inner extent in elements (dimension 0)")
+    box.add_argument("--global-dim", required=True, type=number_list, help="tensor sizes, dimension 0 first")
+    box.add_argument("--global-strides", required=True, type=number_list, help="byte strides of dimensions 1..")
+    box.add_argument("--arch", default="sm100", help="sm90, sm100, sm103 (default sm100)")
+    add_json(box)
+    box.set_defaults(run=cmd_tma_box)
 
     tma_check = tma_commands.add_parser(
         "check", help="would the driver's encoder accept these tensor-map arguments?",

@@ -100,3 +100,34 @@ def test_plan_json():
     document = box_synth.synthesize("bf16", 128, 64, *TENSOR, arch="sm90").as_json()
     assert document["box"] == [64, 128] and document["tensor_map"]["boxDim"] == [64, 128]
     assert document["loads_along"] == [1, 1]
+
+
+# --- The command line: layoutproof tma box ----------------------------------------------------------------
+def _run(capsys, *argv):
+    import json
+    from solver.cli import main
+    rc = main(list(argv))
+    out = capsys.readouterr()
+    return rc, (json.loads(out.out) if out.out.strip().startswith("{") else None), out.err
+
+
+def test_cli_box_for_a_bf16_tile(capsys):
+    """64 bf16 = 128 bytes: the 128B span exactly; 128 rows fit one box (<= 256): one 16 KiB load,
+    a map spec/tensormap calls legal on sm90."""
+    rc, document, _ = _run(capsys, "tma", "box", "--dtype", "bf16", "--rows", "128", "--inner", "64",
+                           "--global-dim", "4096,4096", "--global-strides", "8192", "--arch", "sm90", "--json")
+    assert rc == 0 and document["swizzle"] == "128B" and document["box"] == [64, 128]
+    assert document["bytes_per_load"] == 16384 and document["spec_check"]["legal"]
+
+
+def test_cli_box_none_names_the_rule(capsys):
+    """A row stride of 8200 bytes is no multiple of 16 (tma.map.global_stride_alignment): no map at all."""
+    rc, document, _ = _run(capsys, "tma", "box", "--dtype", "bf16", "--rows", "128", "--inner", "64",
+                           "--global-dim", "4096,4096", "--global-strides", "8200", "--json")
+    assert rc == 1 and document["status"] == "none" and "tma.map.global_stride_alignment" in document["reasons"]
+
+
+def test_cli_box_malformed_is_exit_2(capsys):
+    rc, _, err = _run(capsys, "tma", "box", "--dtype", "bf16", "--rows", "128", "--inner", "64",
+                      "--global-dim", "4096", "--global-strides", "8192")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "globalStrides" in err
