@@ -584,6 +584,45 @@ def required_global_alignment(p: TensorMapParams) -> int:
     return 32 if p.interleave == "32B" or p.data_type in PACKED_16B_TYPES else 16
 
 
+INTERLEAVE_LAYOUT = rule(
+    "tma.map.interleave_layout", "PTX 5.5.6 (seed 004); DRV (interleave)",
+    "Interleave NONE is NDHWC (C innermost). Interleave 16B is NC/8DHWC8 and 32B is NC/16DHWC16: the "
+    "channels are cut into slices of 16 or 32 bytes (8 two-byte or 16 four-byte channels), a slice is "
+    "innermost, and the last slice is padded with zeros. The map's dimensions, innermost first, are then "
+    "(slice, W, H, D, C / slice, N).",
+    note="Seed 004 calls the two '8 byte' and '16 byte' interleave and says C16 takes 32 bytes 'assuming 4B "
+         "per channel' (16 x 4 = 64); DRV's reading is taken: a slice is 16 bytes (16B) or 32 bytes (32B), "
+         "so NC/16HWC16 holds 16 two-byte channels. The layouts are not observed on hardware here.")
+INTERLEAVE_SLICE_BYTES = {"16B": 16, "32B": 32}
+
+
+def interleaved_layout(n: int, c: int, spatial, element_bytes: int, interleave: str) -> dict:
+    """Rule tma.map.interleave_layout: the globalDim and globalStrides (bytes) of an N x C x spatial tensor
+    (spatial = W[, H[, D]]) stored in the layout `interleave` names, packed; "channels_padded" is C
+    rounded up to whole slices. Raises SpecError for a layout the encoder cannot describe."""
+    spatial = list(spatial)
+    if interleave == "NONE":
+        dims, padded = [c] + spatial + [n], c
+    elif interleave in INTERLEAVE_SLICE_BYTES:
+        slice_bytes = INTERLEAVE_SLICE_BYTES[interleave]
+        if slice_bytes % element_bytes:
+            raise SpecError("element_bytes", element_bytes, f"does not divide the {slice_bytes}-byte slice",
+                            INTERLEAVE_LAYOUT.id)
+        per_slice = slice_bytes // element_bytes
+        slices = -(-c // per_slice)
+        dims, padded = [per_slice] + spatial + [slices, n], slices * per_slice
+    else:
+        raise SpecError("interleave", interleave, "expected NONE, 16B or 32B", INTERLEAVE_LAYOUT.id)
+    if len(dims) > MAX_RANK:
+        raise SpecError("spatial", ",".join(map(str, spatial)), f"{len(dims)} dimensions; a map has at most "
+                        f"{MAX_RANK}", INTERLEAVE_LAYOUT.id)
+    strides, size = [], dims[0] * element_bytes
+    for d in dims[1:]:
+        strides.append(size)
+        size *= d
+    return {"globalDim": dims, "globalStrides": strides, "channels_padded": padded}
+
+
 def swizzle_span(swizzle: str) -> Optional[int]:
     """Bytes one swizzled row may hold (32B 32, 64B 64, 128B* 128); None without a swizzle."""
     return tma_swizzle.mode_info(swizzle).span

@@ -538,3 +538,27 @@ def test_cli_missing_file_exits_2(capsys, tmp_path):
 
 def test_cli_unknown_arch_exits_2(capsys, tmp_path):
     assert_malformed(*run(capsys, "tma", "check", "--params", write(tmp_path, TILED_BF16), "--arch", "sm80"), "arch")
+
+
+# --- Interleaved layouts (PTX 5.5.6, seed 004) --------------------------------------------------------
+def test_interleave_16B_is_nc8hwc8():
+    """Seed 004: 'C8 utilizes 16 bytes in memory assuming 2B per channel'; 20 channels need 3 slices, the
+    last padded. Innermost first: (8, W, H, C/8, N); strides 16 B, 16 * W, 16 * W * H, ..."""
+    layout = tm.interleaved_layout(n=2, c=20, spatial=(10, 6), element_bytes=2, interleave="16B")
+    assert layout["globalDim"] == [8, 10, 6, 3, 2] and layout["channels_padded"] == 24
+    assert layout["globalStrides"] == [16, 160, 960, 2880]
+
+
+def test_interleave_32B_is_nc16hwc16_and_none_is_nhwc():
+    """DRV: 'NC/16HWC16 where C16 uses 32 bytes': 16 two-byte channels per 32-byte slice (the seed's
+    'assuming 4B per channel' cannot hold: 16 x 4 = 64 bytes), 8 four-byte ones. No interleave: C innermost."""
+    assert tm.interleaved_layout(1, 32, (7,), 2, "32B")["globalDim"] == [16, 7, 2, 1]
+    assert tm.interleaved_layout(1, 32, (7,), 4, "32B")["globalDim"] == [8, 7, 4, 1]
+    assert tm.interleaved_layout(1, 32, (7, 5), 2, "NONE")["globalDim"] == [32, 7, 5, 1]
+
+
+def test_interleaved_layouts_the_encoder_cannot_describe():
+    with pytest.raises(SpecError, match="interleave_layout"):
+        tm.interleaved_layout(1, 8, (4, 4, 4), 2, "16B")      # (8, W, H, D, C/8, N): 6 dimensions
+    with pytest.raises(SpecError, match="element_bytes"):
+        tm.interleaved_layout(1, 8, (4,), 32, "16B")
