@@ -35,7 +35,7 @@ import itertools
 from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
-from . import tma_place, tma_swizzle
+from . import tensormap, tma_place, tma_swizzle
 from .rules import SpecError, check_all, rule
 
 MODES = {"im2col": ".im2col", "w": ".im2col::w", "w128": ".im2col::w::128"}  # model name -> PTX qualifier
@@ -51,9 +51,10 @@ COORDINATE_ORDER = {3: "c,w,n", 4: "c,w,h,n", 5: "c,w,h,d,n"}
 CORNER_ORDER = {3: "W", 4: "W,H", 5: "W,H,D"}
 
 # --- Limits (REFERENCE.md 5; PTX 5.5.4.1, 5.5.5; DRV cuTensorMapEncodeIm2col / Im2colWide) -----------
-CORNER_RANGE = {3: (-2 ** 15, 2 ** 15 - 1), 4: (-2 ** 7, 2 ** 7 - 1), 5: (-2 ** 4, 2 ** 4 - 1)}
+# The tensor map's corner ranges are spec.tensormap's (one table for the map and the load).
+CORNER_RANGE = {rank: tensormap.corner_range(rank) for rank in LAYOUTS}
 OFFSET_RANGE = {3: (0, 2 ** 16 - 1), 4: (0, 2 ** 8 - 1), 5: (0, 2 ** 5 - 1)}
-WIDE_CORNER_RANGE = (-2 ** 15, 2 ** 15 - 1)
+WIDE_CORNER_RANGE = tensormap.WIDE_CORNER_LIMITS
 W_HALO_LIMIT = {"w": 512, "w128": 32}            # wHalo in [0, limit)
 W_OFFSET_LIMIT = 32                              # wOffset in [0, 32)
 MAX_CHANNELS_PER_PIXEL = 256

@@ -4,8 +4,8 @@ property of the catalogue come out differently from its expected status."""
 import z3
 import pytest
 
-from solver import (descriptor_model, layout_model, layout_properties, prover, swizzle_model,
-                    swizzle_properties, tma_model)
+from solver import (descriptor_model, im2col_properties, layout_model, layout_properties, prover,
+                    swizzle_model, swizzle_properties, tma_model)
 from solver.bitvec import bv
 from solver.properties import all_properties
 
@@ -64,6 +64,22 @@ def decode_off_by_one(arch, word, width=32):
     return fields
 
 
+def tma_writes_unswizzled(mode, destination, offset):
+    return destination + offset
+
+
+def tma_swizzles_from_the_destination(mode, destination, offset):
+    """The phase counted from the destination instead of the absolute address (what the H100 refuted)."""
+    return destination + ORIGINAL_TABLE_SWIZZLE(mode, offset)
+
+
+ORIGINAL_TABLE_SWIZZLE = tma_model.table_swizzle
+
+
+def buffers_two_apart(v, k, j):
+    return v["lower"] + 2 * v[k] + v["stride"] * v[j]
+
+
 def patch_descriptor_swizzle(monkeypatch, replacement):
     for module in (swizzle_model, layout_model, layout_properties):
         if hasattr(module, "descriptor_swizzle"):
@@ -90,6 +106,13 @@ MUTATIONS = {
     "48-byte K read contiguously": (
         lambda mp: [mp.setattr(m, "linear_address", k48_split_ignored) for m in (layout_model, layout_properties)],
         ["k48"]),
+    "TMA writes without its swizzle": (
+        lambda mp: mp.setattr(tma_model, "place_byte", tma_writes_unswizzled), ["tma_mma.agree", "tma.place"]),
+    "TMA swizzle phase from the destination": (
+        lambda mp: mp.setattr(tma_model, "place_byte", tma_swizzles_from_the_destination),
+        ["tma_mma.misaligned", "tma.place"]),
+    "wOffset buffers two pixels apart": (
+        lambda mp: mp.setattr(im2col_properties, "_position", buffers_two_apart), ["im2col.w"]),
     "decode adds 16 to SBO": (
         lambda mp: mp.setattr(descriptor_model, "decode", decode_off_by_one), ["desc.roundtrip"]),
 }
