@@ -67,6 +67,8 @@ INTERLEAVES = ("NONE", "16B", "32B")
 L2_PROMOTIONS = ("NONE", "L2_64B", "L2_128B", "L2_256B")
 OOB_FILLS = ("NONE", "NAN_REQUEST_ZERO_FMA")
 WIDE_MODES = ("W", "W128")
+# The copy's direction, when a document names one (optional key "direction"; code 0: not given)
+DIRECTIONS = ("none", "global_to_shared", "shared_to_global")
 
 MAX_RANK = 5
 SLOTS = MAX_RANK + 1        # one slot more than a legal rank, so that a rank-6 map can be written down
@@ -103,6 +105,9 @@ class Record:
     channels_per_pixel: z3.ArithRef
     pixels_per_column: z3.ArithRef
     mode: z3.ArithRef               # im2col_wide: W or W128
+    has_smem_address: z3.ArithRef   # 1 when the document gives the copy's destination (optional keys)
+    smem_address: z3.ArithRef
+    direction: z3.ArithRef          # DIRECTIONS code
     variables: dict = field(default_factory=dict, repr=False)   # name -> Int, for documents and tests
 
 
@@ -122,7 +127,7 @@ def symbolic_record(prefix: str = "") -> Record:
                   one("oobFill"), many("pixelBoxLowerCorner", CORNER_SLOTS),
                   many("pixelBoxUpperCorner", CORNER_SLOTS), one("pixelBoxLowerCornerWidth"),
                   one("pixelBoxUpperCornerWidth"), one("channelsPerPixel"), one("pixelsPerColumn"),
-                  one("mode"), made)
+                  one("mode"), one("hasSmemAddress"), one("smemAddress"), one("direction"), made)
 
 
 def _between(x, lo: int, hi: int):
@@ -134,8 +139,10 @@ def domain(r: Record) -> list:
     """What the C types allow (not rules): enum codes, cuuint32/cuuint64/int ranges, rank 0..SLOTS."""
     enums = [(r.encode, ENCODES), (r.arch, ARCHES), (r.data_type, DATA_TYPES), (r.interleave, INTERLEAVES),
              (r.swizzle, SWIZZLES), (r.l2_promotion, L2_PROMOTIONS), (r.oob_fill, OOB_FILLS),
-             (r.mode, WIDE_MODES)]
+             (r.mode, WIDE_MODES), (r.direction, DIRECTIONS)]
     facts = [_between(var, 0, len(names) - 1) for var, names in enums]
+    facts.append(_between(r.has_smem_address, 0, 1))
+    facts.append(_between(r.smem_address, 0, U32 - 1))
     facts.append(_between(r.rank, 0, SLOTS))
     facts.append(_between(r.global_address, 0, U64 - 1))
     facts += [_between(x, 0, U64 - 1) for x in r.global_dim + r.global_strides]
@@ -470,10 +477,35 @@ def _wide_corner_range(r):
     return z3.And(_between(r.lower_corner_w, -bound, bound - 1), _between(r.upper_corner_w, -bound, bound - 1))
 
 
+# --- What the copy instruction adds (optional document keys smemAddress, direction) ---------------------
+COPY_ALIGNMENT = {"NONE": 128, "32B": 256, "64B": 512, "96B": 256}       # the rest (128B modes): 1024
+
+
+@_rule("tma.map.smem_alignment", ALL, "CUDA programming guide (TMA); PTX 5.5.3.1, 5.5.7; REFERENCE.md 5",
+       "A given shared-memory destination is 128-byte aligned, and on the swizzle's repeat: 256 bytes for "
+       "32B (and 96B), 512 for 64B, 1024 for every 128B mode.")
+def _smem_alignment(r):
+    alignment = z3.IntVal(1024)
+    for name, bytes_ in COPY_ALIGNMENT.items():
+        alignment = z3.If(r.swizzle == code(SWIZZLES, name), bytes_, alignment)
+    return z3.Implies(r.has_smem_address == 1, r.smem_address % alignment == 0)
+
+
+@_rule("tma.map.copy_direction", ALL, "PTX 5.5.7; DRV (swizzle); REFERENCE.md 1, 5",
+       "A given copy direction fits the map: 128B_ATOM_32B_FLIP_8B and 16U4_ALIGN16B load only "
+       "(global -> shared); 16U6_ALIGN16B with 128B_ATOM_64B stores only (shared -> global).")
+def _copy_direction(r):
+    loads, stores = code(DIRECTIONS, "global_to_shared"), code(DIRECTIONS, "shared_to_global")
+    load_only = z3.Or(_swizzle_is(r, "128B_ATOM_32B_FLIP_8B"), _data_type_is(r, "16U4_ALIGN16B"))
+    store_only = z3.And(_data_type_is(r, "16U6_ALIGN16B"), _swizzle_is(r, "128B_ATOM_64B"))
+    return z3.And(z3.Implies(load_only, r.direction != stores), z3.Implies(store_only, r.direction != loads))
+
+
 RULE_IDS = tuple(RULES)
 # Documented rules the driver's encoder does not enforce (it accepts the arguments; the problem shows
 # at run time): breaking them gives a document the encoder takes.
-DRIVER_IGNORED = frozenset({"tma.map.element_strides_inner"})
+DRIVER_IGNORED = frozenset({"tma.map.element_strides_inner", "tma.map.smem_alignment",
+                            "tma.map.copy_direction"})
 # ... and those the H100's driver (sm90) was seen not to enforce.
 DRIVER_IGNORED_ON = {"sm90": frozenset({"tma.map.interleave_swizzle", "tma.map.im2col_wide.arch",
                                         "tma.map.im2col_wide.swizzle", "tma.map.im2col_wide.interleave"})}
@@ -541,6 +573,10 @@ def document(model: z3.ModelRef, r: Record) -> dict:
     doc.update((key, named(term, names)) for key, term, names in _names_of(r))
     doc.update((key, [value(t) for t in terms]) for key, terms in _lists_of(r, rank, encode))
     doc.update((key, named(term, names)) for key, term, names in _extras_of(r, encode))
+    if value(r.has_smem_address):
+        doc["smemAddress"] = value(r.smem_address)
+    if value(r.direction):
+        doc["direction"] = DIRECTIONS[value(r.direction)]
     return doc
 
 
@@ -574,6 +610,9 @@ def assignment(doc: dict, arch: str, r: Record) -> list:
             raise ValueError(f"{key}: {len(values)} entries, the record holds {len(terms)}")
         for i, term in enumerate(terms):
             fix(term, int(values[i]) if i < len(values) else 0)
+    fix(r.has_smem_address, int("smemAddress" in doc))
+    fix(r.smem_address, int(doc.get("smemAddress", 0)))
+    fix(r.direction, coded(doc.get("direction", "none"), DIRECTIONS, "direction"))
     for term in r.variables.values():
         fix(term, 0)
     return [term == value for term, value in fixed.values()]
@@ -610,7 +649,9 @@ def _hints(r: Record, encode: str, rng: random.Random) -> list:
              r.oob_fill == (0 if rng.random() < 0.7 else 1), r.mode == rng.randrange(len(WIDE_MODES)),
              r.channels_per_pixel == rng.choice((16, 32, 64, 128)),
              _multiple(_bits_of(r, r.channels_per_pixel), 128),
-             r.pixels_per_column == rng.choice((32, 64, 128, 256))]
+             r.pixels_per_column == rng.choice((32, 64, 128, 256)),
+             r.has_smem_address == 0, r.direction == 0,
+             r.smem_address == rng.choice((0, 1024, 2048, 0x8000)) + rng.choice((0, 128, 256, 384))]
     hints += [d == rng.choice((1, 3, 64, 128, 1000, 4096, 1 << 16)) for d in r.global_dim]
     hints += [s == rng.choice((256, 4096, 1 << 16, 1 << 20)) for s in r.global_strides]
     hints += [b == rng.choice((8, 16, 32, 64)) for b in r.box_dim[:2]]
@@ -622,10 +663,11 @@ def _hints(r: Record, encode: str, rng: random.Random) -> list:
     return hints
 
 
-def _check_with_hints(solver: z3.Solver, hints: list, rng: random.Random):
+def _check_with_hints(solver: z3.Solver, hints: list, rng: random.Random, prefix: str = "hint"):
     """A model honouring as many hints as the rules allow (hints in an unsat core are dropped one at a
-    time), or None when the rules alone are unsatisfiable. Z3 'unknown' raises: never read as unsat."""
-    trackers = {z3.Bool(f"hint.{i}"): hint for i, hint in enumerate(hints)}
+    time), or None when the rules alone are unsatisfiable. Z3 'unknown' raises: never read as unsat.
+    `prefix` names the hint trackers (distinct per call on one solver)."""
+    trackers = {z3.Bool(f"{prefix}.{i}"): hint for i, hint in enumerate(hints)}
     solver.add(*[z3.Implies(t, h) for t, h in trackers.items()])
     live = list(trackers)
     while True:
@@ -642,29 +684,54 @@ def _check_with_hints(solver: z3.Solver, hints: list, rng: random.Random):
         live.remove(rng.choice(core))
 
 
+class Problem:
+    """The documents for `encode` on `arch` that obey every rule in `keep` (default: every rule not in
+    `break_`) and break every rule in `break_`. `swizzles` are the names a document may use: by default
+    those cuda.h can pass to an encoder (96B, PTX tensormap.replace only, is left out; spec/tensormap.py
+    reads it as malformed there).
+
+    `next(seed)` returns one more document, or None when none is left. Each document found is blocked
+    by its *shape* (data type, swizzle, interleave, rank and which optional keys it has), so successive
+    documents differ in kind, not only in a number; when every shape is used up, `next` returns None."""
+
+    def __init__(self, encode: str, arch: str, keep=None, break_=(), swizzles=ENCODER_SWIZZLES):
+        break_ = set(break_)
+        keep = set(RULE_IDS) - break_ if keep is None else set(keep)
+        unknown = (keep | break_) - set(RULE_IDS)
+        if unknown:
+            raise ValueError(f"unknown rule ids: {', '.join(sorted(unknown))}")
+        if keep & break_:
+            raise ValueError(f"rules both kept and broken: {', '.join(sorted(keep & break_))}")
+        if encode not in ENCODES or arch not in ARCHES:
+            raise ValueError(f"encode {encode!r} / arch {arch!r}")
+        self.encode = encode
+        self.record = r = symbolic_record()
+        rules = constraints(r)
+        self.solver = z3.Solver()
+        self.solver.add(*domain(r), r.encode == ENCODES.index(encode), r.arch == ARCHES.index(arch),
+                        _swizzle_is(r, *swizzles))
+        self.solver.add(*[rules[rule_id] for rule_id in sorted(keep)])
+        self.solver.add(*[z3.Not(rules[rule_id]) for rule_id in sorted(break_)])
+        self.found = 0
+
+    def _shape(self):
+        r = self.record
+        return (r.data_type, r.swizzle, r.interleave, r.rank, r.has_smem_address, r.direction)
+
+    def next(self, seed: int = 0) -> Optional[dict]:
+        self.solver.set("random_seed", seed)
+        rng = random.Random(seed)
+        model = _check_with_hints(self.solver, _hints(self.record, self.encode, rng), rng,
+                                  prefix=f"hint{self.found}")
+        if model is None:
+            return None
+        self.found += 1
+        self.solver.add(z3.Not(z3.And(*[term == model.eval(term, model_completion=True)
+                                         for term in self._shape()])))
+        return document(model, self.record)
+
+
 def solve(encode: str, arch: str, keep=None, break_=(), seed: int = 0,
           swizzles=ENCODER_SWIZZLES) -> Optional[dict]:
-    """A `tma check` document for `encode` on `arch` that obeys every rule in `keep` (default: every
-    rule not in `break_`) and breaks every rule in `break_`; None when no such document exists.
-    `swizzles` are the names the document may use: by default those cuda.h can pass to an encoder
-    (96B, PTX tensormap.replace only, is left out; spec/tensormap.py reads it as malformed there)."""
-    break_ = set(break_)
-    keep = set(RULE_IDS) - break_ if keep is None else set(keep)
-    unknown = (keep | break_) - set(RULE_IDS)
-    if unknown:
-        raise ValueError(f"unknown rule ids: {', '.join(sorted(unknown))}")
-    if keep & break_:
-        raise ValueError(f"rules both kept and broken: {', '.join(sorted(keep & break_))}")
-    if encode not in ENCODES or arch not in ARCHES:
-        raise ValueError(f"encode {encode!r} / arch {arch!r}")
-    r = symbolic_record()
-    rules = constraints(r)
-    solver = z3.Solver()
-    solver.set("random_seed", seed)
-    solver.add(*domain(r), r.encode == ENCODES.index(encode), r.arch == ARCHES.index(arch),
-               _swizzle_is(r, *swizzles))
-    solver.add(*[rules[rule_id] for rule_id in sorted(keep)])
-    solver.add(*[z3.Not(rules[rule_id]) for rule_id in sorted(break_)])
-    rng = random.Random(seed)
-    model = _check_with_hints(solver, _hints(r, encode, rng), rng)
-    return None if model is None else document(model, r)
+    """One document of Problem(encode, arch, keep, break_, swizzles); None when none exists."""
+    return Problem(encode, arch, keep, break_, swizzles).next(seed)
