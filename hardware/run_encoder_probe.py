@@ -8,6 +8,8 @@ is exactly what was passed, a `layoutproof tma check` parameter document), then 
 cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col or cuTensorMapEncodeIm2colWide. Recorded per case:
 the CUresult name, and for accepted ones the 128-byte tensor map (hex), in
 DIR/tensormap_encode_<arch>.json.gz. tests/test_encoder_replay.py replays it against spec/tensormap.py.
+The document -> encoder-call conversion (`encode`) is solver/adapters/driver_encode.py's, shared with
+`layoutproof fuzz --against "python -m solver.adapters.driver_encode"`.
 """
 from __future__ import annotations
 
@@ -20,41 +22,13 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))   # the repository root, for solver.adapters
 import encoder_cases  # noqa: E402
 from run_probe import gpu_facts  # noqa: E402
-
-
-def encode(driver, document):
-    d = document
-    dtype = getattr(driver.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + d["dataType"])
-    interleave = getattr(driver.CUtensorMapInterleave, "CU_TENSOR_MAP_INTERLEAVE_" + d["interleave"])
-    swizzle = getattr(driver.CUtensorMapSwizzle, "CU_TENSOR_MAP_SWIZZLE_" + d["swizzle"])
-    l2 = getattr(driver.CUtensorMapL2promotion, "CU_TENSOR_MAP_L2_PROMOTION_" + d["l2Promotion"])
-    oob = getattr(driver.CUtensorMapFloatOOBfill, "CU_TENSOR_MAP_FLOAT_OOB_FILL_" + d["oobFill"])
-    u64 = lambda values: [driver.cuuint64_t(v) for v in values]  # noqa: E731
-    u32 = lambda values: [driver.cuuint32_t(v) for v in values]  # noqa: E731
-    # A rank-1 map has no strides; cuda-bindings would pass an empty list as a null pointer, which a C
-    # caller never does, so one unused stride goes along.
-    strides = d["globalStrides"] or [0]
-    common = (dtype, d["rank"], d["globalAddress"], u64(d["globalDim"]), u64(strides))
-    element_strides = u32(d["elementStrides"])
-    if d["encode"] == "tiled":
-        return driver.cuTensorMapEncodeTiled(*common, u32(d["boxDim"]), element_strides, interleave, swizzle, l2, oob)
-    if d["encode"] == "im2col":
-        return driver.cuTensorMapEncodeIm2col(*common, d["pixelBoxLowerCorner"], d["pixelBoxUpperCorner"],
-                                              d["channelsPerPixel"], d["pixelsPerColumn"], element_strides,
-                                              interleave, swizzle, l2, oob)
-    mode = getattr(driver.CUtensorMapIm2ColWideMode, "CU_TENSOR_MAP_IM2COL_WIDE_MODE_" + d["mode"])
-    return driver.cuTensorMapEncodeIm2colWide(*common, d["pixelBoxLowerCornerWidth"], d["pixelBoxUpperCornerWidth"],
-                                              d["channelsPerPixel"], d["pixelsPerColumn"], element_strides,
-                                              interleave, mode, swizzle, l2, oob)
-
-
-def tensor_map_hex(tensor_map) -> str:
-    words = getattr(tensor_map, "opaque", None)
-    if words is None:
-        return ""
-    return "".join(int(w).to_bytes(8, "little").hex() for w in words)
+# The document -> encoder call conversion is shared with `layoutproof fuzz --against`'s driver adapter:
+# it passes rank-1 maps one unused stride (cuda-bindings would pass an empty list as a null pointer,
+# which a C caller never does), and arrays with exactly the entries the driver reads.
+from solver.adapters.driver_encode import checked, encode, open_driver, result_name, tensor_map_hex  # noqa: E402
 
 
 def main() -> int:
@@ -62,22 +36,14 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--commit", default="unknown")
     args = parser.parse_args()
-    from cuda.bindings import driver
+    session = open_driver(0, allocation_bytes=1 << 22)
+    driver, device, base = session.driver, session.device, session.base_address
 
     def ok(result):
-        err = result[0] if isinstance(result, tuple) else result
-        if err != driver.CUresult.CUDA_SUCCESS:
-            raise RuntimeError(f"driver setup failed: {err}")
-        return result[1] if isinstance(result, tuple) and len(result) > 1 else None
+        return checked(driver, result)
 
-    ok(driver.cuInit(0))
-    device = ok(driver.cuDeviceGet(0))
-    context = ok(driver.cuDevicePrimaryCtxRetain(device))
-    ok(driver.cuCtxSetCurrent(context))
     major = ok(driver.cuDeviceGetAttribute(driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device))
     minor = ok(driver.cuDeviceGetAttribute(driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device))
-    allocation = int(ok(driver.cuMemAlloc(1 << 22)))
-    base = (allocation + 0xFFFF) & ~0xFFFF
     records = []
     for case in encoder_cases.cases():
         document = dict(case["document"])
@@ -85,7 +51,7 @@ def main() -> int:
         try:
             result = encode(driver, document)
             err, tensor_map = result[0], result[1]
-            record = {"result": err.name if hasattr(err, "name") else str(err)}
+            record = {"result": result_name(err)}
             if err == driver.CUresult.CUDA_SUCCESS:
                 record["tensor_map"] = tensor_map_hex(tensor_map)
         except Exception as error:  # a value the bindings cannot pass to C at all
