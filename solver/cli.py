@@ -431,6 +431,8 @@ def build_parser() -> Parser:
 
     from . import cli_im2col
     cli_im2col.register(commands, Parser, add_json, emit)
+    from . import cli_fuzz
+    cli_fuzz.add_parser(commands, add_json, number)
 
     rules = commands.add_parser("rules", help="the rule catalogue",
                                 description="Every rule: id, source, statement.")

@@ -226,6 +226,17 @@ def _instruction_k(r):
     return z3.Or(r.k * bits(r) == 256, k96)
 
 
+@_rule("operand.sm90.n_extent")
+def _sm90_n(r):
+    integer = _is(r.dtype, DTYPES, "s8", "u8")
+    return z3.Implies(r.arch == SM90, z3.Implies(integer, z3.Or(r.mn <= 32, r.mn % 16 == 0)))
+
+
+@_rule("operand.sm103.kind_i8")
+def _sm103_i8(r):
+    return z3.Implies(r.arch == SM103, r.kind != ALL_KINDS.index("i8"))
+
+
 @_rule("operand.lbo_absolute.k_major")
 def _absolute_k_major(r):
     return z3.Implies(r.lbo_mode == 1, r.major == 0)

@@ -19,6 +19,7 @@ spec/, never from the generator: a case whose spec label is not exactly the aske
 from __future__ import annotations
 
 import importlib
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
@@ -59,9 +60,13 @@ def target_module(target: str):
     return importlib.import_module(f"solver.fuzz_{target}")
 
 
+@lru_cache(maxsize=None)
+def _catalogue() -> dict:
+    return {r.id: r for r in all_rules()}
+
+
 def rule_info(rule_id: str) -> dict:
-    rules = {r.id: r for r in all_rules()}
-    r = rules[rule_id]
+    r = _catalogue()[rule_id]
     return {"id": r.id, "source": r.source, "statement": r.statement, "evidence": r.evidence}
 
 

@@ -28,7 +28,9 @@ from .fuzz import Label, Stats
 
 RULE_IDS = model.RULE_IDS
 # Rules that make the sm90 wgmma instruction itself ill-formed: ptxas refuses it (PTX 9.7.15.5).
-PTXAS_REFUSES = {"sm90": frozenset({"operand.sm90.dtype", "operand.mn_major.dtype", "operand.instruction_k"})}
+PTXAS_REFUSES = {"sm90": frozenset({"operand.sm90.dtype", "operand.mn_major.dtype", "operand.instruction_k",
+                                    "operand.sm90.n_extent"}),
+                 "sm103": frozenset({"operand.sm103.kind_i8"})}
 SWIZZLE_FUNCTORS = {"32B": "Sw<1,4,3>", "64B": "Sw<2,4,3>", "128B": "Sw<3,4,3>", "128B_atom32B": "Sw<2,5,2>"}
 
 
@@ -84,7 +86,8 @@ def label(case: dict, arch: str, expect=None):
         return None
     refusing = [v for v in broken if v.rule.id in PTXAS_REFUSES.get(arch, ())]
     if refusing:
-        return Label(ids, "refused", {"by": "ptxas", "instruction": "wgmma.mma_async (sm_90a)",
+        instruction = "wgmma.mma_async (sm_90a)" if arch == "sm90" else "tcgen05.mma (sm_103a)"
+        return Label(ids, "refused", {"by": "ptxas", "instruction": instruction,
                                       "because": [str(v) for v in refusing]})
     if not c.desc.swizzle.startswith("invalid"):
         misread = spec_desc_case.first_misread(c)

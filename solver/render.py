@@ -184,3 +184,22 @@ def tensormap_text(params, arch: str, report: dict) -> str:
     warned = ("warnings: none" if not warnings else "warnings (not caught by the encoder):\n"
               + "\n".join(f"  {w['rule']}: {w['message']} [{w['source']}]" for w in warnings))
     return "\n".join([head, verdict, violations_text(report["violations"]), warned])
+
+
+def coverage_text(document: dict) -> str:
+    """`fuzz --coverage`: one table per target."""
+    parts = []
+    for target, entry in document["targets"].items():
+        rows = []
+        for r in entry["rules"]:
+            if r["breakable"]:
+                status = "alone"
+            elif r["tied_to"]:
+                status = "with " + ", ".join(t["id"] + f" ({t['why']})" for t in r.get("ties", []))
+            else:
+                status = r.get("why", "never")
+            rows.append([r["id"], status])
+        alone = sum(r["breakable"] for r in entry["rules"])
+        parts.append(f"{target}: {alone} of {len(entry['rules'])} rules can be broken alone\n"
+                     + _table(["rule", "breaks"], rows))
+    return "\n\n".join(parts)

@@ -424,25 +424,36 @@ def _im2col_spatial_dim_range(r):
     return _each_spatial_dim(r, lambda s: r.global_dim[s + 1] <= limit)
 
 
-def _loaded_rows(r: Record):
-    """Rows one tiled load brings: the product over dimensions 1 .. rank-1 of ceil(boxDim / stride)
-    (strides 1..8 expanded, so each factor is a division by a constant)."""
+def _loaded_rows(r: Record, round_up: bool):
+    """Rows of a tiled load: the product over dimensions 1 .. rank-1 of boxDim / elementStrides, rounded
+    up (what the load brings) or down (what the H100's driver counts); strides 1..8 expanded, so each
+    factor is a division by a constant."""
     rows = z3.IntVal(1)
     for i in range(1, SLOTS):
         count = r.box_dim[i]
         for stride in range(2, 9):
-            count = z3.If(r.element_strides[i] == stride, (r.box_dim[i] + stride - 1) / stride, count)
+            divided = (r.box_dim[i] + stride - 1) / stride if round_up else r.box_dim[i] / stride
+            count = z3.If(r.element_strides[i] == stride, divided, count)
         rows = rows * z3.If(_listed(r, i), count, 1)
     return rows
 
 
 @_rule("tma.map.box_bytes", ALL, H100_DRIVER,
-       "One load brings at most 228 KiB: tiled boxDim[0] * prod ceil(boxDim[i] / elementStrides[i]) * element "
-       "size; im2col channelsPerPixel * pixelsPerColumn * element size.")
+       "The driver's size check, at most 228 KiB: tiled boxDim[0] * prod floor(boxDim[i] / elementStrides[i]) * "
+       "element size; im2col channelsPerPixel * pixelsPerColumn * element size.")
 def _box_bytes(r):
     im2col_bits = _bits_of(r, r.channels_per_pixel) * r.pixels_per_column
-    tiled_bits = _bits_of(r, r.box_dim[0]) * _loaded_rows(r)
+    tiled_bits = _bits_of(r, r.box_dim[0]) * _loaded_rows(r, round_up=False)
     return z3.If(r.encode == code(ENCODES, "tiled"), tiled_bits, im2col_bits) <= MAX_LOAD_BITS
+
+
+@_rule("tma.map.box_bytes_loaded", TILED, "PTX 5.5.3 (traversal strides); H100 driver",
+       "A tiled box that passes the driver's floor count also brings at most 228 KiB: boxDim[0] * prod "
+       "ceil(boxDim[i] / elementStrides[i]) * element size.")
+def _box_bytes_loaded(r):
+    inner = _bits_of(r, r.box_dim[0])
+    counted_over = inner * _loaded_rows(r, round_up=False) > MAX_LOAD_BITS
+    return z3.Or(counted_over, inner * _loaded_rows(r, round_up=True) <= MAX_LOAD_BITS)
 
 
 @_rule("tma.map.im2col.channel_span", IM2COL_BOTH, DRV,
@@ -504,7 +515,7 @@ def _copy_direction(r):
 RULE_IDS = tuple(RULES)
 # Documented rules the driver's encoder does not enforce (it accepts the arguments; the problem shows
 # at run time): breaking them gives a document the encoder takes.
-DRIVER_IGNORED = frozenset({"tma.map.element_strides_inner", "tma.map.smem_alignment",
+DRIVER_IGNORED = frozenset({"tma.map.element_strides_inner", "tma.map.smem_alignment", "tma.map.box_bytes_loaded",
                             "tma.map.copy_direction"})
 # ... and those the H100's driver (sm90) was seen not to enforce.
 DRIVER_IGNORED_ON = {"sm90": frozenset({"tma.map.interleave_swizzle", "tma.map.im2col_wide.arch",
@@ -650,7 +661,6 @@ def _hints(r: Record, encode: str, rng: random.Random) -> list:
              r.channels_per_pixel == rng.choice((16, 32, 64, 128)),
              _multiple(_bits_of(r, r.channels_per_pixel), 128),
              r.pixels_per_column == rng.choice((32, 64, 128, 256)),
-             r.has_smem_address == 0, r.direction == 0,
              r.smem_address == rng.choice((0, 1024, 2048, 0x8000)) + rng.choice((0, 128, 256, 384))]
     hints += [d == rng.choice((1, 3, 64, 128, 1000, 4096, 1 << 16)) for d in r.global_dim]
     hints += [s == rng.choice((256, 4096, 1 << 16, 1 << 20)) for s in r.global_strides]
@@ -710,6 +720,11 @@ class Problem:
         self.solver = z3.Solver()
         self.solver.add(*domain(r), r.encode == ENCODES.index(encode), r.arch == ARCHES.index(arch),
                         _swizzle_is(r, *swizzles))
+        # the optional keys appear only where a rule to break needs them
+        if "tma.map.smem_alignment" not in break_:
+            self.solver.add(r.has_smem_address == 0)
+        if "tma.map.copy_direction" not in break_:
+            self.solver.add(r.direction == 0)
         self.solver.add(*[rules[rule_id] for rule_id in sorted(keep)])
         self.solver.add(*[z3.Not(rules[rule_id]) for rule_id in sorted(break_)])
         self.found = 0

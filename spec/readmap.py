@@ -119,6 +119,17 @@ ABSOLUTE_K48 = rule(
     subject="operand", evidence="interpretation",
     note="The manual introduces the mode for the 48-byte K and says nothing of other K; a 32-byte K "
          "never needs it, so using it there is flagged as a likely mistake.")
+SM90_N = rule(
+    "operand.sm90.n_extent", "PTX 9.7.15.5 (wgmma shapes); ptxas 13.0 (tests/hardware/ptxas_forms.json)",
+    "On sm90 the operand's MN extent is a wgmma N: a multiple of 8 up to 256; for s8/u8 only 8, 16, 24 "
+    "or a multiple of 16 up to 256.", subject="operand", evidence="ptxas",
+    note="ptxas refuses '.m64n40k32' for integer types ('Illegal matrix shape ... with integer types') and "
+         "N above 256 ('Unknown modifier'); the desc fuzz target reads the operand as wgmma's B.")
+SM103_I8 = rule(
+    "operand.sm103.kind_i8", "ptxas 13.0 (tests/hardware/ptxas_forms.json)",
+    "tcgen05.mma kind::i8 (s8/u8) is not available on sm_103a.", subject="operand", evidence="ptxas",
+    note="ptxas: \"Feature '.kind::i8' not supported on .target 'sm_103a'\"; the manual lists kind::i8 "
+         "for tcgen05 without that exception.")
 ROW_CROSSING = rule(
     "operand.k_slice.inside_line", "PTX 9.7.16.3.1.2 ('would overflow the 128B shared memory "
     "boundary'); REFERENCE.md 2",
@@ -344,6 +355,19 @@ def _absolute_k48(op: Operand):
     if op.desc.lbo_mode == "absolute" and not (op.major == "K" and op.k_bytes == 48):
         return f"absolute LBO mode with {op.k_bytes} bytes of K; it is the 48-byte-K mode"
     return None
+
+
+@SM90_N.checker
+def _sm90_n(op: Operand):
+    if op.arch != "sm90":
+        return None
+    allowed = op.mn <= 256 and (op.dtype.family != "int" or op.mn <= 32 or op.mn % 16 == 0)
+    return None if allowed else f"N = {op.mn} is not a wgmma N for {op.dtype.name}"
+
+
+@SM103_I8.checker
+def _sm103_i8(op: Operand):
+    return "kind::i8 does not exist on sm_103a" if op.arch == "sm103" and op.kind == "i8" else None
 
 
 @ROW_CROSSING.checker

@@ -253,15 +253,25 @@ IM2COL_SPATIAL_DIM = _map_rule(
          "refuses it.")
 BOX_BYTES = _map_rule(
     "tma.map.box_bytes", "H100 driver (cuTensorMapEncodeTiled / Im2col / Im2colWide)",
-    "The bytes one load brings are at most 228 KiB (233472 bytes, the shared memory of one SM): tiled, "
-    "boxDim[0] * ceil(boxDim[1] / elementStrides[1]) * ... * element size; im2col and im2col_wide, "
+    "The driver's size check: at most 228 KiB (233472 bytes, the shared memory of one SM), counted tiled as "
+    "boxDim[0] * floor(boxDim[1] / elementStrides[1]) * ... * element size; im2col and im2col_wide, "
     "channelsPerPixel * pixelsPerColumn * element size (pixelsPerColumn as given, even in mode W128).",
     evidence="driver",
     note="Not in DRV; the H100's driver (580.159.04) accepts FLOAT16 boxes of 228 KiB and refuses 232 KiB, "
-         "with and without interleave, and counts the traversal strides (a 256 KiB boxDim product with "
-         "elementStrides 2 along two dimensions is accepted). It refuses a W128 map of 128 FLOAT64 channels "
-         "with pixelsPerColumn 256 (256 KiB) and accepts it with 8 channels, FLOAT16 or 128 pixels "
-         "(tests/hardware/tensormap_encode_sm90.json.gz).")
+         "with and without interleave (tests/hardware/tensormap_encode_sm90.json.gz). It divides by the "
+         "traversal strides rounding *down*: BFLOAT16 boxes [64, 3, 200, 8] with elementStrides [1, 2, 1, 1] "
+         "(200 KiB counted, 400 KiB loaded) and [64, 32, 1, 115] with [1, 2, 6, 1] (a box dimension below "
+         "its stride counts 0) are accepted, [64, 3, 256, 8] with [1, 2, 1, 1] is refused "
+         "(tests/hardware/fuzz_driver_sm90.json.gz, found by `layoutproof fuzz --against`). It refuses a W128 "
+         "map of 128 FLOAT64 channels with pixelsPerColumn 256 (256 KiB).")
+BOX_BYTES_LOADED = _map_rule(
+    "tma.map.box_bytes_loaded", "PTX 5.5.3 (traversal strides: ceil(boxDim / elementStrides) elements); "
+    "H100 driver",
+    "A tiled box that passes the driver's count (tma.map.box_bytes) also brings at most 228 KiB: "
+    "boxDim[0] * ceil(boxDim[1] / elementStrides[1]) * ... * element size.",
+    note="The driver counts with floor (tma.map.box_bytes) and so accepts boxes that load more than 228 KiB "
+         "when a box dimension is not a multiple of its stride: a warning, not a refusal. What such a load "
+         "does has not been observed.")
 WIDE_SWIZZLE = _map_rule(
     "tma.map.im2col_wide.swizzle", "DRV cuTensorMapEncodeIm2colWide (swizzle); PTX 5.5.5; REFERENCE.md 5",
     "im2col_wide: swizzle is 64B, 128B or 128B_ATOM_32B.")
@@ -322,6 +332,7 @@ DRIVER_ENFORCED: dict[str, bool] = {
     IM2COL_CHANNELS_16B.id: True,
     IM2COL_SPATIAL_DIM.id: True,
     BOX_BYTES.id: True,
+    BOX_BYTES_LOADED.id: False,
     WIDE_SWIZZLE.id: True,
     WIDE_INTERLEAVE.id: True,
     WIDE_CORNER_RANGE.id: True,
@@ -938,19 +949,39 @@ def _im2col_spatial_dim(call: EncodeCall) -> Optional[str]:
 MAX_BOX_BYTES = 228 * 1024
 
 
+def _tiled_rows(p: TensorMapParams, rounding) -> Optional[int]:
+    """Rows of a tiled load: the product of rounding(boxDim[i], elementStrides[i]) over i >= 1."""
+    if not p.box_dim or len(p.box_dim) != len(p.element_strides) or 0 in p.element_strides:
+        return None
+    rows = 1
+    for size, stride in zip(p.box_dim[1:], p.element_strides[1:]):
+        rows *= rounding(size, stride)
+    return rows
+
+
+def _load_bytes_message(loaded: int, how: str) -> Optional[str]:
+    return None if loaded <= MAX_BOX_BYTES else f"one load {how} {loaded} bytes > {MAX_BOX_BYTES} (228 KiB)"
+
+
 @BOX_BYTES.checker
 def _box_bytes(call: EncodeCall) -> Optional[str]:
     p = call.params
     if p.is_im2col:
-        loaded = inner_bits(p, p.channels_per_pixel) * p.pixels_per_column // 8
-    elif not p.box_dim or len(p.box_dim) != len(p.element_strides) or 0 in p.element_strides:
+        return _load_bytes_message(inner_bits(p, p.channels_per_pixel) * p.pixels_per_column // 8, "brings")
+    rows = _tiled_rows(p, lambda size, stride: size // stride)
+    return None if rows is None else _load_bytes_message(inner_bits(p, p.box_dim[0]) * rows // 8,
+                                                         "counts (strides rounded down, as the driver does)")
+
+
+@BOX_BYTES_LOADED.checker
+def _box_bytes_loaded(call: EncodeCall) -> Optional[str]:
+    p = call.params
+    if p.is_im2col:
         return None
-    else:
-        rows = 1
-        for size, stride in zip(p.box_dim[1:], p.element_strides[1:]):
-            rows *= -(-size // stride)
-        loaded = inner_bits(p, p.box_dim[0]) * rows // 8
-    return None if loaded <= MAX_BOX_BYTES else f"one load brings {loaded} bytes > {MAX_BOX_BYTES} (228 KiB)"
+    if _box_bytes(call) is not None:
+        return None                     # the driver refuses it already (tma.map.box_bytes)
+    rows = _tiled_rows(p, lambda size, stride: -(-size // stride))
+    return None if rows is None else _load_bytes_message(inner_bits(p, p.box_dim[0]) * rows // 8, "brings")
 
 
 @WIDE_ARCH.checker

@@ -14,6 +14,7 @@ SUBJECTS_WITH_BREAKERS = {
     "tma_swizzle_use": "tests/test_tma_swizzle.py", "operand": __file__, "swizzle": __file__,
     "recipe": "tests/test_recipe.py", "tma_box": "tests/test_tma_place.py",
     "tensormap": "tests/test_tensormap.py", "im2col_load": "tests/test_im2col.py",
+    "desc_case": "tests/test_desc_case.py",
 }
 
 
@@ -47,6 +48,9 @@ OPERAND_BREAKERS = {
     "operand.lbo_absolute.k_major": operand("sm103", "bf16", "MN", lbo_mode="absolute", lbo=4096),
     "operand.lbo_absolute.k48": operand("sm103", "bf16", "K", lbo_mode="absolute", lbo=4096),
     "operand.k_slice.inside_line": operand("sm90", "bf16", "K", "32B", start=16),
+    # ptxas refuses these forms (tests/hardware/ptxas_forms.json)
+    "operand.sm90.n_extent": readmap.make_operand(descriptor.encode("sm90", 0, 16, 1024, "128B"), "s8", "K", 40),
+    "operand.sm103.kind_i8": operand("sm103", "s8", "K"),
 }
 OPERAND_VALID = [
     operand("sm90", "bf16", "K"), operand("sm90", "f16", "MN", "64B"), operand("sm100", "tf32", "MN", "128B_atom32B"),

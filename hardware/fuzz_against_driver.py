@@ -1,0 +1,62 @@
+"""Fuzz cases against the CUDA driver's tensor-map encoders: the evidence behind `fuzz --against`.
+
+    python3 hardware/fuzz_against_driver.py cases --arch sm90 --per-rule 40 --valid 400 > cases.jsonl
+    (on the GPU machine)  python3 -m solver.adapters.driver_encode < cases.jsonl > answers.jsonl
+    python3 hardware/fuzz_against_driver.py record cases.jsonl answers.jsonl --out tests/hardware/fuzz_driver_sm90.json.gz
+
+`cases` writes `layoutproof fuzz --target tensormap` records (seed = the rule's position) for every rule
+that can be broken alone on the arch, and valid ones; `record` joins each record with the driver's answer.
+tests/test_fuzz_against_replay.py replays the recording: the driver refuses exactly the cases we label
+"refused", except the disagreements kept in counterexamples/ with a note.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from solver import fuzz, tensormap_model  # noqa: E402
+
+
+def cases(arch: str, per_rule: int, valid: int):
+    yield from fuzz.generate("tensormap", arch, frozenset(), valid, 0)
+    for position, rule_id in enumerate(tensormap_model.RULE_IDS, start=1):
+        yield from fuzz.generate("tensormap", arch, frozenset({rule_id}), per_rule, position)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    make = commands.add_parser("cases")
+    make.add_argument("--arch", default="sm90")
+    make.add_argument("--per-rule", type=int, default=40)
+    make.add_argument("--valid", type=int, default=400)
+    join = commands.add_parser("record")
+    join.add_argument("cases")
+    join.add_argument("answers")
+    join.add_argument("--out", required=True)
+    join.add_argument("--driver", default="", help="the driver version the answers came from")
+    args = parser.parse_args()
+    if args.command == "cases":
+        for record in cases(args.arch, args.per_rule, args.valid):
+            record.pop("rules", None)
+            print(json.dumps(record))
+        return 0
+    with open(args.cases) as c, open(args.answers) as a:
+        records = [json.loads(line) for line in c if line.strip()]
+        answers = [json.loads(line) for line in a if line.strip()]
+    assert len(records) == len(answers), (len(records), len(answers))
+    joined = [{"violates": r["violates"], "outcome": r["outcome"], "arch": r["arch"], "case": r["case"],
+               "driver": a} for r, a in zip(records, answers)]
+    with gzip.open(args.out, "wt") as handle:
+        json.dump({"harness": {"script": "hardware/fuzz_against_driver.py", "driver": args.driver,
+                               "adapter": "python -m solver.adapters.driver_encode"}, "cases": joined}, handle)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
