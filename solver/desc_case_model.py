@@ -118,7 +118,9 @@ def domain(r: Record) -> list:
     facts = [_between(r.arch, 0, 2), _between(r.dtype, 0, len(DTYPES) - 1), _between(r.major, 0, 1),
              _between(r.mn, 8, 256), r.mn % 8 == 0, _between(r.k, 1, 256),
              sixteen(r.start), sixteen(r.lbo), sixteen(r.sbo), _between(r.base_offset, 0, 7),
-             z3.If(r.arch == 0, _between(r.swizzle_code, 0, 3), _between(r.swizzle_code, 0, 7)),
+             # sm100 codes 3, 5, 7 name no layout: spec reads such a case as malformed (it cannot be
+             # read), so the desc target leaves rule desc.sm100.swizzle_code to `desc decode`
+             z3.If(r.arch == 0, _between(r.swizzle_code, 0, 3), _is(r.swizzle_code, tuple(range(8)), 0, 1, 2, 4, 6)),
              _between(r.lbo_mode, 0, 1), z3.Implies(r.arch == 0, r.lbo_mode == 0),
              _between(r.fixed, 0, 7), _between(r.stray, 0, len(STRAY_REGIONS)),
              _between(r.tile_swizzle, 0, len(SWIZZLES) - 1), sixteen(r.tile_start),
@@ -274,9 +276,14 @@ def _tile_lbo(r):
     return z3.Implies(z3.And(lbo_used(r), r.lbo_mode == 0), r.lbo == r.tile_lbo)
 
 
+PATTERN_ROWS = {"32B": 2, "64B": 4, "128B": 8, "128B_atom32B": 4}     # 128-byte lines per repeat
+
+
 @_rule("desc.tile.base_offset")
 def _tile_base_offset(r):
-    return z3.Implies(r.swizzle_code != 0, r.base_offset == 0)
+    """The phase is (line - base offset) mod rows: a multiple of the rows changes nothing."""
+    rows = _table(descriptor_swizzle(r), SWIZZLES, {"none": 1, **PATTERN_ROWS}, 1)
+    return r.base_offset % rows == 0
 
 
 RULE_IDS = tuple(RULES)

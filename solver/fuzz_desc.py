@@ -169,6 +169,7 @@ def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats)
             stats.anchors += 1
             case, found = _labels_exactly(values, arch, violate)
             if found is None:
+                wanted_anchors -= 1           # a disagreeing anchor still counts: the loop ends
                 stats.disagreements.append({"case": case, "asked": sorted(violate), "values": values})
                 continue
             anchors.append(values)

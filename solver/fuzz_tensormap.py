@@ -208,6 +208,7 @@ def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats)
             stats.anchors += 1
             found = _labels_exactly(doc, arch, violate)
             if found is None:
+                wanted_anchors -= 1           # a disagreeing anchor still counts: the loop ends
                 stats.disagreements.append({"case": doc, "asked": sorted(violate)})
                 continue
             anchors.append(doc)

@@ -31,7 +31,7 @@ from . import descriptor as spec_descriptor
 from . import dtypes, readmap
 from .layout import ComposedLayout, flatten, parse_layout
 from .rules import SpecError, check_all, rule
-from .swizzle import DESCRIPTOR_SWIZZLES
+from .swizzle import DESCRIPTOR_SWIZZLES, pattern_rows
 
 SUBJECT = "desc_case"
 SOURCE = "PTX 9.7.16.3.1-2 (LBO, SBO, start address), 9.7.16.10.6 (swizzle); CLI contract (check)"
@@ -50,7 +50,8 @@ LBO = rule("desc.tile.leading_byte_offset", SOURCE,
            "swizzled), 8 K rows (MN-major, no swizzle) or MN atom (MN-major, swizzled), LBO (relative "
            "mode) is the tile's linear distance to it.", subject=SUBJECT)
 BASE_OFFSET = rule("desc.tile.base_offset", "H100 (rule readmap.swizzle_phase); PTX 9.7.16.4.1 Table 41",
-                   "With a swizzle, the base offset is 0: the tile's swizzle acts on absolute addresses.",
+                   "With a swizzle, the base offset is 0 modulo the pattern's rows (2 for 32B, 4 for 64B and "
+                   "128B_atom32B, 8 for 128B): the tile's swizzle acts on absolute addresses.",
                    subject=SUBJECT, evidence="hardware",
                    note="Table 41's base offset ((start >> 7) & 7) phases the pattern from the start "
                         "instead: right for a tile swizzled relative to its start, wrong for this one.")
@@ -166,7 +167,8 @@ def _lbo(c: DescCase):
 
 @BASE_OFFSET.checker
 def _base_offset(c: DescCase):
-    if c.desc.swizzle != "none" and c.desc.base_offset != 0:
+    if c.desc.swizzle in DESCRIPTOR_SWIZZLES and c.desc.swizzle != "none" \
+            and c.desc.base_offset % pattern_rows(c.desc.swizzle):
         return f"base offset {c.desc.base_offset} re-phases the tile's absolute-address swizzle"
     return None
 

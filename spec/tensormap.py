@@ -255,7 +255,8 @@ BOX_BYTES = _map_rule(
     "tma.map.box_bytes", "H100 driver (cuTensorMapEncodeTiled / Im2col / Im2colWide)",
     "The driver's size check: at most 228 KiB (233472 bytes, the shared memory of one SM), counted tiled as "
     "boxDim[0] * floor(boxDim[1] / elementStrides[1]) * ... * element size; im2col and im2col_wide, "
-    "channelsPerPixel * pixelsPerColumn * element size (pixelsPerColumn as given, even in mode W128).",
+    "channelsPerPixel * pixelsPerColumn * element size (pixelsPerColumn as given, even in mode W128). "
+    "Packed types count their shared-memory footprint (16U4_ALIGN16B, 16U6_ALIGN16B: 16 bytes per 16 values).",
     evidence="driver",
     note="Not in DRV; the H100's driver (580.159.04) accepts FLOAT16 boxes of 228 KiB and refuses 232 KiB, "
          "with and without interleave (tests/hardware/tensormap_encode_sm90.json.gz). It divides by the "
@@ -639,9 +640,22 @@ def swizzle_span(swizzle: str) -> Optional[int]:
     return tma_swizzle.mode_info(swizzle).span
 
 
+# Shared-memory footprint of the packed types (REFERENCE.md 4; DRV): 16 x U4 or U6 values fill a 16-byte
+# slot in the ALIGN16B types (8 bits per value there), 8 bytes in 16U4_ALIGN8B.
+FOOTPRINT_BITS = {"16U4_ALIGN8B": 4, "16U4_ALIGN16B": 8, "16U6_ALIGN16B": 8}
+
+
+def footprint_bits(p: TensorMapParams, count: int) -> int:
+    """Bits `count` elements take in shared memory (the packed 16-byte types keep their gaps)."""
+    return count * FOOTPRINT_BITS.get(p.data_type, p.dtype.bits)
+
+
 def inner_bits(p: TensorMapParams, count: int) -> int:
-    """Bits of `count` elements of the map's dataType (element size from cuda.h)."""
-    return count * p.dtype.bits
+    """Bits `count` elements of the map's dataType take in shared memory: the element size from cuda.h,
+    but the packed 16-byte types keep their gaps (16 values per 16 bytes: footprint_bits). The two differ
+    only where boxDim[0] or channelsPerPixel is not 128, which tma.map.packed_box and
+    tma.map.im2col.channels_range refuse anyway; with them broken, the row checks count the real row."""
+    return footprint_bits(p, count)
 
 
 def _bytes(bits: int) -> str:
