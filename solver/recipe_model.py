@@ -117,6 +117,15 @@ def start(r, j: int):
     return want_start(r, j) + r.start_err + j * r.step_err
 
 
+def start_line(j: int):
+    """Auxiliary: the 128-byte line of step j's start (defined in the domain)."""
+    return z3.Int(f"start_line[{j}]")
+
+
+def line_offset(r, j: int):
+    return start(r, j) - 128 * start_line(j)
+
+
 def domain(r: Record) -> list:
     """Well-formedness, not rules: enum codes, sizes the spec parses, encodable descriptor fields."""
     sixteen = lambda x: z3.And(x % 16 == 0, _between(x, 0, FIELD_LIMIT - 16))   # noqa: E731
@@ -134,6 +143,7 @@ def domain(r: Record) -> list:
     facts.append(z3.Or(*[z3.And(r.inner_bytes == v, r.box_count * v <= 1280) for v in INNER_BYTES]))
     for j in range(MAX_STEPS):
         facts.append(z3.Implies(j < r.steps, sixteen(start(r, j))))
+        facts.append(_between(line_offset(r, j), 0, 127))
     return facts
 
 
@@ -205,10 +215,15 @@ def _sm103_i8(r):
 
 @_rule("operand.k_slice.inside_line")
 def _k_slice(r):
-    # with the descriptor's swizzle of W bytes, each start lies at most W - 32 bytes into its W-byte row
+    # with the descriptor's swizzle of W bytes, each start lies at most W - 32 bytes into its W-byte row:
+    # intervals of its offset in the 128-byte line (line_offset: no modulo in the term)
+    allowed = {"32B": ((0, 16), (32, 48), (64, 80), (96, 112)), "64B": ((0, 48), (64, 112)), "128B": ((0, 112),)}
+
     def inside(j):
-        return z3.And(*[z3.Implies(r.desc_swizzle == SWIZZLES.index(s), start(r, j) % ROW[s] <= ROW[s] - 32)
-                        for s in SWIZZLES[1:]])
+        off = line_offset(r, j)
+        return z3.And(*[z3.Implies(r.desc_swizzle == SWIZZLES.index(s), z3.Or(*[z3.And(off >= lo, off < hi)
+                                                                                for lo, hi in spans]))
+                        for s, spans in allowed.items()])
     return z3.Implies(r.major == 0, z3.And(*[z3.Implies(j < r.steps, inside(j)) for j in range(MAX_STEPS)]))
 
 

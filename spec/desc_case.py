@@ -25,6 +25,7 @@ out of the LBO rule: there LBO is an address, not a distance.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 from . import descriptor as spec_descriptor
@@ -68,6 +69,11 @@ class DescCase:
     start_address: int            # B, the tile's base byte address
 
 
+@lru_cache(maxsize=4096)
+def _parsed(text: str):
+    return parse_layout(text)
+
+
 def parse_case(case: dict, arch: str) -> DescCase:
     """The case document {"descriptor", "dtype", "major", "mn", "k", "layout", "start_address", "kind"}
     on `arch`; SpecError when malformed."""
@@ -76,7 +82,7 @@ def parse_case(case: dict, arch: str) -> DescCase:
             raise SpecError(key, None, "missing from the desc case", MISREAD.id)
     desc = spec_descriptor.decode(spec_descriptor.check_arch(arch), spec_descriptor.parse_word(str(case["descriptor"])))
     operand = readmap.make_operand(desc, case["dtype"], case["major"], case["mn"], case.get("k"), case.get("kind"))
-    layout = parse_layout(case["layout"]) if isinstance(case["layout"], str) else case["layout"]
+    layout = _parsed(case["layout"]) if isinstance(case["layout"], str) else case["layout"]
     if not isinstance(layout, ComposedLayout):
         layout = ComposedLayout(DESCRIPTOR_SWIZZLES["none"], 0, layout)
     start = case["start_address"]

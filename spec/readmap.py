@@ -299,7 +299,9 @@ def read_addresses(op: Operand, model: str = "hardware") -> list:
     swizzle, base_offset = op.desc.swizzle, op.desc.base_offset
     if model == "hardware":
         rows, shift = pattern_rows(swizzle), DESCRIPTOR_SWIZZLES[swizzle].base
-        return [[(a := origin + m + offset) ^ ((((a // LINE) - base_offset) % rows) << shift)
+        # rows is a power of two: (x mod rows) = x & (rows - 1), also for negative x; LINE = 2^7
+        mask = rows - 1
+        return [[(a := origin + m + offset) ^ ((((a >> 7) - base_offset) & mask) << shift)
                  for origin, offset in along_k] for m in along_mn]
     return [[apply_swizzle(swizzle, origin, origin + m + offset, base_offset, model)
              for origin, offset in along_k] for m in along_mn]
