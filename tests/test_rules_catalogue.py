@@ -14,7 +14,7 @@ SUBJECTS_WITH_BREAKERS = {
     "tma_swizzle_use": "tests/test_tma_swizzle.py", "operand": __file__, "swizzle": __file__,
     "recipe": "tests/test_recipe.py", "tma_box": "tests/test_tma_place.py",
     "tensormap": "tests/test_tensormap.py", "im2col_load": "tests/test_im2col.py",
-    "desc_case": "tests/test_desc_case.py",
+    "desc_case": "tests/test_desc_case.py", "recipe_case": "tests/test_fuzz_recipe.py",
 }
 
 
