@@ -93,8 +93,8 @@ def _rendered(args, records) -> dict:
             raise FuzzUsage("--format cuda: the host program encodes tensor maps (--target tensormap)")
         from . import fuzz_cuda
         return {"fuzz_tensormap.cpp": fuzz_cuda.render(records)}
-    if args.target not in ("desc", "recipe"):
-        raise FuzzUsage("--format ptx: kernels use descriptors (--target desc or recipe)")
+    if args.target != "desc":
+        raise FuzzUsage("--format ptx: kernels read one descriptor case each (--target desc)")
     from . import fuzz_ptx
     return {f"fuzz_{args.target}_{arch}.ptx": text for arch, text in fuzz_ptx.render(records).items()}
 

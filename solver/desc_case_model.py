@@ -137,7 +137,7 @@ def _k_bytes(r):
 
 
 def sbo_used(r):
-    T, W = per_chunk(r), row_bytes(r.tile_swizzle)
+    T = per_chunk(r)
     atom32 = _is(r.tile_swizzle, SWIZZLES, "128B_atom32B")
     mn_major = z3.If(r.tile_swizzle == 0, r.mn > T, r.k > z3.If(atom32, 4, 8))
     return z3.If(r.major == 0, r.mn > 8, mn_major)
