@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Optional
 
 import z3
+
+from . import field_model
+from .field_model import between as _between, is_one_of as _is, table as _table
 
 ARCHES = ("sm90", "sm100", "sm103")
 DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8", "e2m1")
@@ -63,9 +65,6 @@ class Record:
     tile_lbo: z3.ArithRef
     tile_sbo: z3.ArithRef
 
-    def fields(self) -> dict:
-        return dict(vars(self))
-
 
 FIELDS = tuple(Record.__dataclass_fields__)
 
@@ -74,20 +73,7 @@ def symbolic_record(prefix: str = "") -> Record:
     return Record(*[z3.Int(prefix + name) for name in FIELDS])
 
 
-def _is(var, names, *chosen):
-    return z3.Or(*[var == names.index(c) for c in chosen])
 
-
-def _between(x, lo, hi):
-    return z3.And(x >= lo, x <= hi)
-
-
-def _table(var, names, values: dict, default=0):
-    """If-chain: values[name] when var is that name's code."""
-    term = z3.IntVal(default)
-    for name in names:
-        term = z3.If(var == names.index(name), values[name], term)
-    return term
 
 
 def bits(r):
@@ -308,39 +294,15 @@ def _hints(r: Record, rng: random.Random) -> list:
     return hints
 
 
-class Problem:
+def Problem(arch: str, break_=()) -> field_model.Problem:
     """Desc cases on `arch` that break exactly `break_` (and keep every other rule); next(seed) gives
     one more of a new shape (dtype, major, both swizzles, which fields differ), or None."""
-
-    def __init__(self, arch: str, break_=()):
-        from .tensormap_model import _check_with_hints          # the shared hint-dropping loop
-        self._check = _check_with_hints
-        unknown = set(break_) - set(RULE_IDS)
-        if unknown:
-            raise ValueError(f"unknown rule ids: {', '.join(sorted(unknown))}")
-        self.record = r = symbolic_record()
-        rules = constraints(r)
-        self.solver = z3.Solver()
-        self.solver.add(*domain(r), r.arch == ARCHES.index(arch))
-        self.solver.add(*[z3.Not(c) if rule_id in break_ else c for rule_id, c in rules.items()])
-        self.found = 0
-
-    def next(self, seed: int = 0) -> Optional[dict]:
-        r = self.record
-        self.solver.set("random_seed", seed)
-        rng = random.Random(seed)
-        model = self._check(self.solver, _hints(r, rng), rng, prefix=f"hint{self.found}")
-        if model is None:
-            return None
-        self.found += 1
-        values = {name: model.eval(term, model_completion=True).as_long() for name, term in r.fields().items()}
-        shape = [r.dtype, r.major, r.swizzle_code, r.tile_swizzle, r.mn]
-        self.solver.add(z3.Not(z3.And(*[t == model.eval(t, model_completion=True) for t in shape])))
-        return values
+    r = symbolic_record()
+    return field_model.Problem(r, constraints(r), domain(r), [r.arch == ARCHES.index(arch)], break_, _hints,
+                               lambda r: [r.dtype, r.major, r.swizzle_code, r.tile_swizzle, r.mn])
 
 
 def evaluate(values: dict) -> dict:
     """rule id -> whether concrete field values obey it (substituted into the constraints)."""
     r = symbolic_record()
-    pairs = [(getattr(r, name), z3.IntVal(v)) for name, v in values.items()]
-    return {rule_id: z3.is_true(z3.simplify(z3.substitute(c, *pairs))) for rule_id, c in constraints(r).items()}
+    return field_model.evaluate(r, constraints(r), values)

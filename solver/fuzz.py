@@ -19,11 +19,13 @@ spec/, never from the generator: a case whose spec label is not exactly the aske
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+import json
+import random
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from functools import lru_cache
+from typing import Callable, Iterator, Optional, Sequence
 
-from spec.rules import all_rules
+from spec.rules import SpecError, all_rules
 
 TARGETS = ("desc", "tensormap", "recipe")
 # What a case leads to, worst first. "unknown": the manual and our evidence do not say (the label says
@@ -100,3 +102,77 @@ def generate(target: str, arch: str, violate: frozenset, count: int, seed: int,
     for index, (case, label) in enumerate(module.generate(arch, frozenset(violate), count, seed, stats)):
         stats.emitted += 1
         yield record(target, arch, index, case, label)
+
+
+# --- The generation loop every target shares ------------------------------------------------------------
+ANCHOR_EVERY = 100      # a fresh Z3 anchor for every this many cases (at least 4 anchors in all)
+TRIES_PER_CASE = 40     # samples tried per case before asking Z3 for one more anchor
+
+
+def anchored(next_anchor: Callable, case_of: Callable, label_of: Callable, mutators: Sequence[Callable],
+             copy: Callable, count: int, rng: random.Random, stats: Stats, asked: frozenset) -> Iterator[tuple]:
+    """Up to `count` distinct (case, Label): Z3 anchors, and samples between them.
+
+    next_anchor(seed) -> values, or None when the target's Z3 problem has no new shape left;
+    case_of(values) -> the case document, or None when the values do not make one;
+    label_of(case) -> the spec Label when it breaks exactly the asked rules, else None;
+    mutators: functions redrawing one field of a copy(values) in place.
+    An anchor whose case spec labels otherwise is a model/spec disagreement (stats.disagreements); it
+    counts as an anchor, so a run of them ends the loop."""
+    anchors, seen, produced = [], set(), 0
+    wanted_anchors = max(4, -(-count // ANCHOR_EVERY))
+    exhausted = False
+
+    def fresh(case) -> bool:
+        key = json.dumps(case, sort_keys=True)
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    while produced < count:
+        if not exhausted and len(anchors) < wanted_anchors:
+            values = next_anchor(rng.randrange(1 << 30))
+            if values is None:
+                exhausted = True
+                continue
+            stats.anchors += 1
+            case = case_of(values)
+            found = None if case is None else label_of(case)
+            if found is None:
+                wanted_anchors -= 1
+                stats.disagreements.append({"case": case, "asked": sorted(asked), "values": values})
+                continue
+            anchors.append(values)
+            if fresh(case):
+                produced += 1
+                yield case, found
+            continue
+        if not anchors:
+            return
+        for _ in range(TRIES_PER_CASE):
+            values = copy(rng.choice(anchors))
+            for mutate in rng.sample(mutators, rng.randint(1, 3)):
+                mutate(values)
+            case = case_of(values)
+            found = None if case is None else label_of(case)
+            if found is not None and fresh(case):
+                produced += 1
+                yield case, found
+                break
+            stats.rejected += 1
+        else:
+            if exhausted:
+                return          # sampling finds nothing new and Z3 has no shape left: the space is spent
+            wanted_anchors += 1
+
+
+def exactly(label: Callable, arch: str, violate: frozenset) -> Callable:
+    """label_of for `anchored`: the target's label(case, arch, expect=violate), None when the case
+    breaks other rules or is malformed (SpecError)."""
+    def label_of(case):
+        try:
+            return label(case, arch, expect=violate)
+        except SpecError:
+            return None
+    return label_of

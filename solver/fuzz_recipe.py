@@ -19,10 +19,9 @@ import random
 from typing import Iterator, Optional
 
 from spec import recipe_case as spec_recipe
-from spec.rules import SpecError
 
 from . import recipe_model as model
-from .fuzz import Label, Stats
+from .fuzz import Label, Stats, anchored, exactly
 from .fuzz_desc import PTXAS_REFUSES
 
 RULE_IDS = model.RULE_IDS
@@ -158,63 +157,8 @@ def _mutators(rng: random.Random):
     return (mn, steps, address, dtype, base_offset, shift)
 
 
-def _labels_exactly(v: dict, arch: str, violate: frozenset):
-    case = case_of(v)
-    if case is None:
-        return None, None
-    try:
-        return case, label(case, arch, expect=violate)
-    except SpecError:
-        return case, None
-
-
-ANCHOR_EVERY = 100
-TRIES_PER_CASE = 40
-
-
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
     rng = random.Random(seed)
     problem = model.Problem(arch, violate)
-    anchors, seen, mutators = [], set(), _mutators(rng)
-    wanted_anchors = max(4, -(-count // ANCHOR_EVERY))
-    produced = 0
-
-    def fresh(case):
-        key = repr(case)
-        if key in seen:
-            return False
-        seen.add(key)
-        return True
-
-    while produced < count:
-        if problem is not None and len(anchors) < wanted_anchors:
-            values = problem.next(rng.randrange(1 << 30))
-            if values is None:
-                problem = None
-                continue
-            stats.anchors += 1
-            case, found = _labels_exactly(values, arch, violate)
-            if found is None:
-                stats.disagreements.append({"case": case, "asked": sorted(violate), "values": values})
-                continue
-            anchors.append(values)
-            if fresh(case):
-                produced += 1
-                yield case, found
-            continue
-        if not anchors:
-            return
-        for _ in range(TRIES_PER_CASE):
-            values = dict(rng.choice(anchors))
-            for mutate in rng.sample(mutators, rng.randint(1, 3)):
-                mutate(values)
-            case, found = _labels_exactly(values, arch, violate)
-            if found is not None and fresh(case):
-                produced += 1
-                yield case, found
-                break
-            stats.rejected += 1
-        else:
-            if problem is None:
-                return
-            wanted_anchors += 1
+    yield from anchored(problem.next, case_of, exactly(label, arch, violate), _mutators(rng), dict,
+                        count, rng, stats, violate)

@@ -24,7 +24,7 @@ from spec import tma_place
 from spec.rules import SpecError
 
 from . import tensormap_model as model
-from .fuzz import Label, Stats, worst
+from .fuzz import Label, Stats, anchored, exactly, worst
 
 RULE_IDS = model.RULE_IDS
 ENCODES = model.ENCODES
@@ -89,11 +89,14 @@ def _runtime_outcome(rule_id: str, document: dict):
     return outcome, {"note": why}
 
 
-def label(document: dict, arch: str) -> Label:
-    """What spec/tensormap.py says of a document on `arch` (SpecError when it is malformed)."""
+def label(document: dict, arch: str, expect=None) -> Label:
+    """What spec/tensormap.py says of a document on `arch` (SpecError when it is malformed). With
+    `expect` (a set of rule ids), None as soon as the broken rules are known to differ from it."""
     params = spec_tensormap.parse_params(document)
     broken = spec_tensormap.violations(params, arch)
     ids = tuple(v.rule.id for v in broken)
+    if expect is not None and set(ids) != expect:
+        return None
     refusing = [v for v in broken if spec_tensormap.enforced(v.rule.id, arch)]
     if refusing:
         encoder = spec_tensormap.ENCODER_NAMES[document["encode"]]
@@ -158,21 +161,6 @@ def _mutators(rng: random.Random):
     return (address, global_dim, global_stride, element_stride, box, enums, corners, pixels, destination)
 
 
-def _sample(anchor: dict, rng: random.Random, mutators) -> dict:
-    doc = json.loads(json.dumps(anchor))
-    for mutate in rng.sample(mutators, rng.randint(1, 3)):
-        mutate(doc)
-    return doc
-
-
-def _labels_exactly(doc: dict, arch: str, violate: frozenset):
-    try:
-        found = label(doc, arch)
-    except SpecError:
-        return None
-    return found if set(found.violates) == violate else None
-
-
 # --- Generation ----------------------------------------------------------------------------------------
 def encodes_for(violate: frozenset, arch: str) -> tuple:
     """The encode kinds every asked rule applies to (im2col_wide only where a valid map can exist)."""
@@ -180,53 +168,23 @@ def encodes_for(violate: frozenset, arch: str) -> tuple:
     return tuple(kinds)
 
 
-ANCHOR_EVERY = 100      # a fresh Z3 anchor for every this many cases (at least 4 anchors in all)
-TRIES_PER_CASE = 40
-
-
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
     rng = random.Random(seed)
     problems = [model.Problem(e, arch, break_=violate) for e in encodes_for(violate, arch)]
-    anchors, seen, mutators = [], set(), _mutators(rng)
-    wanted_anchors = max(4, -(-count // ANCHOR_EVERY))
+    solved = []
 
-    def emit(doc, found):
-        key = json.dumps(doc, sort_keys=True)
-        if key in seen:
-            return False
-        seen.add(key)
-        return True
+    def next_anchor(anchor_seed):
+        """One document from the encode kinds in turn; a kind with no new shape left drops out."""
+        while problems:
+            problem = problems[len(solved) % len(problems)]
+            doc = problem.next(anchor_seed)
+            if doc is not None:
+                solved.append(doc)
+                return doc
+            problems.remove(problem)
+            anchor_seed = rng.randrange(1 << 30)
+        return None
 
-    produced = 0
-    while produced < count:
-        if problems and len(anchors) < wanted_anchors:
-            problem = problems[len(anchors) % len(problems)]
-            doc = problem.next(rng.randrange(1 << 30))
-            if doc is None:
-                problems.remove(problem)
-                continue
-            stats.anchors += 1
-            found = _labels_exactly(doc, arch, violate)
-            if found is None:
-                wanted_anchors -= 1           # a disagreeing anchor still counts: the loop ends
-                stats.disagreements.append({"case": doc, "asked": sorted(violate)})
-                continue
-            anchors.append(doc)
-            if emit(doc, found):
-                produced += 1
-                yield doc, found
-            continue
-        if not anchors:
-            return
-        for _ in range(TRIES_PER_CASE):
-            doc = _sample(rng.choice(anchors), rng, mutators)
-            found = _labels_exactly(doc, arch, violate)
-            if found is not None and emit(doc, found):
-                produced += 1
-                yield doc, found
-                break
-            stats.rejected += 1
-        else:
-            if not problems:
-                return          # sampling finds nothing new and no anchor is left: the space is spent
-            wanted_anchors += 1
+    copy = lambda doc: json.loads(json.dumps(doc))                # noqa: E731  (nested lists)
+    yield from anchored(next_anchor, lambda doc: doc, exactly(label, arch, violate), _mutators(rng), copy,
+                        count, rng, stats, violate)

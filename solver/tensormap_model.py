@@ -43,6 +43,8 @@ from typing import Callable, Optional
 
 import z3
 
+from .field_model import between as _between, is_one_of as _is
+
 # --- Vocabulary (codes are indices; cuda.h values where cuda.h has them) -------------------------------
 ENCODES = ("tiled", "im2col", "im2col_wide")
 ARCHES = ("sm90", "sm100", "sm103")
@@ -130,9 +132,6 @@ def symbolic_record(prefix: str = "") -> Record:
                   one("mode"), one("hasSmemAddress"), one("smemAddress"), one("direction"), made)
 
 
-def _between(x, lo: int, hi: int):
-    """lo <= x <= hi."""
-    return z3.And(x >= lo, x <= hi)
 
 
 def domain(r: Record) -> list:
@@ -154,8 +153,6 @@ def domain(r: Record) -> list:
 
 
 # --- Terms the rules share ---------------------------------------------------------------------------
-def _is(var, names: tuple, *chosen: str):
-    return z3.Or(*[var == code(names, name) for name in chosen])
 
 
 def _data_type_is(r: Record, *chosen: str):

@@ -31,7 +31,7 @@ from typing import Optional
 from . import descriptor as spec_descriptor
 from . import dtypes, readmap, tma_place
 from .rules import SpecError, check_all, rule
-from .swizzle import repeat_bytes
+from .swizzle import pattern_rows, repeat_bytes
 
 SUBJECT = "recipe_case"
 SOURCE = "solver/recipe.py (the layout a TMA box writes); PTX 5.5.7, 9.7.16.3.1-2"
@@ -79,8 +79,9 @@ K_STEP_LBO = rule(
     subject=SUBJECT)
 K_STEP_BASE_OFFSET = rule(
     "recipe.k_step.base_offset", "H100 (rule readmap.swizzle_phase); PTX 5.5.7",
-    "With a swizzle, each descriptor's base offset is 0: TMA swizzles absolute addresses, and base "
-    "offset 0 reads them so.", subject=SUBJECT, evidence="hardware")
+    "With a swizzle, each descriptor's base offset is 0 modulo the pattern's rows (2 for 32B, 4 for 64B "
+    "and 128B_atom32B, 8 for 128B): TMA swizzles absolute addresses, and base offset 0 reads them so "
+    "(as rule desc.tile.base_offset).", subject=SUBJECT, evidence="hardware")
 READS = rule(
     "recipe.case.reads", "CLI contract (fuzz recipe); spec.tma_place; spec.readmap",
     "Definition: a recipe reads right when every element (mn, k) each k-step descriptor reads is read "
@@ -292,7 +293,7 @@ def _lbo(c: RecipeCase):
 @K_STEP_BASE_OFFSET.checker
 def _base_offset(c: RecipeCase):
     for k0, op in c.steps:
-        if op.desc.swizzle != "none" and op.desc.base_offset != 0:
+        if op.desc.swizzle != "none" and op.desc.base_offset % pattern_rows(op.desc.swizzle):
             return f"k-step {k0}: base offset {op.desc.base_offset} re-phases TMA's absolute swizzle"
     return None
 
