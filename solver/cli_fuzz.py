@@ -2,6 +2,7 @@
 the coverage report; the differential mode (--against CMD). CLI.md `fuzz`."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
@@ -19,11 +20,12 @@ class FuzzUsage(ValueError):
     """Bad arguments: one line, exit 2."""
 
 
-def _positive(text: str) -> int:
+def count_argument(text: str) -> int:
+    """--count: a number of at least 1 (argparse reports anything else in one line, exit 2)."""
     from .cli import number
     value = number(text)
     if value <= 0:
-        raise FuzzUsage(f"--count {text}: must be at least 1")
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
     return value
 
 
@@ -41,9 +43,9 @@ def add_parser(commands, add_json, number) -> None:
                "  layoutproof fuzz --target desc --arch sm90 --violate desc.tile.stride_byte_offset --format ptx --out cases/\n"
                "  layoutproof fuzz --target tensormap --count 200 --against 'python -m solver.adapters.driver_encode'\n"
                "  layoutproof fuzz --coverage --json",
-        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap or recipe")
-    p.add_argument("--count", type=str, default="10", help="cases to generate (default 10)")
+    p.add_argument("--count", type=count_argument, default=10, help="cases to generate (default 10)")
     p.add_argument("--seed", type=number, default=0, help="random seed (default 0)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--violate", metavar="RULE[,RULE...]", help="the rule ids every case breaks, and only them")
@@ -66,7 +68,7 @@ def _records(args) -> tuple:
         raise FuzzUsage("fuzz: --target is required (desc, tensormap or recipe) unless --coverage")
     if args.arch not in ARCHES:
         raise FuzzUsage(f"--arch {args.arch}: expected one of {', '.join(ARCHES)}")
-    count = _positive(args.count)
+    count = args.count
     try:
         violate = fuzz.parse_violate(args.target, args.violate)
     except ValueError as error:

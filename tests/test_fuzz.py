@@ -194,6 +194,7 @@ def test_cli_jsonl_lines_follow_the_contract(capsys):
 def test_cli_bad_input_is_one_line_and_exit_2(capsys):
     for args in (["fuzz", "--target", "desc", "--violate", "no.such.rule"],
                  ["fuzz", "--target", "desc", "--count", "0"],
+                 ["fuzz", "--target", "desc", "--count", "abc"],
                  ["fuzz", "--target", "desc", "--arch", "sm80"],
                  ["fuzz", "--target", "desc", "--format", "cuda"]):
         code, out, err = run_cli(args, capsys)
