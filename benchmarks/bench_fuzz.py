@@ -17,7 +17,7 @@ import importlib
 import time
 
 from benchmarks.common import median, table
-from solver import fuzz
+from solver.fuzz import engine as fuzz
 
 REQUESTS = {"desc": ("desc.tile.stride_byte_offset",), "tensormap": ("tma.map.box_swizzle_span",),
             "recipe": ()}
@@ -31,7 +31,7 @@ def _throughput(target, arch, violate, count, seed):
 
 
 def _anchor_seconds(target, arch, violate):
-    module = importlib.import_module(f"solver.fuzz_{target}")
+    module = importlib.import_module(f"solver.fuzz.{target}")
     if target == "tensormap":
         problem = module.model.Problem("tiled", arch, break_=set(violate))
     else:

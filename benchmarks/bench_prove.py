@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_prove [--repeat N] [--json FILE]
 
-1. The catalogue: every property of solver.properties.all_properties() through solver.prover.prove
+1. The catalogue: every property of solver.prove.catalogue.all_properties() through solver.prove.prover.prove
    (timeout 30 s each), in process; one table row per property (median seconds over the repeats), the
    total wall time of one pass, and whether every status equals its expected status. When the command
    line has `layoutproof prove --all` (../shared/CLI.md), its wall time in a fresh process is timed too
@@ -10,12 +10,12 @@
 2. Bijectivity of swizzled layouts, Z3 against enumeration, in the same run: the CuTe ComposedLayout
    Sw<3,4,3> o L with L a compact layout of 2^n byte offsets. Enumeration evaluates spec's
    ComposedLayout on every index and counts distinct images; Z3 proves "for all x != y in [0, 2^n):
-   f(x) != f(y)" (unsat of x != y and f(x) == f(y)) with solver.swizzle_model.cute_swizzle over the
+   f(x) != f(y)" (unsat of x != y and f(x) == f(y)) with solver.model.swizzle.cute_swizzle over the
    layout written here in bit-vectors. Sizes 2^10 .. 2^20 are measured both ways; larger sizes are
    measured with Z3 only and the enumeration time is EXTRAPOLATED linearly from the largest measured
    size (the enumeration is one evaluation per index).
 3. One canonical-layout injectivity property (canonical.injective.MN.128B.16bit) through prove, against
-   enumerating spec's read map (spec.readmap.element_address) over a small grid of LBO/SBO values;
+   enumerating spec's read map (spec.mma.readmap.element_address) over a small grid of LBO/SBO values;
    the time for the full 14-bit x 14-bit LBO/SBO grid (2^28 descriptors) is EXTRAPOLATED.
 
 The machine this was written for has 2 noisy cores: compare the ratios printed by one run, not
@@ -34,16 +34,16 @@ import time
 
 import z3
 
-from solver import layout_properties
+from solver.prove import layout as layout_properties
 from benchmarks.common import environment, fmt_ratio, fmt_s, human_duration, median, table, timed
-from solver.bitvec import bv, evaluate, in_range, narrow, var
-from solver.properties import all_properties
-from solver.prover import prove
-from solver.swizzle_model import cute_swizzle
-from spec import descriptor as spec_descriptor
-from spec import readmap as spec_readmap
-from spec.layout import ComposedLayout, Layout, flatten
-from spec.swizzle import Swizzle
+from solver.model.bitvec import bv, evaluate, in_range, narrow, var
+from solver.prove.catalogue import all_properties
+from solver.prove.prover import prove
+from solver.model.swizzle import cute_swizzle
+from spec.mma import descriptor as spec_descriptor
+from spec.mma import readmap as spec_readmap
+from spec.cute.layout import ComposedLayout, Layout, flatten
+from spec.cute.swizzle import Swizzle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATALOGUE_AIM_S = 30.0
@@ -77,7 +77,7 @@ def bench_catalogue(repeat: int, timeout: float) -> dict:
 
 
 def print_catalogue(c: dict, repeat: int) -> None:
-    print(f"== 1. catalogue: {c['count']} properties through solver.prover.prove "
+    print(f"== 1. catalogue: {c['count']} properties through solver.prove.prover.prove "
           f"(timeout {c['timeout_s']:g} s each), {repeat} pass(es), median seconds per property ==")
     rows = [(r["id"], r["status"], r["expected"], "yes" if r["matched"] else "NO", f"{r['median_s']:.3f}")
             for r in c["properties"]]
@@ -94,7 +94,7 @@ def print_catalogue(c: dict, repeat: int) -> None:
 def bench_cli(repeat: int, timeout: float) -> dict:
     """`layoutproof prove --all` in a fresh interpreter (imports included), if the command exists."""
     # --no-save: a benchmark must not add counterexample files to the repository
-    argv = [sys.executable, "-m", "solver.cli", "prove", "--all", "--timeout", f"{timeout:g}", "--json",
+    argv = [sys.executable, "-m", "solver.cli.main", "prove", "--all", "--timeout", f"{timeout:g}", "--json",
             "--no-save"]
     runs = []
     for _ in range(repeat):
@@ -181,7 +181,7 @@ def z3_bijective(composed: ComposedLayout, timeout: float):
     size = composed.size()
     bits = size.bit_length() - 1
     # The index range is structural for a power-of-two size (an n-bit unknown, zero-extended), as in
-    # the catalogue's queries (solver.bitvec.narrow); otherwise it is an assumption.
+    # the catalogue's queries (solver.model.bitvec.narrow); otherwise it is an assumption.
     if size == 1 << bits:
         x, y, ranges = narrow("x", bits), narrow("y", bits), []
     else:

@@ -54,11 +54,12 @@ import time
 
 
 from benchmarks.common import environment, fmt_ratio, fmt_s, human_duration, median, table
-from solver import synth
-from spec import descriptor as spec_descriptor
-from spec import dtypes, readmap
-from spec.layout import ComposedLayout, Layout, parse_layout
-from spec.swizzle import DESCRIPTOR_SWIZZLES
+from solver.synth import descriptor as synth
+from spec.mma import descriptor as spec_descriptor
+from spec.mma import dtypes
+from spec.mma import readmap
+from spec.cute.layout import ComposedLayout, Layout, parse_layout
+from spec.cute.swizzle import DESCRIPTOR_SWIZZLES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))

@@ -1,7 +1,7 @@
 """Fuzz cases against the CUDA driver's tensor-map encoders: the evidence behind `fuzz --against`.
 
     python3 hardware/fuzz_against_driver.py cases --arch sm90 --per-rule 40 --valid 400 > cases.jsonl
-    (on the GPU machine)  python3 -m solver.adapters.driver_encode < cases.jsonl > answers.jsonl
+    (on the GPU machine)  python3 -m solver.fuzz.adapters.driver_encode < cases.jsonl > answers.jsonl
     python3 hardware/fuzz_against_driver.py record cases.jsonl answers.jsonl --out tests/hardware/fuzz_driver_sm90.json.gz
 
 `cases` writes `layoutproof fuzz --target tensormap` records (seed = the rule's position) for every rule
@@ -19,7 +19,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from solver import fuzz, tensormap_model  # noqa: E402
+from solver.fuzz import engine as fuzz
+from solver.model import tensormap as tensormap_model  # noqa: E402
 
 
 def cases(arch: str, per_rule: int, valid: int):
@@ -54,7 +55,7 @@ def main() -> int:
                "driver": a} for r, a in zip(records, answers)]
     with gzip.open(args.out, "wt") as handle:
         json.dump({"harness": {"script": "hardware/fuzz_against_driver.py", "driver": args.driver,
-                               "adapter": "python -m solver.adapters.driver_encode"}, "cases": joined}, handle)
+                               "adapter": "python -m solver.fuzz.adapters.driver_encode"}, "cases": joined}, handle)
     return 0
 
 

@@ -19,7 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from spec import descriptor  # noqa: E402  (only to encode fields into the 64-bit word)
+from spec.mma import descriptor  # noqa: E402  (only to encode fields into the 64-bit word)
 
 PROBE_BYTES = 160 * 1024
 ONEHOT_BASE = 160 * 1024

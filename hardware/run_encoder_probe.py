@@ -7,9 +7,9 @@ Needs a GPU and cuda-bindings (cuda.bindings.driver). Each case's document gets 
 is exactly what was passed, a `layoutproof tma check` parameter document), then goes to
 cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col or cuTensorMapEncodeIm2colWide. Recorded per case:
 the CUresult name, and for accepted ones the 128-byte tensor map (hex), in
-DIR/tensormap_encode_<arch>.json.gz. tests/test_encoder_replay.py replays it against spec/tensormap.py.
-The document -> encoder-call conversion (`encode`) is solver/adapters/driver_encode.py's, shared with
-`layoutproof fuzz --against "python -m solver.adapters.driver_encode"`.
+DIR/tensormap_encode_<arch>.json.gz. tests/test_encoder_replay.py replays it against spec/tma/tensormap.py.
+The document -> encoder-call conversion (`encode`) is solver/fuzz/adapters/driver_encode.py's, shared with
+`layoutproof fuzz --against "python -m solver.fuzz.adapters.driver_encode"`.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from run_probe import gpu_facts  # noqa: E402
 # The document -> encoder call conversion is shared with `layoutproof fuzz --against`'s driver adapter:
 # it passes rank-1 maps one unused stride (cuda-bindings would pass an empty list as a null pointer,
 # which a C caller never does), and arrays with exactly the entries the driver reads.
-from solver.adapters.driver_encode import checked, encode, open_driver, result_name, tensor_map_hex  # noqa: E402
+from solver.fuzz.adapters.driver_encode import checked, encode, open_driver, result_name, tensor_map_hex  # noqa: E402
 
 
 def main() -> int:

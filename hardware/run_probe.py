@@ -133,7 +133,8 @@ def decode(cases: list, run_list: list, blocks: np.ndarray, smem_base: int) -> l
 
 def simulate(run_list: list, smem_base: int) -> np.ndarray:
     """D blocks as a GPU reading exactly spec's read map (anchored phase model) would produce."""
-    from spec import descriptor, readmap
+    from spec.mma import descriptor
+    from spec.mma import readmap
     import probe_cases  # noqa: F401
     blocks = np.zeros((len(run_list), 64, N_MAX), dtype=np.float32)
     for i, (case, digit) in enumerate(run_list):

@@ -25,10 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from solver import fuzz_ptx  # noqa: E402
-from solver.adapters import ptxas as ptxas_adapter  # noqa: E402
-from spec import descriptor as desc_mod  # noqa: E402
-from spec import dtypes  # noqa: E402
+from solver.fuzz.formats import ptx as fuzz_ptx  # noqa: E402
+from solver.fuzz.adapters import ptxas as ptxas_adapter  # noqa: E402
+from spec.mma import descriptor as desc_mod  # noqa: E402
+from spec.mma import dtypes  # noqa: E402
 
 DEFAULT_OUT = os.path.join("tests", "hardware", "ptxas_forms.json")
 SM90_N = (4, 12) + tuple(range(8, 257, 8)) + (264, 512)

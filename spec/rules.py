@@ -91,7 +91,7 @@ def check_all(subject: str, value: Any, only: Optional[Iterable[str]] = None) ->
 
 def all_rules() -> list[Rule]:
     """The whole catalogue, after importing every spec module that defines rules."""
-    from . import catalogue  # noqa: F401  (imports every topic module)
+    from spec import catalogue  # noqa: F401  (imports every topic module)
     return list(CATALOGUE.values())
 
 

@@ -8,9 +8,10 @@ bytes). cutlass_descriptor reads the fields off the layout as make_gmma_desc / m
 """
 import pycute
 
-from spec import descriptor, dtypes
-from spec.layout import ComposedLayout, Layout
-from spec.swizzle import Swizzle
+from spec.mma import descriptor
+from spec.mma import dtypes
+from spec.cute.layout import ComposedLayout, Layout
+from spec.cute.swizzle import Swizzle
 
 SWIZZLE_BITS = {"none": (0, 4, 3, 16), "32B": (1, 4, 3, 32), "64B": (2, 4, 3, 64), "128B": (3, 4, 3, 128),
                 "128B_atom32B": (2, 5, 2, 128)}

@@ -1,12 +1,13 @@
-"""Box synthesis (solver/box_synth.py). Expectations worked out from REFERENCE.md 5 by hand: a box row
+"""Box synthesis (solver/synth/box.py). Expectations worked out from REFERENCE.md 5 by hand: a box row
 is W bytes (the swizzle span: 32/64/128; 16 with no swizzle), boxDim[i] <= 256, rows W apart; the
 widest span that tiles the tile's inner extent wins because it moves the most bytes per load."""
 from __future__ import annotations
 
 import pytest
 
-from solver import box_synth, recipe
-from solver import tensormap_model as tm
+from solver.synth import box as box_synth
+from solver.synth import recipe
+from solver.model import tensormap as tm
 
 TENSOR = ([4096, 4096], [8192])          # a bf16 4096 x 4096 row-major matrix (rows 8192 bytes apart)
 
@@ -49,7 +50,7 @@ def test_largest_box(dtype, rows, inner, tensor, swizzle, box, loads):
 
 
 def test_recipe_boxes_are_the_synthesized_ones():
-    """solver/recipe.py's K-major box for a 128 x 64 bf16 tile with 128B swizzle is this box."""
+    """solver/synth/recipe.py's K-major box for a 128 x 64 bf16 tile with 128B swizzle is this box."""
     r = recipe.build("sm90", "bf16", "K", 128, 64, "128B", 0x400)
     plan = box_synth.synthesize("bf16", 128, 64, *TENSOR, arch="sm90")
     assert r.tma["box"] == plan.box and r.tma["swizzle"] == plan.swizzle
@@ -105,7 +106,7 @@ def test_plan_json():
 # --- The command line: layoutproof tma box ----------------------------------------------------------------
 def _run(capsys, *argv):
     import json
-    from solver.cli import main
+    from solver.cli.main import main
     rc = main(list(argv))
     out = capsys.readouterr()
     return rc, (json.loads(out.out) if out.out.strip().startswith("{") else None), out.err

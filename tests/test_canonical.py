@@ -3,10 +3,13 @@ canonical table checked against the byte-level read map (two independent writing
 from hypothesis import given, settings, strategies as st
 import pytest
 
-from spec import canonical, descriptor, dtypes, readmap
-from spec.canonical import CanonicalParams
-from spec.layout import parse_layout
-from spec.swizzle import repeat_bytes
+from spec.mma import canonical
+from spec.mma import descriptor
+from spec.mma import dtypes
+from spec.mma import readmap
+from spec.mma.canonical import CanonicalParams
+from spec.cute.layout import parse_layout
+from spec.cute.swizzle import repeat_bytes
 
 # The five worked examples as the manual prints them (seed 000, Figures 188-192). Values are copied
 # from the manual's tables: "LBO = 64*sizeof(tf32)", "Encoding of LBO = (LBO) >> 4 = 16", ...

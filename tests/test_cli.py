@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
+from solver.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +102,7 @@ def encode_args(arch, start, lbo, sbo, swizzle, base_offset=None, lbo_mode=None)
 
 
 def expected_word(arch, start, lbo, sbo, swizzle, base_offset=0, absolute=False):
-    """The 64-bit word from the PTX bit tables (independent of spec.descriptor)."""
+    """The 64-bit word from the PTX bit tables (independent of spec.mma.descriptor)."""
     word = (start >> 4) | ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (base_offset << 49)
     if arch == "sm90":
         return word | (SM90_SWIZZLES[swizzle] << 62)
@@ -518,7 +518,7 @@ def _script():
     if candidate.exists():
         return [str(candidate)]
     found = shutil.which("layoutproof")
-    return [found] if found else [sys.executable, "-m", "solver.cli"]
+    return [found] if found else [sys.executable, "-m", "solver.cli.main"]
 
 
 def _subprocess(*argv):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from solver.cli import main
+from solver.cli.main import main
 
 TILE = ["--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "64",
         "--layout", "Sw<3,4,3> o ((8,8),64):((64,512),1)", "--start-address", "0x400"]

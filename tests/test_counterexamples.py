@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from solver.properties import all_properties
+from solver.prove.catalogue import all_properties
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "counterexamples")
 PROPERTIES = {p.id: p for p in all_properties()}

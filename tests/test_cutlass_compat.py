@@ -14,7 +14,8 @@ their first element to the start address (CUTLASS's DescriptorIterator), base of
 import pytest
 
 from cute_tiles import CASES, cute_tile, cutlass_descriptor
-from spec import dtypes, readmap
+from spec.mma import dtypes
+from spec.mma import readmap
 
 
 @pytest.mark.parametrize("k_first", [False, True], ids=["mn-first", "k-first"])

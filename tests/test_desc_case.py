@@ -1,10 +1,12 @@
-"""spec/desc_case.py: a descriptor and the tile it is meant to read. Each tile rule is broken by a
+"""spec/cases/desc_case.py: a descriptor and the tile it is meant to read. Each tile rule is broken by a
 descriptor that differs from a right one in that field alone, and the read map then reads some element
 from the wrong address (the witness); the right descriptors come from the manual's canonical-layout
-table (spec.canonical), written independently of the per-field derivation in spec/desc_case.py."""
+table (spec.mma.canonical), written independently of the per-field derivation in spec/cases/desc_case.py."""
 import pytest
 
-from spec import canonical, desc_case, descriptor
+from spec.mma import canonical
+from spec.cases import desc_case
+from spec.mma import descriptor
 from spec.rules import SpecError, rules_for
 
 # bf16 K-major 128B: ((8,m),(T,2k)):((8T,SBO),(1,T)) with T = 8; m = 8 row groups (mn = 64), SBO = 1024 B

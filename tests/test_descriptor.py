@@ -1,4 +1,4 @@
-"""Shared-memory matrix descriptors (spec/descriptor.py) against the PTX bit tables.
+"""Shared-memory matrix descriptors (spec/mma/descriptor.py) against the PTX bit tables.
 
 Every expected word here is built with this file's own shifts from the manual's bit positions
 (REFERENCE.md 2):
@@ -18,13 +18,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import spec.catalogue  # noqa: F401  (registers every rule)
-from spec import descriptor as d
+from spec.mma import descriptor as d
 from spec.rules import SpecError, rules_for
 
 ARCHES = ("sm90", "sm100", "sm103")
 SM100_LIKE = ("sm100", "sm103")
 
-# Swizzle codes written out from the manual's tables (not from spec.descriptor's dicts).
+# Swizzle codes written out from the manual's tables (not from spec.mma.descriptor's dicts).
 SM90_CODES = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
 SM100_CODES = {"none": 0, "128B_atom32B": 1, "128B": 2, "64B": 4, "32B": 6}
 SM100_INVALID_CODES = (3, 5, 7)

@@ -1,4 +1,4 @@
-"""Replay the H100 driver's tensor-map encoder decisions against spec/tensormap.py, with no GPU.
+"""Replay the H100 driver's tensor-map encoder decisions against spec/tma/tensormap.py, with no GPU.
 
 tests/hardware/tensormap_encode_sm90.json.gz was recorded by hardware/run_encoder_probe.py: every argument
 set of hardware/encoder_cases.py (one factor at a time around valid configurations, seeded random ones,
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from spec import tensormap
+from spec.tma import tensormap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATH = os.path.join(HERE, "hardware", "tensormap_encode_sm90.json.gz")

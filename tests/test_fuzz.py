@@ -11,9 +11,13 @@ import sys
 import pytest
 from hypothesis import given, settings
 
-from solver import desc_case_model, fuzz, fuzz_coverage, strategies, tensormap_model
-from solver.cli import main as cli_main
-from spec import desc_case as spec_desc_case
+from solver.model import desc_case as desc_case_model
+from solver.fuzz import engine as fuzz
+from solver.fuzz import coverage as fuzz_coverage
+from solver.fuzz import strategies
+from solver.model import tensormap as tensormap_model
+from solver.cli.main import main as cli_main
+from spec.cases import desc_case as spec_desc_case
 
 ARCHES = ("sm90", "sm100", "sm103")
 COUNT = 12
@@ -105,7 +109,7 @@ def test_same_seed_same_cases_and_no_duplicates(target, rule):
     """From a fresh process (as the CLI runs) a seed fixes the output; within one process Z3's shared
     context may find other anchors, so the check runs the command twice."""
     def run(seed):
-        command = [sys.executable, "-m", "solver.cli", "fuzz", "--target", target, "--violate", rule,
+        command = [sys.executable, "-m", "solver.cli.main", "fuzz", "--target", target, "--violate", rule,
                    "--count", "40", "--seed", str(seed)]
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout
     one, two, other = run(11), run(11), run(12)
@@ -143,7 +147,7 @@ def test_desc_outcomes_follow_ptxas_recording():
 
 
 def test_smem_misalignment_witness_is_a_real_misplacement():
-    from spec import tma_place
+    from spec.tma import place as tma_place
     records = generated("tensormap", "sm90", {"tma.map.smem_alignment"}, count=30)
     wrong = [r for r in records if r["outcome"] == "wrong-data"]
     assert wrong
@@ -248,7 +252,7 @@ def test_ptxas_adapter_against_desc_cases(capsys):
     assert shutil.which("ptxas"), "ptxas not on PATH (set LAYOUTPROOF_NO_PTXAS=1 to skip)"
     for rule in ("--valid", "operand.instruction_k"):
         args = ["fuzz", "--target", "desc", "--count", "4", "--json", "--against",
-                f"{sys.executable} -m solver.adapters.ptxas"]
+                f"{sys.executable} -m solver.fuzz.adapters.ptxas"]
         args += ["--valid"] if rule == "--valid" else ["--violate", rule]
         code, out, _ = run_cli(args, capsys)
         assert code == 0 and json.loads(out)["differences"] == [], out[:500]

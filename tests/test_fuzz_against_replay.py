@@ -1,13 +1,13 @@
 """Replays `layoutproof fuzz --against` on the H100's driver (tests/hardware/fuzz_driver_sm90.json.gz):
 1440 fuzz cases and 14 hand-made limit probes, each with the driver's answer through
-solver.adapters.driver_encode. spec/tensormap.py must refuse exactly the cases the driver refused, except
+solver.fuzz.adapters.driver_encode. spec/tma/tensormap.py must refuse exactly the cases the driver refused, except
 the disagreements kept in counterexamples/against/driver_encode_sm90.json (with a note each): a new
 disagreement, or a kept one that no longer disagrees, fails."""
 import gzip
 import json
 import os
 
-from spec import tensormap
+from spec.tma import tensormap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with gzip.open(os.path.join(HERE, "hardware", "fuzz_driver_sm90.json.gz"), "rt") as handle:

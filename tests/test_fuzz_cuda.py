@@ -1,9 +1,9 @@
 """The driver's tensor-map encoders as a fuzz oracle, with no GPU:
 
-  * solver/fuzz_cuda.py renders fuzz records as a C++ host program; it is compiled with the local nvcc
+  * solver/fuzz/formats/cuda.py renders fuzz records as a C++ host program; it is compiled with the local nvcc
     (linked against a stub libcuda where one is installed, else compiled only), and its structure is
     checked in any case;
-  * solver/adapters/driver_encode.py: the pure document -> encoder-call conversion, and the
+  * solver/fuzz/adapters/driver_encode.py: the pure document -> encoder-call conversion, and the
     `fuzz --against` stdin/stdout protocol driven through a fake cuda-bindings driver.
 """
 import glob
@@ -18,9 +18,9 @@ import warnings
 
 import pytest
 
-from solver import fuzz_cuda
-from solver.adapters import driver_encode as de
-from spec import tensormap
+from solver.fuzz.formats import cuda as fuzz_cuda
+from solver.fuzz.adapters import driver_encode as de
+from spec.tma import tensormap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = 0x7F12_3450_0000   # a 64 KiB-aligned device address, as the adapter's allocation gives
@@ -472,9 +472,9 @@ def test_other_errors_are_not_taken_for_refusals():
 
 
 def test_the_module_runs_and_fails_cleanly_without_a_driver():
-    """`python -m solver.adapters.driver_encode` imports from the repository root; without cuda-bindings or a
+    """`python -m solver.fuzz.adapters.driver_encode` imports from the repository root; without cuda-bindings or a
     GPU it says why on stderr and exits 1 (with both, empty input ends it with status 0)."""
-    done = subprocess.run([sys.executable, "-m", "solver.adapters.driver_encode"], cwd=ROOT, input="",
+    done = subprocess.run([sys.executable, "-m", "solver.fuzz.adapters.driver_encode"], cwd=ROOT, input="",
                           capture_output=True, text=True, timeout=120)
     assert done.stdout == ""
     assert (done.returncode, done.stderr.startswith("driver_encode: ")) in ((1, True), (0, False)), done.stderr

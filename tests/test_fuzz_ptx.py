@@ -18,10 +18,11 @@ import sys
 import pytest
 
 import spec.catalogue  # noqa: F401  (registers every rule)
-from solver import fuzz_ptx
-from solver.adapters import ptxas as adapter
-from spec import descriptor as desc_mod
-from spec import instr_desc, readmap
+from solver.fuzz.formats import ptx as fuzz_ptx
+from solver.fuzz.adapters import ptxas as adapter
+from spec.mma import descriptor as desc_mod
+from spec.mma import instr_desc
+from spec.mma import readmap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORMS_FILE = os.path.join(ROOT, "tests", "hardware", "ptxas_forms.json")
@@ -253,7 +254,7 @@ def test_adapter_stdin_stdout_loop(ptxas):
     records = [desc_record("sm90", "f16", "K", 64, 16, index=0),
                desc_record("sm90", "e4m3", "MN", 64, 32, index=1, violates=["operand.mn_major.dtype"]),
                {"index": 2, "target": "tensormap", "arch": "sm100", "case": {}}]
-    process = subprocess.Popen([sys.executable, "-m", "solver.adapters.ptxas", "--ptxas", ptxas],
+    process = subprocess.Popen([sys.executable, "-m", "solver.fuzz.adapters.ptxas", "--ptxas", ptxas],
                                cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     answers = []
@@ -271,7 +272,7 @@ def test_adapter_stdin_stdout_loop(ptxas):
 
 
 def test_adapter_missing_ptxas_exits_2():
-    result = subprocess.run([sys.executable, "-m", "solver.adapters.ptxas", "--ptxas",
+    result = subprocess.run([sys.executable, "-m", "solver.fuzz.adapters.ptxas", "--ptxas",
                              os.path.join(ROOT, "no", "such", "ptxas")], cwd=ROOT, input="",
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "not found" in result.stderr

@@ -1,5 +1,5 @@
-"""The `recipe` fuzz target: spec/recipe_case.py's rules (each broken alone by a hand-written case derived
-from solver/recipe.build's proved recipe), and generation from solver/recipe_model.py labelled by spec."""
+"""The `recipe` fuzz target: spec/cases/recipe_case.py's rules (each broken alone by a hand-written case derived
+from solver/recipe.build's proved recipe), and generation from solver/model/recipe.py labelled by spec."""
 import json
 import pathlib
 import subprocess
@@ -7,8 +7,12 @@ import sys
 
 import pytest
 
-from solver import fuzz, fuzz_coverage, fuzz_recipe, recipe
-from spec import descriptor, recipe_case
+from solver.fuzz import engine as fuzz
+from solver.fuzz import coverage as fuzz_coverage
+from solver.fuzz import recipe as fuzz_recipe
+from solver.synth import recipe
+from spec.mma import descriptor
+from spec.cases import recipe_case
 from spec.rules import SpecError, rules_for
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -158,7 +162,7 @@ def test_same_seed_same_cases():
     """From a fresh process a seed fixes the output (within one process Z3's shared context may find
     other anchors: tests/test_fuzz.py)."""
     def run(seed):
-        program = ("import json; from solver import fuzz; print(json.dumps(list(fuzz.generate('recipe', 'sm90', "
+        program = ("import json; from solver.fuzz import engine as fuzz; print(json.dumps(list(fuzz.generate('recipe', 'sm90', "
                    f"frozenset({{'recipe.k_step.sbo'}}), 30, seed={seed}))))")
         return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
                               cwd=ROOT).stdout

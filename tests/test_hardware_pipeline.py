@@ -12,7 +12,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import probe_cases  # noqa: E402
 import run_probe  # noqa: E402
 
-from spec import descriptor, readmap  # noqa: E402
+from spec.mma import descriptor
+from spec.mma import readmap  # noqa: E402
 
 SAMPLE = probe_cases.cases()[::23]
 

@@ -2,7 +2,7 @@
 against spec's read map, with no GPU.
 
 Each observation is one operand read through one sm90 descriptor: the absolute shared-memory address
-of every element (mn, k). spec.readmap must predict every one of them exactly.
+of every element (mn, k). spec.mma.readmap must predict every one of them exactly.
 """
 import collections
 import glob
@@ -12,7 +12,8 @@ import os
 
 import pytest
 
-from spec import descriptor, readmap
+from spec.mma import descriptor
+from spec.mma import readmap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = sorted(glob.glob(os.path.join(HERE, "hardware", "wgmma_*.json.gz")))

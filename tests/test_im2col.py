@@ -1,7 +1,7 @@
-"""im2col, im2col::w and im2col::w::128 TMA loads (spec/im2col.py and `layoutproof im2col`).
+"""im2col, im2col::w and im2col::w::128 TMA loads (spec/tma/im2col.py and `layoutproof im2col`).
 
 Every expectation is worked out by hand from the manual's text (PTX 5.5.4; seed 004 = PTX 5.5.5) with
-the readings spec/im2col.py states as rules; the comment above each test gives the derivation.
+the readings spec/tma/im2col.py states as rules; the comment above each test gives the derivation.
 
 Dimension order (rule im2col.layout): "Tensor Size[0..3]" of a 4-D NHWC tensor are C, W, H, N (dimension
 0 is C: the 5.5.4 examples read channels c .. c + channels-per-pixel - 1 from Tensor Size[0]), and
@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from solver import cli_im2col
-from solver.cli import Parser, UsageError, add_json, emit
-from spec import im2col
+from solver.cli import im2col as cli_im2col
+from solver.cli.main import Parser, UsageError, add_json, emit
+from spec.tma import im2col
 from spec.rules import SpecError, rules_for
 
 # Seed 004 5.5.7 tables, one row per 128-byte shared-memory line: entry j is the chunk that lands at j.

@@ -1,10 +1,10 @@
-"""The multi-buffer im2col::w properties: their closed form of the walk against spec.im2col's walk, and
+"""The multi-buffer im2col::w properties: their closed form of the walk against spec.tma.im2col's walk, and
 their statuses (im2col.w.buffers_cover proved, the one-buffer-short variant refuted and confirmed)."""
 import pytest
 
-from solver import im2col_properties
-from solver.properties import all_properties
-from solver.prover import prove
+from solver.prove import im2col as im2col_properties
+from solver.prove.catalogue import all_properties
+from solver.prove.prover import prove
 
 
 @pytest.mark.parametrize("stride", range(1, 5))

@@ -1,6 +1,6 @@
-"""The tcgen05 instruction descriptor (spec/instr_desc.py) against PTX 9.7.16.4.2 Tables 42-44.
+"""The tcgen05 instruction descriptor (spec/mma/instr_desc.py) against PTX 9.7.16.4.2 Tables 42-44.
 
-Bit positions are written out below from the tables (as quoted in spec/instr_desc.py's docstring and
+Bit positions are written out below from the tables (as quoted in spec/mma/instr_desc.py's docstring and
 REFERENCE.md 3); expected words are built with this file's own shifts, never with the spec's BitFields.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import spec.catalogue  # noqa: F401  (registers every rule)
-from spec import instr_desc as idesc
+from spec.mma import instr_desc as idesc
 from spec.rules import SpecError, rules_for
 
 # name -> (lo, width), from the tables.

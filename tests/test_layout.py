@@ -1,4 +1,4 @@
-"""spec.layout: worked examples (PTX 9.7.16.3.3, seed 000; CuTe TMA tensors, seed 003) and differential
+"""spec.cute.layout: worked examples (PTX 9.7.16.3.3, seed 000; CuTe TMA tensors, seed 003) and differential
 tests against NVIDIA's pycute, the independent oracle."""
 import itertools
 import re
@@ -7,11 +7,9 @@ import pycute
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spec.layout import (ArithTuple, Basis, ComposedLayout, Layout, compact_col_major, congruent,
-                         crd2idx, depth, flatten, idx2crd, parse_layout, product, rank,
-                         weakly_congruent)
+from spec.cute.layout import ArithTuple, Basis, ComposedLayout, Layout, compact_col_major, congruent, crd2idx, depth, flatten, idx2crd, parse_layout, product, rank, weakly_congruent
 from spec.rules import CATALOGUE, SpecError
-from spec.swizzle import Swizzle
+from spec.cute.swizzle import Swizzle
 
 # --- Seed 000: the "Exact layout" strings of PTX 9.7.16.3.3 ---------------------------------------
 

@@ -4,10 +4,16 @@ property of the catalogue come out differently from its expected status."""
 import z3
 import pytest
 
-from solver import (descriptor_model, im2col_properties, layout_model, layout_properties, prover,
-                    swizzle_model, swizzle_properties, tma_model)
-from solver.bitvec import bv
-from solver.properties import all_properties
+from solver.model import descriptor as descriptor_model
+from solver.prove import im2col as im2col_properties
+from solver.model import readmap as layout_model
+from solver.prove import layout as layout_properties
+from solver.prove import prover
+from solver.model import swizzle as swizzle_model
+from solver.prove import swizzle as swizzle_properties
+from solver.model import tma_swizzle as tma_model
+from solver.model.bitvec import bv
+from solver.prove.catalogue import all_properties
 
 CATALOGUE = all_properties()
 

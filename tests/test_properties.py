@@ -3,9 +3,9 @@ that spec/ confirms, and the prover never says "proved" for what Z3 did not prov
 import z3
 import pytest
 
-from solver import prover
-from solver.bitvec import var
-from solver.properties import Property, Query, all_properties
+from solver.prove import prover
+from solver.model.bitvec import var
+from solver.prove.catalogue import Property, Query, all_properties
 
 CATALOGUE = all_properties()
 RESULTS = {p.id: prover.prove(p, timeout=60) for p in CATALOGUE}

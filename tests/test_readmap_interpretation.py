@@ -6,7 +6,8 @@ here pin single cases of those rules in readable form, and the readings the hard
 """
 import pytest
 
-from spec import descriptor, readmap
+from spec.mma import descriptor
+from spec.mma import readmap
 
 
 def addresses(arch, word_or_desc, dtype, major, mn, k=None, kind=None, model="hardware"):

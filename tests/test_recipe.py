@@ -1,10 +1,11 @@
 """Tile recipes: layout, TMA boxes, one descriptor per instruction, and the exhaustive check that TMA
-writes what each descriptor reads (spec.tma_swizzle's tables against spec.readmap, two independent
+writes what each descriptor reads (spec.tma.swizzle's tables against spec.mma.readmap, two independent
 writings of the manual)."""
 import pytest
 
-from solver import recipe
-from spec import descriptor, dtypes
+from solver.synth import recipe
+from spec.mma import descriptor
+from spec.mma import dtypes
 from spec.rules import SpecError
 
 GRID = [(arch, dtype, major, swizzle)
@@ -61,7 +62,7 @@ def test_unaligned_when_asked_is_consistent_with_base_offset_zero():
 def test_the_check_can_fail(monkeypatch):
     """If the TMA placed bytes relative to the box instead of by absolute address, the unaligned recipe
     would be refuted: the exhaustive check sees the difference."""
-    from spec import tma_swizzle
+    from spec.tma import swizzle as tma_swizzle
     original = tma_swizzle.swizzle_byte_address
     monkeypatch.setattr(tma_swizzle, "swizzle_byte_address",
                         lambda mode, a: 0x480 + original(mode, a - 0x480))

@@ -5,9 +5,10 @@ test files, each with a completeness check of its own; the operand and swizzle r
 """
 import pytest
 
-from spec import descriptor, readmap
+from spec.mma import descriptor
+from spec.mma import readmap
 from spec.rules import EVIDENCE_KINDS, all_rules, check_all, rules_for
-from spec.swizzle import Swizzle, brute_force_is_bijective, brute_force_is_involution
+from spec.cute.swizzle import Swizzle, brute_force_is_bijective, brute_force_is_involution
 
 SUBJECTS_WITH_BREAKERS = {
     "descriptor": "tests/test_descriptor.py", "instr_desc": "tests/test_instr_desc.py",
@@ -19,7 +20,7 @@ SUBJECTS_WITH_BREAKERS = {
 
 
 def test_catalogue_is_well_formed():
-    import solver.recipe  # noqa: F401  (the recipe rules live with the recipe)
+    import solver.synth.recipe  # noqa: F401  (the recipe rules live with the recipe)
     rules = all_rules()
     assert len({r.id for r in rules}) == len(rules) > 40
     for r in rules:

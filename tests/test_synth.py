@@ -7,11 +7,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from cute_tiles import CASES, cute_tile, cutlass_descriptor, spec_layout
-from solver import synth
-from spec import descriptor, dtypes, readmap
-from spec.layout import ComposedLayout, Layout
+from solver.synth import descriptor as synth
+from spec.mma import descriptor
+from spec.mma import dtypes
+from spec.mma import readmap
+from spec.cute.layout import ComposedLayout, Layout
 from spec.rules import SpecError
-from spec.swizzle import DESCRIPTOR_SWIZZLES
+from spec.cute.swizzle import DESCRIPTOR_SWIZZLES
 
 
 def reads_tile(tile, desc) -> bool:

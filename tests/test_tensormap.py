@@ -1,4 +1,4 @@
-"""TMA tensor-map arguments (spec/tensormap.py) and `layoutproof tma check` (CLI.md "tma check").
+"""TMA tensor-map arguments (spec/tma/tensormap.py) and `layoutproof tma check` (CLI.md "tma check").
 
 Every expectation is read off the manual, not the program: the CUDA driver docs of
 cuTensorMapEncodeTiled / Im2col / Im2colWide as digested in REFERENCE.md 5, PTX 5.5.5-5.5.7 (seed 004)
@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
-from solver.cli import main
-from spec import tensormap as tm
+from solver.cli.main import main
+from spec.tma import tensormap as tm
 from spec.rules import SpecError, rules_for
 
 # --- Valid documents ---------------------------------------------------------------------------------

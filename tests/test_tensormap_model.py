@@ -1,6 +1,6 @@
-"""The Z3 tensor-map legality model (solver/tensormap_model.py): valid documents for every encode kind,
+"""The Z3 tensor-map legality model (solver/model/tensormap.py): valid documents for every encode kind,
 for every rule a document that breaks exactly it (or the reason none exists), REFERENCE.md 5's boundary
-values, and the differential check against spec/tensormap.py (the concrete checker written separately)."""
+values, and the differential check against spec/tma/tensormap.py (the concrete checker written separately)."""
 from __future__ import annotations
 
 import copy
@@ -8,7 +8,7 @@ import copy
 import pytest
 import z3
 
-from solver import tensormap_model as tm
+from solver.model import tensormap as tm
 
 CLI_KEYS = {"encode", "dataType", "rank", "globalAddress", "globalDim", "globalStrides", "elementStrides",
             "interleave", "swizzle", "l2Promotion", "oobFill"}
@@ -36,7 +36,7 @@ ARCH_FIRST = {"tma.map.dtype_arch": "sm90", "tma.map.swizzle_arch": "sm90", "tma
 
 
 def test_rule_ids_are_exactly_the_catalogue():
-    """One Z3 constraint per spec/tensormap.py rule (the destination address and the copy direction,
+    """One Z3 constraint per spec/tma/tensormap.py rule (the destination address and the copy direction,
     optional document keys, included)."""
     from spec.rules import all_rules
     catalogue = {r.id for r in all_rules() if r.subject == "tensormap"}
@@ -297,7 +297,7 @@ def test_arch_rules(doc, arch, rule_id):
     assert tm.violated(doc, "sm103") == []
 
 
-# --- Differential: spec/tensormap.py, written separately, judges the same documents -----------------------
+# --- Differential: spec/tma/tensormap.py, written separately, judges the same documents -----------------------
 def _rule_ids(violations) -> set:
     return {v["rule"] if isinstance(v, dict) else v.rule.id for v in violations}
 
@@ -320,7 +320,7 @@ def test_spec_judges_solved_documents_alike():
     warnings; valid documents break no rule of this model there. (spec/ also holds rules this model
     lacks, from the H100's driver: those are not compared. The documents use cuda.h's swizzles only:
     spec/ reads 96B as malformed in an encoder document, this model as legal on sm103.)"""
-    spec_tm = pytest.importorskip("spec.tensormap")
+    spec_tm = pytest.importorskip("spec.tma.tensormap")
     ours = set(tm.RULE_IDS)
     disagreements = []
     cases = [(rule_id, arch, doc) for (_, rule_id), (arch, doc) in BREAKERS.items() if doc is not None]

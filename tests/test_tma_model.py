@@ -1,18 +1,18 @@
-"""The Z3 model of the TMA swizzle modes (solver/tma_model.py) and its properties (solver/tma_properties.py)
-against the executable spec (spec/tma_swizzle.py), PTX 5.5.7 (seed 004)."""
+"""The Z3 model of the TMA swizzle modes (solver/model/tma_swizzle.py) and its properties (solver/prove/tma.py)
+against the executable spec (spec/tma/swizzle.py), PTX 5.5.7 (seed 004)."""
 from __future__ import annotations
 
 import pytest
 import z3
 from hypothesis import given, settings, strategies as st
 
-from solver import tma_model as model
-from solver import tma_properties  # noqa: F401  (registers the swizzle.tma.* properties)
-from solver.bitvec import evaluate, var
-from solver.properties import PROPERTIES, Property, Query
-from solver.prover import prove
-from spec import tma_swizzle as spec_tma
-from spec.swizzle import Swizzle
+from solver.model import tma_swizzle as model
+from solver.prove import tma as tma_properties  # noqa: F401  (registers the swizzle.tma.* properties)
+from solver.model.bitvec import evaluate, var
+from solver.prove.catalogue import PROPERTIES, Property, Query
+from solver.prove.prover import prove
+from spec.tma import swizzle as spec_tma
+from spec.cute.swizzle import Swizzle
 
 MODES = list(model.MODES)
 TIMEOUT = 30.0

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from solver.cli import main
-from spec import tma_place
+from solver.cli.main import main
+from spec.tma import place as tma_place
 from spec.rules import SpecError, rules_for
 
 # Seed 004, 128-byte swizzle, 16-byte atomicity: row r of the table maps chunk c to chunk c ^ r.

@@ -1,21 +1,22 @@
-"""The TMA placement and TMA-vs-MMA properties of solver/tma_properties.py: they exist for every mode,
+"""The TMA placement and TMA-vs-MMA properties of solver/prove/tma.py: they exist for every mode,
 dtype, major-ness and swizzle; they come out as expected; their ranges are not empty; a deliberately
 wrong tile is refuted with a counterexample spec/ confirms; and the canonical descriptors the properties
-use read what solver/recipe.py's synthesized descriptors read."""
+use read what solver/synth/recipe.py's synthesized descriptors read."""
 from __future__ import annotations
 
 import pytest
 import z3
 
-from solver import recipe, tma_model
-from solver import tma_properties as tp
-from solver.bitvec import evaluate, var
-from solver.properties import PROPERTIES, Property
-from solver.prover import prove
-from spec import descriptor as spec_descriptor
-from spec import dtypes as spec_dtypes
-from spec import readmap as spec_readmap
-from spec import tma_place
+from solver.synth import recipe
+from solver.model import tma_swizzle as tma_model
+from solver.prove import tma as tp
+from solver.model.bitvec import evaluate, var
+from solver.prove.catalogue import PROPERTIES, Property
+from solver.prove.prover import prove
+from spec.mma import descriptor as spec_descriptor
+from spec.mma import dtypes as spec_dtypes
+from spec.mma import readmap as spec_readmap
+from spec.tma import place as tma_place
 
 NEW_FAMILIES = ("tma.place.", "tma_mma.")
 NEW = sorted((p for p in PROPERTIES.values() if p.id.startswith(NEW_FAMILIES)), key=lambda p: p.id)

@@ -3,7 +3,7 @@
 tests/hardware/tma_loads_sm90.json.gz was recorded by hardware/run_tma_probe.py (cases in
 hardware/tma_probe_cases.py). For every load it holds the raw shared-memory contents: the code found in
 each element slot the load wrote (code c > 0 is global element c - 1, linear index with dimension 0
-fastest; a fill writes 0, or the NaN pattern). spec.tma_place (tiled) and spec.im2col (im2col) must
+fastest; a fill writes 0, or the NaN pattern). spec.tma.place (tiled) and spec.tma.im2col (im2col) must
 predict every written slot and its code, and nothing else may be written.
 """
 import collections
@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from spec import im2col, tma_place
+from spec.tma import im2col
+from spec.tma import place as tma_place
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "hardware"))

@@ -1,12 +1,12 @@
-"""TMA swizzle modes (spec/tma_swizzle.py) against seed 004 section 5.5.7 and REFERENCE.md 1/5."""
+"""TMA swizzle modes (spec/tma/swizzle.py) against seed 004 section 5.5.7 and REFERENCE.md 1/5."""
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spec import tma_swizzle as tma
+from spec.tma import swizzle as tma
 from spec.rules import CATALOGUE, SpecError, check_all, rules_for
-from spec.swizzle import DESCRIPTOR_SWIZZLES, Swizzle
+from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, Swizzle
 
 ALL_MODES = list(tma.MODES)
 
@@ -211,7 +211,7 @@ def test_claimed_formulas():
 
 
 def test_formulas_agree_with_descriptor_swizzles():
-    # spec/swizzle.py names the same byte functions for the shared-memory descriptors.
+    # spec/cute/swizzle.py names the same byte functions for the shared-memory descriptors.
     pairs = {"NONE": "none", "32B": "32B", "64B": "64B", "128B": "128B", "128B_ATOM_32B": "128B_atom32B"}
     for mode, name in pairs.items():
         assert tma.xor_formula(mode) == DESCRIPTOR_SWIZZLES[name]

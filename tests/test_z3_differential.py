@@ -6,13 +6,13 @@ ONCE over named 32-bit (or 64-bit) constants; a case substitutes concrete values
 simplifies to a constant (`Compiled` below), which is several times faster than rebuilding the
 expression for every case.
 
-1. solver.swizzle_model.cute_swizzle       vs spec.swizzle.Swizzle
-2. solver.swizzle_model.descriptor_swizzle vs spec.readmap.apply_swizzle (phase model "hardware")
-3. solver.descriptor_model.encode/decode   vs spec.descriptor.encode/decode (sm90, sm100, sm103)
-4. solver.layout_model.read_address        vs spec.readmap.element_address
+1. solver.model.swizzle.cute_swizzle       vs spec.cute.swizzle.Swizzle
+2. solver.model.swizzle.descriptor_swizzle vs spec.mma.readmap.apply_swizzle (phase model "hardware")
+3. solver.model.descriptor.encode/decode   vs spec.mma.descriptor.encode/decode (sm90, sm100, sm103)
+4. solver.model.readmap.read_address        vs spec.mma.readmap.element_address
 
 The Shape handed to the model (element bits, elements per 16-byte chunk) is written here from the
-manual (REFERENCE.md 3-4), not taken from spec.dtypes, so a wrong width in either side shows up.
+manual (REFERENCE.md 3-4), not taken from spec.mma.dtypes, so a wrong width in either side shows up.
 """
 from __future__ import annotations
 
@@ -23,14 +23,15 @@ import z3
 from hypothesis import example, given, settings, strategies as st
 
 import spec.catalogue  # noqa: F401  (registers every rule, so violations() sees all checks)
-from spec import descriptor as spec_descriptor
-from spec import dtypes as spec_dtypes
-from spec import readmap
-from spec.swizzle import DESCRIPTOR_SWIZZLES, Swizzle
+from spec.mma import descriptor as spec_descriptor
+from spec.mma import dtypes as spec_dtypes
+from spec.mma import readmap
+from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, Swizzle
 
-from solver import descriptor_model, swizzle_model
-from solver.bitvec import WIDTH, Arith
-from solver.layout_model import Fields, Shape, read_address
+from solver.model import descriptor as descriptor_model
+from solver.model import swizzle as swizzle_model
+from solver.model.bitvec import WIDTH, Arith
+from solver.model.readmap import Fields, Shape, read_address
 
 ARCHES = ("sm90", "sm100", "sm103")
 SWIZZLE_NAMES = ("none", "32B", "64B", "128B", "128B_atom32B")

@@ -1,0 +1,188 @@
+"""`layoutproof fuzz`: cases that break exactly the chosen rules, as jsonl, a CUDA host program or PTX;
+the coverage report; the differential mode (--against CMD). CLI.md `fuzz`."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+from solver.fuzz import engine as fuzz
+
+EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED = 0, 1, 2
+ARCHES = ("sm90", "sm100", "sm103")
+FORMATS = ("jsonl", "cuda", "ptx")
+
+
+class FuzzUsage(ValueError):
+    """Bad arguments: one line, exit 2."""
+
+
+def count_argument(text: str) -> int:
+    """--count: a number of at least 1 (argparse reports anything else in one line, exit 2)."""
+    from solver.cli.main import number
+    value = number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
+def add_parser(commands, add_json, number) -> None:
+    p = commands.add_parser(
+        "fuzz", help="generate configurations that break exactly the rules you choose (or none)",
+        description="Cases for compiler tests. Each breaks exactly the --violate rules (and keeps every other "
+                    "rule of the target), or none with --valid (the default). Every case is labelled by spec/: "
+                    "the rules it breaks with their sources, the outcome (refused: the driver or ptxas refuses "
+                    "it; trap; wrong-data, with the element that lands or is read elsewhere; unknown: no "
+                    "evidence says; ok) and the exact values. The same seed gives the same cases. "
+                    "`--coverage` lists every rule of each target and whether it can be broken alone.",
+        epilog="examples:\n"
+               "  layoutproof fuzz --target tensormap --violate tma.map.box_swizzle_span --count 5 --seed 1\n"
+               "  layoutproof fuzz --target desc --arch sm90 --violate desc.tile.stride_byte_offset --format ptx --out cases/\n"
+               "  layoutproof fuzz --target tensormap --count 200 --against 'python -m solver.fuzz.adapters.driver_encode'\n"
+               "  layoutproof fuzz --coverage --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap or recipe")
+    p.add_argument("--count", type=count_argument, default=10, help="cases to generate (default 10)")
+    p.add_argument("--seed", type=number, default=0, help="random seed (default 0)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--violate", metavar="RULE[,RULE...]", help="the rule ids every case breaks, and only them")
+    group.add_argument("--valid", action="store_true", help="legal configurations (the default)")
+    p.add_argument("--arch", default="sm90", help="sm90 (default; the H100 evidence), sm100 or sm103")
+    p.add_argument("--format", default="jsonl", choices=FORMATS,
+                   help="jsonl (default), cuda (tensormap: a host program calling cuTensorMapEncode*), "
+                        "ptx (desc: wgmma / tcgen05.mma kernels)")
+    p.add_argument("--out", metavar="DIR", help="write the cases (and the program or kernels) into DIR")
+    p.add_argument("--coverage", action="store_true", help="every rule per target: breakable alone, or tied to")
+    p.add_argument("--against", metavar="CMD",
+                   help="pipe each case (a jsonl record) to CMD and report where its verdict differs from ours")
+    add_json(p)
+    p.set_defaults(run=run)
+
+
+# --- Generation ------------------------------------------------------------------------------------------
+def _records(args) -> tuple:
+    if not args.target:
+        raise FuzzUsage("fuzz: --target is required (desc, tensormap or recipe) unless --coverage")
+    if args.arch not in ARCHES:
+        raise FuzzUsage(f"--arch {args.arch}: expected one of {', '.join(ARCHES)}")
+    count = args.count
+    try:
+        violate = fuzz.parse_violate(args.target, args.violate)
+    except ValueError as error:
+        raise FuzzUsage(str(error)) from None
+    stats = fuzz.Stats()
+    records = list(fuzz.generate(args.target, args.arch, violate, count, args.seed, stats))
+    return records, stats, violate, count
+
+
+def _shortfall(args, records, violate, count) -> str:
+    if len(records) == count:
+        return ""
+    asked = ", ".join(sorted(violate)) or "no rule (valid)"
+    if records:
+        return f"fuzz: only {len(records)} distinct cases break exactly {asked} on {args.arch}"
+    return (f"fuzz: no {args.target} configuration on {args.arch} breaks exactly {asked}; "
+            f"`layoutproof fuzz --coverage` says what each rule is tied to")
+
+
+def _rendered(args, records) -> dict:
+    """file name -> text for --format cuda / ptx."""
+    if args.format == "cuda":
+        if args.target != "tensormap":
+            raise FuzzUsage("--format cuda: the host program encodes tensor maps (--target tensormap)")
+        from solver.fuzz.formats import cuda as fuzz_cuda
+        return {"fuzz_tensormap.cpp": fuzz_cuda.render(records)}
+    if args.target != "desc":
+        raise FuzzUsage("--format ptx: kernels read one descriptor case each (--target desc)")
+    from solver.fuzz.formats import ptx as fuzz_ptx
+    return {f"fuzz_{args.target}_{arch}.ptx": text for arch, text in fuzz_ptx.render(records).items()}
+
+
+def _write_out(directory: str, files: dict) -> None:
+    os.makedirs(directory, exist_ok=True)
+    for name, text in files.items():
+        with open(os.path.join(directory, name), "w") as handle:
+            handle.write(text)
+
+
+def _jsonl(records) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+# --- Differential ------------------------------------------------------------------------------------------
+def against(command: str, records: list) -> list:
+    """Run CMD once, one record per line on its stdin; one verdict line per record back. The records whose
+    verdict ("accept" / "refuse"; null = not applicable) differs from ours, with the command's detail."""
+    process = subprocess.run(command if os.name != "nt" else shlex.split(command), input=_jsonl(records),
+                             capture_output=True, text=True, shell=True)
+    lines = [line for line in process.stdout.splitlines() if line.strip()]
+    if process.returncode != 0 or len(lines) != len(records):
+        tail = (process.stderr.strip().splitlines() or ["no message"])[-1]
+        raise FuzzUsage(f"--against {command!r}: exit {process.returncode}, {len(lines)} answers for "
+                        f"{len(records)} cases ({tail})")
+    differences = []
+    for record, line in zip(records, lines):
+        try:
+            answer = json.loads(line)
+        except json.JSONDecodeError:
+            raise FuzzUsage(f"--against {command!r}: answer {line[:80]!r} is not JSON") from None
+        theirs = answer.get("verdict")
+        ours = "refuse" if record["outcome"] == "refused" else "accept"
+        if theirs is not None and theirs != ours:
+            differences.append({"index": record["index"], "ours": ours, "theirs": theirs,
+                                 "detail": answer.get("detail"), "violates": record["violates"],
+                                 "outcome": record["outcome"], "case": record["case"]})
+    return differences
+
+
+# --- The command -----------------------------------------------------------------------------------------
+def _coverage(args) -> int:
+    from solver.fuzz import coverage as fuzz_coverage
+    targets = (args.target,) if args.target else fuzz.TARGETS
+    document = fuzz_coverage.coverage_document(targets)
+    if args.json:
+        print(json.dumps(document))
+        return EXIT_OK
+    from solver.cli.render import coverage_text
+    print(coverage_text(document).rstrip("\n"))
+    return EXIT_OK
+
+
+def run(args) -> int:
+    try:
+        if args.coverage:
+            return _coverage(args)
+        records, stats, violate, count = _records(args)
+        short = _shortfall(args, records, violate, count)
+        if short:
+            print(short, file=sys.stderr)
+        if stats.disagreements:       # a bug in the Z3 model or in spec: say so loudly
+            print(f"fuzz: {len(stats.disagreements)} Z3 solutions that spec labels otherwise (a model/spec "
+                  f"disagreement; please report)", file=sys.stderr)
+        differences = against(args.against, records) if args.against else None
+        files = _rendered(args, records) if args.format != "jsonl" else {}
+        if args.out:
+            _write_out(args.out, {"cases.jsonl": _jsonl(records), **files})
+        if args.json:
+            document = {"target": args.target, "arch": args.arch, "cases": records,
+                        "stats": {"emitted": stats.emitted, "rejected": stats.rejected, "anchors": stats.anchors,
+                                  "disagreements": len(stats.disagreements)}}
+            if differences is not None:
+                document["differences"] = differences
+            print(json.dumps(document))
+        elif differences is not None:
+            for d in differences:
+                print(json.dumps(d))
+            print(f"fuzz: {len(differences)} of {len(records)} cases where {args.against!r} differs from us",
+                  file=sys.stderr)
+        elif not args.out:
+            sys.stdout.write(_jsonl(records) if args.format == "jsonl" else "".join(files.values()))
+        if not records:
+            return EXIT_VIOLATION
+        return EXIT_VIOLATION if differences else EXIT_OK
+    except FuzzUsage as error:
+        print(f"layoutproof: error: {error}", file=sys.stderr)
+        return EXIT_MALFORMED

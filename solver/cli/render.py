@@ -1,0 +1,205 @@
+"""Human-readable output of the CLI: tables, kept apart from the semantics (spec/) and the commands."""
+from __future__ import annotations
+
+import textwrap
+
+from spec.mma import descriptor as desc_mod
+from spec.mma import readmap
+
+
+def _table(header: list, rows: list) -> str:
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def violations_text(found: list) -> str:
+    if not found:
+        return "violations: none"
+    return "violations:\n" + "\n".join(f"  {v['rule']}: {v['message']} [{v['source']}]" for v in found)
+
+
+def descriptor_table(d: desc_mod.Descriptor, found: list) -> str:
+    fields = desc_mod.SM90_FIELDS if d.arch == "sm90" else desc_mod.SM100_FIELDS
+    shown = {"start_address": d.start_address, "leading_byte_offset": d.leading_byte_offset,
+             "stride_byte_offset": d.stride_byte_offset, "base_offset": d.base_offset,
+             "swizzle": d.swizzle, "lbo_mode": d.lbo_mode, "fixed_0b001": None}
+    rows = []
+    for f in fields:
+        raw = f.get(d.raw)
+        value = shown.get(f.name)
+        meaning = f"{value} bytes" if f.name in ("start_address", "leading_byte_offset",
+                                                 "stride_byte_offset") else value
+        if f.name == "leading_byte_offset" and d.lbo_mode == "absolute":
+            meaning = f"{value} (absolute address of the second chunk)"
+        if f.name == "fixed_0b001":
+            meaning = "ok" if raw == desc_mod.SM100_FIXED_VALUE else "WRONG (must be 0b001)"
+        rows.append([f.name, f"[{f.lo},{f.lo + f.width})", raw, meaning])
+    head = f"{d.arch} shared-memory descriptor {d.hex}"
+    return "\n".join([head, _table(["field", "bits", "raw", "value"], rows), violations_text(found)])
+
+
+def address_table(op: readmap.Operand, addresses: list, found: list, full: bool = False) -> str:
+    """Rows are MN indices. By default one column per 16-byte chunk of K (K-major) or per K (MN-major),
+    showing the address of the chunk's first element; --full shows every element."""
+    if full or op.major == "MN":
+        columns = list(range(op.k))
+    else:
+        step = op.elements_per_chunk
+        columns = list(range(0, op.k, step))
+    header = ["mn\\k"] + [str(k) for k in columns]
+    rows = [[str(i)] + [f"{row[k]:#x}" for k in columns] for i, row in enumerate(addresses)]
+    head = (f"{op.arch} {op.major}-major {op.dtype.name} (kind::{op.kind}) MN={op.mn} K={op.k}, "
+            f"descriptor {op.desc.hex}: swizzle {op.desc.swizzle}, start {op.desc.start_address:#x}, "
+            f"LBO {op.desc.leading_byte_offset}, SBO {op.desc.stride_byte_offset}, "
+            f"base offset {op.desc.base_offset}")
+    note = "" if full or op.major == "MN" else \
+        f"(one column per 16-byte chunk: {op.elements_per_chunk} elements; --full for every element)"
+    return "\n".join(x for x in [head, note, _table(header, rows), violations_text(found)] if x)
+
+
+def chunk_map(op: readmap.Operand, addresses: list, max_lines: int = 64) -> str:
+    """A picture of shared memory: one row per 128-byte line touched, one cell per 16-byte chunk,
+    naming the operand chunk read from it (K-major: 'mn:kchunk'; MN-major: 'mnchunk:k')."""
+    per_chunk = op.elements_per_chunk
+    cells = {}
+    for mn, row in enumerate(addresses):
+        for k, address in enumerate(row):
+            if op.major == "K" and k % per_chunk == 0:
+                cells.setdefault(address // 16, f"{mn}:{k // per_chunk}")
+            elif op.major == "MN" and mn % per_chunk == 0:
+                cells.setdefault(address // 16, f"{mn // per_chunk}:{k}")
+    lines = sorted({slot // 8 for slot in cells})
+    legend = "mn:kchunk" if op.major == "K" else "mnchunk:k"
+    rows = [[f"{line * 128:#07x}"] + [cells.get(line * 8 + c, ".") for c in range(8)]
+            for line in lines[:max_lines]]
+    header = ["line"] + [f"+{16 * c}" for c in range(8)]
+    more = f"\n... {len(lines) - max_lines} more lines" if len(lines) > max_lines else ""
+    return f"shared memory, 16-byte chunks ({legend} read from each):\n" + _table(header, rows) + more
+
+
+def rules_table(rules: list) -> str:
+    """One block per rule: id, what decided it, its source, then the statement wrapped."""
+    blocks = []
+    for r in rules:
+        kind = "constraint" if r.check else "definition"
+        text = textwrap.fill(r.statement, width=100, initial_indent="    ", subsequent_indent="    ")
+        blocks.append(f"{r.id}  [{kind}, {r.evidence}]  {r.source}\n{text}")
+    return "\n".join(blocks) + f"\n{len(rules)} rules"
+
+
+def property_list(properties: list) -> str:
+    rows = [[p.id, p.expected, p.domain] for p in properties]
+    return _table(["id", "expected", "range"], rows) + f"\n{len(properties)} properties"
+
+
+def prove_table(results: list) -> str:
+    rows = []
+    for r in results:
+        mark = "" if r.as_expected else "  <- expected " + r.property.expected
+        detail = ""
+        if r.counterexample:
+            detail = " ".join(f"{k}={v}" for k, v in r.counterexample.items())
+        if r.reason:
+            detail = (detail + "; " if detail else "") + r.reason
+        rows.append([r.property.id, r.status + mark, f"{r.seconds:.2f}", detail[:90]])
+    matched = sum(r.as_expected for r in results)
+    total = sum(r.seconds for r in results)
+    counts = {s: sum(r.status == s for r in results) for s in ("proved", "refuted", "unknown")}
+    summary = (f"{len(results)} properties: {counts['proved']} proved, {counts['refuted']} refuted, "
+               f"{counts['unknown']} unknown; {matched} as expected; {total:.1f} s")
+    return _table(["property", "status", "seconds", "counterexample / reason"], rows) + "\n" + summary
+
+
+def synth_text(tile, outcome, violations: list) -> str:
+    head = (f"{tile.arch} {tile.major}-major {tile.dtype} MN={tile.mn} K={tile.k} from K offset "
+            f"{tile.k_offset}, tile at {tile.start_address:#x}: {tile.layout.notation()}")
+    if outcome.status != "found":
+        return head + "\nno descriptor: " + outcome.reason
+    d = outcome.descriptor
+    lines = [head, descriptor_table(d, violations)]
+    if outcome.ignored:
+        lines.append("ignored by the hardware here (any value reads the same): " + ", ".join(outcome.ignored))
+    for s in outcome.solutions[1:]:
+        lines.append(f"also: {s['descriptor']} {s['fields']}")
+    return "\n".join(lines)
+
+
+def check_text(report: dict) -> str:
+    if report["match"]:
+        return f"{report['descriptor']} reads the tile: every element matches\n" + \
+            violations_text(report["violations"])
+    m = report["mismatch"]
+    lines = [f"{report['descriptor']} does not read the tile: element (mn={m['mn']}, k={m['k']}) is at "
+             f"{m['expected']:#x} but the descriptor reads {m['read']:#x}"]
+    if report.get("fix"):
+        lines.append("change: " + ", ".join(f"{k} {v['from']} -> {v['to']}" for k, v in report["fix"].items())
+                     + f" (descriptor {report['suggested_descriptor']})")
+    elif report.get("reason"):
+        lines.append(report["reason"])
+    return "\n".join(lines)
+
+
+def recipe_text(doc: dict) -> str:
+    head = (f"{doc['arch']} {doc['major']}-major {doc['dtype']} tile {doc['mn']} x {doc['k_tile']} (K), "
+            f"swizzle {doc['swizzle']}, at {doc['smem_address']:#x}")
+    if doc["violations"]:
+        return head + "\nrefused:\n" + "\n".join(f"  {v['rule']}: {v['message']} [{v['source']}]"
+                                                  for v in doc["violations"])
+    tma = doc["tma"]
+    lines = [head, f"smem layout: {doc['layout']}",
+             f"size {doc['size_bytes']} bytes, alignment {doc['alignment']} bytes",
+             f"TMA: swizzle {tma['swizzle']}, box {tma['box']} ({tma['box_order']}), {len(tma['loads'])} load(s): "
+             + ", ".join(f"{l['box_origin']} -> {l['smem_address']:#x}" for l in tma["loads"])]
+    rows = [[str(i["k_offset"]), i["descriptor"] or "-", (f"start {i['fields']['start_address']:#x} "
+             f"LBO {i['fields']['leading_byte_offset']} SBO {i['fields']['stride_byte_offset']} "
+             f"base offset {i['fields']['base_offset']}") if i["fields"] else i["reason"]]
+            for i in doc["instructions"]]
+    lines.append(_table(["k offset", "descriptor", "fields"], rows))
+    proof = doc["proof"]
+    lines.append(f"proof: {proof['status']}" + (f" ({proof['method']}, {proof['elements']} elements): "
+                                                f"{proof['statement']}" if proof["status"] == "proved" else f": {proof}"))
+    return "\n".join(lines)
+
+
+def placement_text(box, offsets: list, found: list) -> str:
+    """One row per box row (dimension 0 along the row), addresses in hex."""
+    width = box.counts[0]
+    rows = [[str(r)] + [f"{a:#x}" for a in offsets[r * width:(r + 1) * width]]
+            for r in range(len(offsets) // width)]
+    head = (f"tiled box {'x'.join(map(str, box.dims))} of {box.element_bytes}-byte elements, swizzle "
+            f"{box.swizzle}, destination {box.smem_address:#x}")
+    shown = rows[:64]
+    more = f"\n... {len(rows) - 64} more rows" if len(rows) > 64 else ""
+    return "\n".join([head, _table(["row"] + [str(i) for i in range(width)], shown) + more, violations_text(found)])
+
+
+def tensormap_text(params, arch: str, report: dict) -> str:
+    """`tma check`: what was checked, the verdict, then the violations and the warnings."""
+    head = (f"{params.encode} tensor map, {params.data_type}, rank {params.rank}, swizzle {params.swizzle}, "
+            f"interleave {params.interleave}, on {arch}")
+    verdict = ("legal: yes (the encoder accepts these arguments)" if report["legal"]
+               else "legal: no (the encoder refuses these arguments)")
+    warnings = report["warnings"]
+    warned = ("warnings: none" if not warnings else "warnings (not caught by the encoder):\n"
+              + "\n".join(f"  {w['rule']}: {w['message']} [{w['source']}]" for w in warnings))
+    return "\n".join([head, verdict, violations_text(report["violations"]), warned])
+
+
+def coverage_text(document: dict) -> str:
+    """`fuzz --coverage`: one table per target."""
+    parts = []
+    for target, entry in document["targets"].items():
+        rows = []
+        for r in entry["rules"]:
+            if r["breakable"]:
+                status = "alone"
+            elif r["tied_to"]:
+                status = "with " + ", ".join(t["id"] + f" ({t['why']})" for t in r.get("ties", []))
+            else:
+                status = r.get("why", "never")
+            rows.append([r["id"], status])
+        alone = sum(r["breakable"] for r in entry["rules"])
+        parts.append(f"{target}: {alone} of {len(entry['rules'])} rules can be broken alone\n"
+                     + _table(["rule", "breaks"], rows))
+    return "\n\n".join(parts)

@@ -1,0 +1,140 @@
+"""Fuzz target `desc`: a shared-memory descriptor together with the operand tile it is meant to read.
+
+A case is the arguments of `layoutproof check` (CLI.md `fuzz`): {"descriptor", "dtype", "major",
+"mn", "k", "layout", "start_address", "kind"}; the tile is a canonical layout (PTX 9.7.16.3.3) in CuTe
+notation with its swizzle.
+
+Generation: Z3 anchors from solver/model/desc_case.py (each of a new shape: blocking clauses), then
+samples that redraw one to three fields of an anchor (moving a descriptor field with the tile's when the
+two were equal, so that sampling does not break tile rules by accident), each kept only when
+spec/cases/desc_case.py labels it with exactly the asked rules.
+
+Labels (spec/cases/desc_case.py): the rules broken; the outcome "refused" when ptxas refuses the instruction
+form (sm90: the operand's type, transposition and K are static parts of the wgmma instruction;
+tests/hardware/ptxas_forms.json), else "wrong-data" when some element is read from elsewhere than the
+tile holds it (the witness), else "unknown" when a rule is broken without a misread we can show, else
+"ok".
+"""
+from __future__ import annotations
+
+import random
+from typing import Iterator
+
+from spec.cases import desc_case as spec_desc_case
+
+from solver.model import desc_case as model
+from solver.fuzz.engine import Label, Stats, anchored, exactly
+
+RULE_IDS = model.RULE_IDS
+# Rules that make the sm90 wgmma instruction itself ill-formed: ptxas refuses it (PTX 9.7.15.5).
+PTXAS_REFUSES = {"sm90": frozenset({"operand.sm90.dtype", "operand.mn_major.dtype", "operand.instruction_k",
+                                    "operand.sm90.n_extent"}),
+                 "sm103": frozenset({"operand.sm103.kind_i8"})}
+SWIZZLE_FUNCTORS = {"32B": "Sw<1,4,3>", "64B": "Sw<2,4,3>", "128B": "Sw<3,4,3>", "128B_atom32B": "Sw<2,5,2>"}
+
+
+# --- Rendering the model's values as a case ---------------------------------------------------------------
+def descriptor_word(v: dict) -> int:
+    """The 64-bit descriptor of the field values (bit positions: PTX 9.7.15.5.1.2.2 for sm90,
+    9.7.16.4.1 Table 40 for sm100/sm103)."""
+    sm90 = model.ARCHES[v["arch"]] == "sm90"
+    word = (v["start"] >> 4) | (v["lbo"] >> 4) << 16 | (v["sbo"] >> 4) << 32 | v["fixed"] << 46
+    word |= v["base_offset"] << 49 | v["swizzle_code"] << (62 if sm90 else 61)
+    if not sm90:
+        word |= v["lbo_mode"] << 52
+    if v["stray"]:
+        low, _ = model.STRAY_REGIONS[v["stray"]][0 if sm90 else 1]
+        word |= 1 << low
+    return word
+
+
+def tile_layout(v: dict) -> str:
+    """The tile's canonical layout, (mn, k) -> element offset, in CuTe notation with its swizzle."""
+    bits = model.BITS[model.DTYPES[v["dtype"]]]
+    swizzle = model.SWIZZLES[v["tile_swizzle"]]
+    T = 128 // bits
+    row = T * model.ROW_BYTES[swizzle] // 16                  # elements in one W-byte row
+    sbo, lbo = v["tile_sbo"] // 16 * T, v["tile_lbo"] // 16 * T
+    mn, k = v["mn"], v["k"]
+    ceil = lambda a, b: -(-a // b)                             # noqa: E731
+    if model.MAJORS[v["major"]] == "K":
+        text = f"((8,{mn // 8}),({row},{ceil(k, row)})):(({row},{sbo}),(1,{lbo}))"
+    elif swizzle == "none":
+        text = f"(({T},{ceil(mn, T)}),(8,{ceil(k, 8)})):((1,{sbo}),({T},{lbo}))"
+    else:
+        rows = 4 if swizzle == "128B_atom32B" else 8
+        text = f"(({row},{ceil(mn, row)}),({rows},{ceil(k, rows)})):((1,{lbo}),({row},{sbo}))"
+    return text if swizzle == "none" else f"{SWIZZLE_FUNCTORS[swizzle]} o {text}"
+
+
+def case_of(v: dict) -> dict:
+    arch = model.ARCHES[v["arch"]]
+    return {"descriptor": f"0x{descriptor_word(v):016x}", "dtype": model.DTYPES[v["dtype"]],
+            "major": model.MAJORS[v["major"]], "mn": v["mn"], "k": v["k"], "layout": tile_layout(v),
+            "start_address": v["tile_start"], "kind": None if arch == "sm90" else model.ALL_KINDS[v["kind"]]}
+
+
+# --- Labels ----------------------------------------------------------------------------------------------
+def label(case: dict, arch: str, expect=None):
+    """What spec says of a desc case on `arch` (SpecError when malformed). With `expect` (a set of rule
+    ids), None as soon as the broken rules are known to differ from it (the outcome is not computed)."""
+    c = spec_desc_case.parse_case(case, arch)
+    broken = spec_desc_case.violations(c)
+    ids = tuple(v.rule.id for v in broken)
+    if expect is not None and set(ids) != expect:
+        return None
+    refusing = [v for v in broken if v.rule.id in PTXAS_REFUSES.get(arch, ())]
+    if refusing:
+        instruction = "wgmma.mma_async (sm_90a)" if arch == "sm90" else "tcgen05.mma (sm_103a)"
+        return Label(ids, "refused", {"by": "ptxas", "instruction": instruction,
+                                      "because": [str(v) for v in refusing]})
+    if not c.desc.swizzle.startswith("invalid"):
+        misread = spec_desc_case.first_misread(c)
+        if misread:
+            return Label(ids, "wrong-data", misread)
+    if ids:
+        return Label(ids, "unknown", {"note": "no element is read from the wrong address under spec's read "
+                                              "map; what the hardware does with these bits is not observed"})
+    return Label(ids, "ok", None)
+
+
+# --- Sampling ----------------------------------------------------------------------------------------------
+def _move(v: dict, tile_field: str, desc_field: str, value: int) -> None:
+    """Set the tile's field; the descriptor's follows when it equalled the tile's."""
+    if v[desc_field] == v[tile_field]:
+        v[desc_field] = value
+    v[tile_field] = value
+
+
+def _mutators(rng: random.Random):
+    def mn(v):
+        v["mn"] = 8 * rng.randint(1, 32)
+
+    def start(v):
+        _move(v, "tile_start", "start", 16 * rng.randrange(1 << 12))
+
+    def sbo(v):
+        _move(v, "tile_sbo", "sbo", 16 * rng.choice((8, 16, 32, 64, 128, 3, 24)))
+
+    def lbo(v):
+        _move(v, "tile_lbo", "lbo", 16 * rng.choice((1, 2, 8, 16, 64, 128, 256)))
+
+    def base_offset(v):
+        v["base_offset"] = rng.randrange(8)
+
+    def dtype(v):
+        same = [i for i, d in enumerate(model.DTYPES) if model.BITS[d] == model.BITS[model.DTYPES[v["dtype"]]]]
+        v["dtype"] = rng.choice(same)
+
+    def shift_desc(v):
+        key = rng.choice(("start", "sbo", "lbo"))
+        v[key] = max(0, min(model.FIELD_LIMIT - 16, v[key] + 16 * rng.choice((-8, -1, 1, 8, 64))))
+
+    return (mn, start, sbo, lbo, base_offset, dtype, shift_desc)
+
+
+def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
+    rng = random.Random(seed)
+    problem = model.Problem(arch, violate)
+    yield from anchored(problem.next, case_of, exactly(label, arch, violate), _mutators(rng), dict,
+                        count, rng, stats, violate)

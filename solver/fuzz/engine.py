@@ -1,0 +1,178 @@
+"""Compiler fuzzing: configurations that break exactly the rules asked for, labelled.
+
+A *target* is one kind of configuration a compiler builds (a descriptor with its tile, the arguments of
+a tensor-map encoder, a whole TMA + MMA recipe). For each target a module (solver/fuzz_<target>.py)
+gives:
+  * RULE_IDS, the catalogue rules a configuration of that kind can break;
+  * generate(arch, violate, count, seed): the cases, each breaking exactly `violate` (a frozenset of
+    rule ids; empty = valid), found with Z3 over that target's constraints and varied by sampling; the
+    same arguments give the same cases;
+  * label(case, arch): what the concrete executor (spec/) says of a case: the rules it breaks, what
+    it leads to (Outcome) and the witness.
+
+Every case goes out as a Record (CLI.md `fuzz`): {"target", "arch", "violates", "outcome", "witness",
+"case"} plus "rules" (each broken rule's id, source and statement) and "index". The labels come from
+spec/, never from the generator: a case whose spec label is not exactly the asked rules is dropped
+(counted in Stats.rejected), and a Z3 solution that spec labels otherwise is a model/spec disagreement
+(Stats.disagreements), which the tests require to be empty.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import random
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Iterator, Optional, Sequence
+
+from spec.rules import SpecError, all_rules
+
+TARGETS = ("desc", "tensormap", "recipe")
+# What a case leads to, worst first. "unknown": the manual and our evidence do not say (the label says
+# why); a fuzz label never guesses.
+OUTCOMES = ("refused", "trap", "wrong-data", "unknown", "ok")
+
+
+@dataclass(frozen=True)
+class Label:
+    violates: tuple          # rule ids, catalogue order
+    outcome: str
+    witness: Optional[dict]
+
+
+def worst(outcomes) -> str:
+    """The outcome of a case from the outcomes of the rules it breaks ("ok" when it breaks none)."""
+    present = set(outcomes) or {"ok"}
+    return next(o for o in OUTCOMES if o in present)
+
+
+@dataclass
+class Stats:
+    """What a generation run did: cases emitted, candidates spec dropped, Z3 solutions that spec
+    labelled differently (disagreements: bugs in the model or in spec), anchors solved."""
+    emitted: int = 0
+    rejected: int = 0
+    anchors: int = 0
+    disagreements: list = field(default_factory=list)
+
+
+def target_module(target: str):
+    if target not in TARGETS:
+        raise ValueError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
+    return importlib.import_module(f"solver.fuzz.{target}")
+
+
+@lru_cache(maxsize=None)
+def _catalogue() -> dict:
+    return {r.id: r for r in all_rules()}
+
+
+def rule_info(rule_id: str) -> dict:
+    r = _catalogue()[rule_id]
+    return {"id": r.id, "source": r.source, "statement": r.statement, "evidence": r.evidence}
+
+
+def record(target: str, arch: str, index: int, case: dict, label: Label) -> dict:
+    """The jsonl line of one case (CLI.md `fuzz`), with the broken rules' sources."""
+    return {"index": index, "target": target, "arch": arch, "violates": list(label.violates),
+            "outcome": label.outcome, "witness": label.witness, "case": case,
+            "rules": [rule_info(rule_id) for rule_id in label.violates]}
+
+
+def parse_violate(target: str, text: Optional[str]) -> frozenset:
+    """--violate RULE[,RULE...] -> rule ids; ValueError naming the rule when it is not one of the
+    target's."""
+    if not text:
+        return frozenset()
+    module = target_module(target)
+    wanted = [part.strip() for part in text.split(",") if part.strip()]
+    for rule_id in wanted:
+        if rule_id not in module.RULE_IDS:
+            raise ValueError(f"--violate: {rule_id!r} is not a rule of target {target} "
+                             f"(`layoutproof fuzz --coverage` lists them)")
+    return frozenset(wanted)
+
+
+def generate(target: str, arch: str, violate: frozenset, count: int, seed: int,
+             stats: Optional[Stats] = None) -> Iterator[dict]:
+    """Up to `count` records of `target` on `arch`, each breaking exactly `violate`; fewer when the space
+    runs out (Stats says so), none when no configuration breaks exactly those rules."""
+    module = target_module(target)
+    stats = stats if stats is not None else Stats()
+    for index, (case, label) in enumerate(module.generate(arch, frozenset(violate), count, seed, stats)):
+        stats.emitted += 1
+        yield record(target, arch, index, case, label)
+
+
+# --- The generation loop every target shares ------------------------------------------------------------
+ANCHOR_EVERY = 100      # a fresh Z3 anchor for every this many cases (at least 4 anchors in all)
+TRIES_PER_CASE = 40     # samples tried per case before asking Z3 for one more anchor
+
+
+def anchored(next_anchor: Callable, case_of: Callable, label_of: Callable, mutators: Sequence[Callable],
+             copy: Callable, count: int, rng: random.Random, stats: Stats, asked: frozenset) -> Iterator[tuple]:
+    """Up to `count` distinct (case, Label): Z3 anchors, and samples between them.
+
+    next_anchor(seed) -> values, or None when the target's Z3 problem has no new shape left;
+    case_of(values) -> the case document, or None when the values do not make one;
+    label_of(case) -> the spec Label when it breaks exactly the asked rules, else None;
+    mutators: functions redrawing one field of a copy(values) in place.
+    An anchor whose case spec labels otherwise is a model/spec disagreement (stats.disagreements); it
+    counts as an anchor, so a run of them ends the loop."""
+    anchors, seen, produced = [], set(), 0
+    wanted_anchors = max(4, -(-count // ANCHOR_EVERY))
+    exhausted = False
+
+    def fresh(case) -> bool:
+        key = json.dumps(case, sort_keys=True)
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    while produced < count:
+        if not exhausted and len(anchors) < wanted_anchors:
+            values = next_anchor(rng.randrange(1 << 30))
+            if values is None:
+                exhausted = True
+                continue
+            stats.anchors += 1
+            case = case_of(values)
+            found = None if case is None else label_of(case)
+            if found is None:
+                wanted_anchors -= 1
+                stats.disagreements.append({"case": case, "asked": sorted(asked), "values": values})
+                continue
+            anchors.append(values)
+            if fresh(case):
+                produced += 1
+                yield case, found
+            continue
+        if not anchors:
+            return
+        for _ in range(TRIES_PER_CASE):
+            values = copy(rng.choice(anchors))
+            for mutate in rng.sample(mutators, rng.randint(1, 3)):
+                mutate(values)
+            case = case_of(values)
+            found = None if case is None else label_of(case)
+            if found is not None and fresh(case):
+                produced += 1
+                yield case, found
+                break
+            stats.rejected += 1
+        else:
+            if exhausted:
+                return          # sampling finds nothing new and Z3 has no shape left: the space is spent
+            wanted_anchors += 1
+
+
+def exactly(label: Callable, arch: str, violate: frozenset) -> Callable:
+    """label_of for `anchored`: the target's label(case, arch, expect=violate), None when the case
+    breaks other rules or is malformed (SpecError)."""
+    def label_of(case):
+        try:
+            return label(case, arch, expect=violate)
+        except SpecError:
+            return None
+    return label_of

@@ -1,0 +1,164 @@
+"""Fuzz target `recipe`: a TMA box, a shared-memory tile and the per-k descriptors together.
+
+A case (spec/cases/recipe_case.py): {"dtype", "major", "mn", "k_tile", "smem_address", "tma": {"swizzle",
+"boxDim", "box_count", "box_stride_bytes"}, "descriptors": [{"k_offset", "descriptor"}, ...]}.
+
+Generation: Z3 anchors from solver/model/recipe.py (each of a new shape: blocking clauses), then samples
+that redraw one to three fields of an anchor (moving the fields tied to the one changed when they were
+consistent, so that sampling does not break recipe rules by accident), each kept only when
+spec/cases/recipe_case.py labels it with exactly the asked rules.
+
+Labels (spec/cases/recipe_case.py): the rules broken; the outcome "refused" when the driver refuses the box
+(cuTensorMapEncodeTiled) or ptxas the instruction form, "trap" when a box load traps at run time
+(tma.load.coord0_16B), else "wrong-data" when some element is read from elsewhere than the boxes left
+it (the witness), else "unknown" when a rule is broken without a misread we can show, else "ok".
+"""
+from __future__ import annotations
+
+import random
+from typing import Iterator, Optional
+
+from spec.cases import recipe_case as spec_recipe
+
+from solver.model import recipe as model
+from solver.fuzz.engine import Label, Stats, anchored, exactly
+from solver.fuzz.desc import PTXAS_REFUSES
+
+RULE_IDS = model.RULE_IDS
+DRIVER_REFUSES = frozenset({"tma.box.range", "tma.box.inner_16B", "tma.box.swizzle_span", "tma.box.element_strides"})
+TRAPS = frozenset({"tma.load.coord0_16B"})
+# Raw descriptor swizzle codes: sm90 bits [62,64) (PTX 9.7.15.5.1.2.2); sm100 bits [61,64) (Table 40)
+SM90_CODES = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
+SM100_CODES = {"none": 0, "128B_atom32B": 1, "128B": 2, "64B": 4, "32B": 6}
+
+
+# --- Rendering the model's values as a case ---------------------------------------------------------------
+def descriptor_word(arch: str, start: int, lbo: int, sbo: int, base_offset: int, swizzle: str) -> int:
+    """The 64-bit descriptor (relative LBO mode; sm100/sm103 fixed bits [46,49) = 0b001)."""
+    word = (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | base_offset << 49
+    if arch == "sm90":
+        return word | SM90_CODES[swizzle] << 62
+    return word | 1 << 46 | SM100_CODES[swizzle] << 61
+
+
+def _starts(v: dict) -> list:
+    W, E = model.ROW[model.SWIZZLES[v["tma_swizzle"]]], model.BYTES[model.DTYPES[v["dtype"]]]
+    out = []
+    for j in range(v["steps"]):
+        if model.MAJORS[v["major"]] == "K":
+            want = v["smem"] + (32 * j // W) * v["box_stride"] + (32 * j) % W
+        else:
+            want = v["smem"] + j * (32 // E) * W
+        out.append(want + v["start_err"] + j * v["step_err"])
+    return out
+
+
+def case_of(v: dict) -> Optional[dict]:
+    """The case of the field values; None when a field does not fit the case's encoding."""
+    arch, dtype = model.ARCHES[v["arch"]], model.DTYPES[v["dtype"]]
+    E = model.BYTES[dtype]
+    starts = _starts(v)
+    fits = lambda x: 0 <= x < model.FIELD_LIMIT and x % 16 == 0          # noqa: E731
+    if not all(fits(x) for x in starts + [v["smem"], v["sbo"], v["lbo"], v["box_stride"]]) or v["inner_bytes"] % E \
+            or not (v["mn"] > 0 and v["mn"] % 8 == 0):
+        return None
+    swizzle = model.SWIZZLES[v["desc_swizzle"]]
+    kinst = 32 // E
+    return {"dtype": dtype, "major": model.MAJORS[v["major"]], "mn": v["mn"], "k_tile": v["steps"] * kinst,
+            "smem_address": v["smem"],
+            "tma": {"swizzle": model.TMA_NAMES[v["tma_swizzle"]], "boxDim": [v["inner_bytes"] // E, v["rows"]],
+                    "box_count": v["box_count"], "box_stride_bytes": v["box_stride"]},
+            "descriptors": [{"k_offset": j * kinst,
+                             "descriptor": f"0x{descriptor_word(arch, s, v['lbo'], v['sbo'], v['base_offset'], swizzle):016x}"}
+                            for j, s in enumerate(starts)]}
+
+
+# --- Labels ----------------------------------------------------------------------------------------------
+def label(case: dict, arch: str, expect=None):
+    """What spec says of a recipe case on `arch` (SpecError when malformed). With `expect` (a set of rule
+    ids), None as soon as the broken rules are known to differ from it (the outcome is not computed)."""
+    c = spec_recipe.parse_case(case, arch)
+    broken = spec_recipe.violations(c)
+    ids = tuple(v.rule.id for v in broken)
+    if expect is not None and set(ids) != expect:
+        return None
+    refused = [v for v in broken if v.rule.id in DRIVER_REFUSES]
+    if refused:
+        return Label(ids, "refused", {"by": "driver", "call": "cuTensorMapEncodeTiled",
+                                      "because": [str(v) for v in refused]})
+    refused = [v for v in broken if v.rule.id in PTXAS_REFUSES.get(arch, ())]
+    if refused:
+        instruction = "wgmma.mma_async (sm_90a)" if arch == "sm90" else "tcgen05.mma (sm_103a)"
+        return Label(ids, "refused", {"by": "ptxas", "instruction": instruction,
+                                      "because": [str(v) for v in refused]})
+    trapping = [v for v in broken if v.rule.id in TRAPS]
+    if trapping:
+        return Label(ids, "trap", {"by": "cp.async.bulk.tensor", "because": [str(v) for v in trapping]})
+    misread = spec_recipe.first_misread(c)
+    if misread:
+        return Label(ids, "wrong-data", misread)
+    if ids:
+        return Label(ids, "unknown", {"note": "every element is read from where the boxes left it under "
+                                              "spec's placement and read map; the broken rules are not "
+                                              "shown to misread"})
+    return Label(ids, "ok", None)
+
+
+# --- Sampling ----------------------------------------------------------------------------------------------
+def _row(v):
+    return model.ROW[model.SWIZZLES[v["tma_swizzle"]]]
+
+
+def _set_tile(v: dict, mn: int, steps: int) -> None:
+    """New mn / steps; rows, box_count and box_stride follow where they matched the old tile."""
+    E = model.BYTES[model.DTYPES[v["dtype"]]]
+    k_major = model.MAJORS[v["major"]] == "K"
+    old_across = v["mn"] if k_major else v["steps"] * 32 // E
+    old_along = v["steps"] * 32 if k_major else v["mn"] * E           # bytes
+    new_across = mn if k_major else steps * 32 // E
+    new_along = steps * 32 if k_major else mn * E
+    back_to_back = v["box_stride"] == v["rows"] * _row(v)
+    if v["rows"] == old_across:
+        v["rows"] = new_across
+    if v["box_count"] * v["inner_bytes"] == old_along and new_along % v["inner_bytes"] == 0:
+        v["box_count"] = new_along // v["inner_bytes"]
+    if back_to_back:
+        if model.MAJORS[v["major"]] == "K" and v["tma_swizzle"] == 0 and v["lbo"] == v["box_stride"]:
+            v["lbo"] = v["rows"] * _row(v)
+        elif model.MAJORS[v["major"]] == "MN" and v["tma_swizzle"] == 0 and v["sbo"] == v["box_stride"]:
+            v["sbo"] = v["rows"] * _row(v)
+        elif model.MAJORS[v["major"]] == "MN" and v["lbo"] == v["box_stride"]:
+            v["lbo"] = v["rows"] * _row(v)
+        v["box_stride"] = v["rows"] * _row(v)
+    v["mn"], v["steps"] = mn, steps
+
+
+def _mutators(rng: random.Random):
+    def mn(v):
+        _set_tile(v, 8 * rng.randint(1, 32), v["steps"])
+
+    def steps(v):
+        _set_tile(v, v["mn"], rng.randint(1, model.MAX_STEPS))
+
+    def address(v):
+        v["smem"] = 1024 * rng.randrange(64) + v["smem"] % 1024
+
+    def dtype(v):
+        same = [i for i, d in enumerate(model.DTYPES) if model.BYTES[d] == model.BYTES[model.DTYPES[v["dtype"]]]]
+        v["dtype"] = rng.choice(same)
+
+    def base_offset(v):
+        v["base_offset"] = rng.randrange(8)
+
+    def shift(v):
+        key = rng.choice(("start_err", "step_err", "sbo", "lbo", "box_stride"))
+        v[key] += 16 * rng.choice((-8, -1, 1, 8, 64))
+
+    return (mn, steps, address, dtype, base_offset, shift)
+
+
+def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
+    rng = random.Random(seed)
+    problem = model.Problem(arch, violate)
+    yield from anchored(problem.next, case_of, exactly(label, arch, violate), _mutators(rng), dict,
+                        count, rng, stats, violate)

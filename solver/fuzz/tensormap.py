@@ -1,0 +1,190 @@
+"""Fuzz target `tensormap`: the arguments of cuTensorMapEncodeTiled / Im2col / Im2colWide.
+
+A case is exactly a `layoutproof tma check` parameter document (CLI.md), optionally with the copy's
+destination (smemAddress) and direction, which rules tma.map.smem_alignment and tma.map.copy_direction
+need.
+
+Generation (solver/fuzz/engine.py): for each encode kind the asked rules apply to, a Z3 Problem over
+solver/model/tensormap.py's constraints gives *anchors*, each of a new shape (data type, swizzle,
+interleave, rank, optional keys: blocking clauses), steered by seed-dependent hints. Between anchors,
+cases are *sampled*: an anchor with one to three arguments redrawn, kept only when spec/tma/tensormap.py
+says it breaks exactly the asked rules. Exact duplicates are dropped.
+
+Labels come from spec/tma/tensormap.py (`label`): the rules broken, enforced or not on the arch, and the
+outcome: "refused" when the driver's encoder refuses (an enforced rule); otherwise per rule (RUNTIME).
+"""
+from __future__ import annotations
+
+import json
+import random
+from typing import Iterator
+
+from spec.tma import tensormap as spec_tensormap
+from spec.tma import place as tma_place
+from spec.rules import SpecError
+
+from solver.model import tensormap as model
+from solver.fuzz.engine import Label, Stats, anchored, exactly, worst
+
+RULE_IDS = model.RULE_IDS
+ENCODES = model.ENCODES
+
+# What breaking a rule the encoder accepts leads to, with the evidence. Rules not here and not enforced
+# on the arch (the sm90 driver's omissions, tensormap_model.DRIVER_IGNORED_ON) are "unknown": the encoder
+# takes the map and nothing we have observed says what a copy through it does.
+RUNTIME = {
+    "tma.map.element_strides_inner": (
+        "ok", "elementStrides[0] is ignored: the H100 loaded the same bytes for every value "
+              "(tests/hardware/tma_loads_sm90.json.gz; DRV calls it ignored)"),
+    "tma.map.copy_direction": (
+        "unknown", "PTX 5.5.7 names the direction a mode is for; what a copy the other way does is not stated"),
+}
+
+
+# --- Labels ---------------------------------------------------------------------------------------------
+def _element_bytes(document: dict):
+    bits = spec_tensormap.DATA_TYPES[document["dataType"]].bits
+    return bits // 8 if bits % 8 == 0 else None
+
+
+def misplaced_element(document: dict):
+    """Rule tma.map.smem_alignment's witness: with a destination off the swizzle's repeat, TMA takes the
+    swizzle phase from the absolute address (PTX 5.5.7; tma.place.tiled, H100), so an element lands
+    elsewhere than a consumer that starts the pattern at the destination expects. The first such
+    element, or None (no swizzle, or a packed type whose rows spec does not place)."""
+    element_bytes = _element_bytes(document)
+    swizzle, destination = document["swizzle"], document.get("smemAddress")
+    if destination is None or swizzle == "NONE" or element_bytes is None or destination % 16:
+        return None
+    if document["encode"] == "tiled":
+        dims, strides = document["boxDim"], document["elementStrides"]
+    else:          # one im2col load: pixelsPerColumn rows of channelsPerPixel elements
+        dims, strides = [document["channelsPerPixel"], document["pixelsPerColumn"]], None
+    try:
+        written = tma_place.place(tma_place.make_box(swizzle, element_bytes, dims, destination, strides))
+        anchored = tma_place.place(tma_place.make_box(swizzle, element_bytes, dims, 0, strides))
+    except SpecError:
+        return None
+    box = tma_place.make_box(swizzle, element_bytes, dims, 0, strides)
+    per_row = box.counts[0]
+    for i, (at, offset) in enumerate(zip(written, anchored)):
+        if at != destination + offset:
+            return {"element": {"row": i // per_row, "column": i % per_row},
+                    "written_at": at, "expected_at": destination + offset,
+                    "reader": "a consumer that starts the swizzle pattern at smemAddress (phase 0 there); "
+                              "a descriptor with base offset 0 reads it right (rule readmap.swizzle_phase)"}
+    return None
+
+
+def _runtime_outcome(rule_id: str, document: dict):
+    """(outcome, witness) of breaking a rule the encoder accepts."""
+    if rule_id == "tma.map.smem_alignment":
+        destination = document["smemAddress"]
+        if destination % 16:
+            return "unknown", {"note": f"PTX 5.5.3.1 requires a 16-byte aligned destination; "
+                                       f"{destination:#x} is not (not observed on hardware)"}
+        witness = misplaced_element(document)
+        return ("wrong-data", witness) if witness else ("ok", None)
+    outcome, why = RUNTIME.get(rule_id, ("unknown", "the encoder accepts it; no observation of a copy"))
+    return outcome, {"note": why}
+
+
+def label(document: dict, arch: str, expect=None) -> Label:
+    """What spec/tma/tensormap.py says of a document on `arch` (SpecError when it is malformed). With
+    `expect` (a set of rule ids), None as soon as the broken rules are known to differ from it."""
+    params = spec_tensormap.parse_params(document)
+    broken = spec_tensormap.violations(params, arch)
+    ids = tuple(v.rule.id for v in broken)
+    if expect is not None and set(ids) != expect:
+        return None
+    refusing = [v for v in broken if spec_tensormap.enforced(v.rule.id, arch)]
+    if refusing:
+        encoder = spec_tensormap.ENCODER_NAMES[document["encode"]]
+        return Label(ids, "refused", {"encoder": encoder, "driver_result": "CUDA_ERROR_INVALID_VALUE",
+                                      "because": [str(v) for v in refusing]})
+    outcomes = [_runtime_outcome(rule_id, document) for rule_id in ids]
+    outcome = worst(o for o, _ in outcomes)
+    witness = next((w for o, w in outcomes if o == outcome), None)
+    return Label(ids, outcome, witness)
+
+
+# --- Sampling around an anchor ---------------------------------------------------------------------------
+GLOBAL_DIMS = (1, 2, 3, 7, 16, 64, 100, 128, 1000, 4096, 1 << 16, 1 << 31, 1 << 32)
+
+
+def _redraw_list(doc: dict, key: str, rng: random.Random, draw) -> None:
+    if doc.get(key):
+        values = list(doc[key])
+        i = rng.randrange(len(values))
+        values[i] = draw(i, values[i])
+        doc[key] = values
+
+
+def _mutators(rng: random.Random):
+    """Functions that redraw one argument of a document in place."""
+    def address(doc):
+        doc["globalAddress"] = 0x7F00_0000_0000 + 16 * rng.randrange(1 << 24) * rng.choice((1, 2, 16))
+
+    def global_dim(doc):
+        _redraw_list(doc, "globalDim", rng, lambda i, v: rng.choice(GLOBAL_DIMS))
+
+    def global_stride(doc):
+        _redraw_list(doc, "globalStrides", rng, lambda i, v: 16 * rng.choice((1, 2, 3, 8, 64, 1000, 1 << 16)))
+
+    def element_stride(doc):
+        _redraw_list(doc, "elementStrides", rng, lambda i, v: rng.randint(1, 8) if i else v)
+
+    def box(doc):
+        _redraw_list(doc, "boxDim", rng, lambda i, v: rng.choice((8, 16, 32, 64, 128)) if i == 0 else rng.randint(1, 256))
+
+    def enums(doc):
+        key, names = rng.choice((("l2Promotion", model.L2_PROMOTIONS), ("oobFill", model.OOB_FILLS)))
+        doc[key] = rng.choice(names)
+
+    def corners(doc):
+        for key in ("pixelBoxLowerCorner", "pixelBoxUpperCorner"):
+            _redraw_list(doc, key, rng, lambda i, v: rng.randint(-16, 15))
+        for key in ("pixelBoxLowerCornerWidth", "pixelBoxUpperCornerWidth"):
+            if key in doc:
+                doc[key] = rng.randint(-16, 15)
+
+    def pixels(doc):
+        if "pixelsPerColumn" in doc:
+            doc["pixelsPerColumn"] = rng.choice((1, 8, 32, 64, 100, 256, 512, 1024))
+        if "channelsPerPixel" in doc:
+            doc["channelsPerPixel"] = rng.choice((8, 16, 32, 48, 64, 128, 256))
+
+    def destination(doc):
+        if "smemAddress" in doc:
+            doc["smemAddress"] = rng.choice((0, 1024, 0x4000)) + 128 * rng.randrange(8) + rng.choice((0, 0, 16))
+
+    return (address, global_dim, global_stride, element_stride, box, enums, corners, pixels, destination)
+
+
+# --- Generation ----------------------------------------------------------------------------------------
+def encodes_for(violate: frozenset, arch: str) -> tuple:
+    """The encode kinds every asked rule applies to (im2col_wide only where a valid map can exist)."""
+    kinds = [e for e in ENCODES if violate <= set(model.rules_for(e))]
+    return tuple(kinds)
+
+
+def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
+    rng = random.Random(seed)
+    problems = [model.Problem(e, arch, break_=violate) for e in encodes_for(violate, arch)]
+    solved = []
+
+    def next_anchor(anchor_seed):
+        """One document from the encode kinds in turn; a kind with no new shape left drops out."""
+        while problems:
+            problem = problems[len(solved) % len(problems)]
+            doc = problem.next(anchor_seed)
+            if doc is not None:
+                solved.append(doc)
+                return doc
+            problems.remove(problem)
+            anchor_seed = rng.randrange(1 << 30)
+        return None
+
+    copy = lambda doc: json.loads(json.dumps(doc))                # noqa: E731  (nested lists)
+    yield from anchored(next_anchor, lambda doc: doc, exactly(label, arch, violate), _mutators(rng), copy,
+                        count, rng, stats, violate)

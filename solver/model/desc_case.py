@@ -1,0 +1,308 @@
+"""A descriptor and the tile it is meant to read, as Z3 constraints: the `desc` fuzz target's model.
+
+Written from the PTX sections the rules cite (9.7.15.5.1.2.2 and 9.7.16.4.1 Table 40: descriptor bits;
+9.7.15.5 and 9.7.16 Tables 39, 51, 54: operand types, K and swizzles; 9.7.16.3.1-2: LBO / SBO),
+independently of spec/mma/descriptor.py, spec/mma/readmap.py and spec/cases/desc_case.py, which label the cases; the
+tests compare the two.
+
+The record is field-level. The descriptor: start address, LBO, SBO (bytes), base offset, the raw
+swizzle code, the LBO mode bit, the 3 bits [46,49) ("fixed": 0b001 on sm100/sm103, unused on sm90) and
+`stray`, which unused or reserved region holds a stray 1 bit (0: none). The tile: a canonical layout
+(PTX 9.7.16.3.3) given by its swizzle, start address and its two strides in bytes, which
+solver/fuzz/desc.py writes out in CuTe notation. One constraint per rule id.
+
+Data types: those whose elements fill their 16-byte chunks (T * bits = 128): f16 bf16 tf32 f32 e4m3
+e5m2 s8 u8, and e2m1 read dense (kind::mxf4 / mxf4nvf4). The padded sub-byte packings (kind::f8f6f4 of
+6- and 4-bit types) place elements at byte offsets a CuTe element layout cannot express.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import z3
+
+from solver.model import field as field_model
+from solver.model.field import between as _between, is_one_of as _is, table as _table
+
+ARCHES = ("sm90", "sm100", "sm103")
+DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8", "e2m1")
+BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "e2m1": 4}
+WGMMA_TYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8")     # PTX 9.7.15.5
+WGMMA_TRANSPOSABLE = ("f16", "bf16")                                         # PTX 9.7.15.5.1
+KINDS = {"f16": ("f16",), "bf16": ("f16",), "tf32": ("tf32",), "f32": ("tf32",), "e4m3": ("f8f6f4", "mxf8f6f4"),
+         "e5m2": ("f8f6f4", "mxf8f6f4"), "s8": ("i8",), "u8": ("i8",), "e2m1": ("mxf4", "mxf4nvf4")}
+ALL_KINDS = ("f16", "tf32", "f8f6f4", "mxf8f6f4", "i8", "mxf4", "mxf4nvf4")
+MAJORS = ("K", "MN")
+SWIZZLES = ("none", "32B", "64B", "128B", "128B_atom32B")
+ROW_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}     # W
+# Raw descriptor swizzle codes: sm90 bits [62,64) (9.7.15.5.1.2.2); sm100 bits [61,64) (Table 40)
+SM90_CODES = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
+SM100_CODES = {0: "none", 1: "128B_atom32B", 2: "128B", 4: "64B", 6: "32B"}
+# Stray-bit regions: (sm90 bit range, sm100 bit range); 0 = no stray bit
+STRAY_REGIONS = {1: ((14, 16), (14, 16)), 2: ((30, 32), (30, 32)), 3: ((52, 62), (53, 61))}
+FIELD_LIMIT = 1 << 18          # 14-bit fields of 16-byte units
+
+
+@dataclass
+class Record:
+    arch: z3.ArithRef
+    dtype: z3.ArithRef
+    kind: z3.ArithRef
+    major: z3.ArithRef
+    mn: z3.ArithRef
+    k: z3.ArithRef
+    start: z3.ArithRef
+    lbo: z3.ArithRef
+    sbo: z3.ArithRef
+    base_offset: z3.ArithRef
+    swizzle_code: z3.ArithRef
+    lbo_mode: z3.ArithRef
+    fixed: z3.ArithRef
+    stray: z3.ArithRef
+    tile_swizzle: z3.ArithRef
+    tile_start: z3.ArithRef
+    tile_lbo: z3.ArithRef
+    tile_sbo: z3.ArithRef
+
+
+FIELDS = tuple(Record.__dataclass_fields__)
+
+
+def symbolic_record(prefix: str = "") -> Record:
+    return Record(*[z3.Int(prefix + name) for name in FIELDS])
+
+
+
+
+
+def bits(r):
+    return _table(r.dtype, DTYPES, BITS)
+
+
+def per_chunk(r):
+    """T: elements per 16-byte chunk."""
+    return _table(r.dtype, DTYPES, {d: 128 // b for d, b in BITS.items()})
+
+
+def row_bytes(swizzle_var):
+    return _table(swizzle_var, SWIZZLES, ROW_BYTES)
+
+
+def descriptor_swizzle(r):
+    """The descriptor's swizzle as a SWIZZLES code; -1 for an invalid sm100 code."""
+    sm90 = _table(r.swizzle_code, tuple(range(4)), {c: SWIZZLES.index(n) for c, n in SM90_CODES.items()}, -1)
+    sm100 = z3.IntVal(-1)
+    for code_, name in SM100_CODES.items():
+        sm100 = z3.If(r.swizzle_code == code_, SWIZZLES.index(name), sm100)
+    return z3.If(r.arch == 0, sm90, sm100)
+
+
+def domain(r: Record) -> list:
+    """Well-formedness, not rules: enum codes, the 14-bit fields, the tile a canonical layout."""
+    sixteen = lambda x: z3.And(x % 16 == 0, _between(x, 0, FIELD_LIMIT - 16))   # noqa: E731
+    facts = [_between(r.arch, 0, 2), _between(r.dtype, 0, len(DTYPES) - 1), _between(r.major, 0, 1),
+             _between(r.mn, 8, 256), r.mn % 8 == 0, _between(r.k, 1, 256),
+             sixteen(r.start), sixteen(r.lbo), sixteen(r.sbo), _between(r.base_offset, 0, 7),
+             # sm100 codes 3, 5, 7 name no layout: spec reads such a case as malformed (it cannot be
+             # read), so the desc target leaves rule desc.sm100.swizzle_code to `desc decode`
+             z3.If(r.arch == 0, _between(r.swizzle_code, 0, 3), _is(r.swizzle_code, tuple(range(8)), 0, 1, 2, 4, 6)),
+             _between(r.lbo_mode, 0, 1), z3.Implies(r.arch == 0, r.lbo_mode == 0),
+             _between(r.fixed, 0, 7), _between(r.stray, 0, len(STRAY_REGIONS)),
+             _between(r.tile_swizzle, 0, len(SWIZZLES) - 1), sixteen(r.tile_start),
+             sixteen(r.tile_lbo), sixteen(r.tile_sbo), r.tile_lbo > 0, r.tile_sbo > 0,
+             # 128B_atom32B has an MN-major canonical layout only (spec.mma.canonical)
+             z3.Implies(_is(r.tile_swizzle, SWIZZLES, "128B_atom32B"), r.major == 1)]
+    facts.append(z3.Or(*[z3.And(r.dtype == DTYPES.index(d), _is(r.kind, ALL_KINDS, *KINDS[d])) for d in DTYPES]))
+    return facts
+
+
+def _k_bytes(r):
+    """Bytes of K one row reads: whole 16-byte chunks."""
+    return ((r.k * bits(r) + 127) / 128) * 16
+
+
+def sbo_used(r):
+    T = per_chunk(r)
+    atom32 = _is(r.tile_swizzle, SWIZZLES, "128B_atom32B")
+    mn_major = z3.If(r.tile_swizzle == 0, r.mn > T, r.k > z3.If(atom32, 4, 8))
+    return z3.If(r.major == 0, r.mn > 8, mn_major)
+
+
+def lbo_used(r):
+    T, W = per_chunk(r), row_bytes(r.tile_swizzle)
+    atom = T * W / 16
+    k_major = z3.If(r.tile_swizzle == 0, r.k > T, r.k > atom)
+    mn_major = z3.If(r.tile_swizzle == 0, r.k > 8, r.mn > atom)
+    return z3.If(r.major == 0, k_major, mn_major)
+
+
+RULES: dict = {}
+
+
+def _rule(rule_id):
+    def register(predicate):
+        RULES[rule_id] = predicate
+        return predicate
+    return register
+
+
+SM90, SM103 = 0, 2
+
+
+@_rule("desc.sm90.unused_bits_zero")
+def _sm90_unused(r):
+    return z3.Implies(r.arch == SM90, z3.And(r.stray == 0, r.fixed == 0))
+
+
+@_rule("desc.sm100.fixed_bits")
+def _sm100_fixed(r):
+    return z3.Implies(r.arch != SM90, r.fixed == 1)
+
+
+@_rule("desc.sm100.reserved_bits_zero")
+def _sm100_reserved(r):
+    return z3.Implies(r.arch != SM90, r.stray == 0)
+
+
+@_rule("desc.sm100.swizzle_code")
+def _sm100_swizzle_code(r):
+    return z3.Implies(r.arch != SM90, z3.And(r.swizzle_code != 3, r.swizzle_code != 5, r.swizzle_code != 7))
+
+
+@_rule("desc.base_offset.no_swizzle")
+def _base_offset_no_swizzle(r):
+    return z3.Implies(r.swizzle_code == 0, r.base_offset == 0)
+
+
+@_rule("desc.lbo_mode.arch")
+def _lbo_mode_arch(r):
+    return z3.Implies(r.lbo_mode == 1, r.arch == SM103)
+
+
+@_rule("desc.lbo_mode.absolute.swizzle_128b")
+def _lbo_mode_swizzle(r):
+    return z3.Implies(r.lbo_mode == 1, descriptor_swizzle(r) == SWIZZLES.index("128B"))
+
+
+@_rule("desc.lbo_mode.absolute.base_offset_zero")
+def _lbo_mode_base_offset(r):
+    return z3.Implies(r.lbo_mode == 1, r.base_offset == 0)
+
+
+@_rule("operand.sm90.dtype")
+def _sm90_dtype(r):
+    return z3.Implies(r.arch == SM90, _is(r.dtype, DTYPES, *WGMMA_TYPES))
+
+
+@_rule("operand.mn_major.dtype")
+def _mn_major_dtype(r):
+    allowed = z3.If(r.arch == SM90, _is(r.dtype, DTYPES, *WGMMA_TRANSPOSABLE), bits(r) >= 8)
+    return z3.Implies(r.major == 1, allowed)
+
+
+@_rule("operand.swizzle.table54")
+def _table54(r):
+    atom32 = descriptor_swizzle(r) == SWIZZLES.index("128B_atom32B")
+    narrow_or_k = z3.Or(r.major == 0, bits(r) < 32)
+    return z3.If(narrow_or_k, z3.Not(atom32), z3.Implies(r.arch != SM90, atom32))
+
+
+@_rule("operand.instruction_k")
+def _instruction_k(r):
+    k96 = z3.And(r.arch == SM103, r.dtype == DTYPES.index("e2m1"), r.k == 96)
+    return z3.Or(r.k * bits(r) == 256, k96)
+
+
+@_rule("operand.sm90.n_extent")
+def _sm90_n(r):
+    integer = _is(r.dtype, DTYPES, "s8", "u8")
+    return z3.Implies(r.arch == SM90, z3.Implies(integer, z3.Or(r.mn <= 32, r.mn % 16 == 0)))
+
+
+@_rule("operand.sm103.kind_i8")
+def _sm103_i8(r):
+    return z3.Implies(r.arch == SM103, r.kind != ALL_KINDS.index("i8"))
+
+
+@_rule("operand.lbo_absolute.k_major")
+def _absolute_k_major(r):
+    return z3.Implies(r.lbo_mode == 1, r.major == 0)
+
+
+@_rule("operand.lbo_absolute.k48")
+def _absolute_k48(r):
+    return z3.Implies(r.lbo_mode == 1, z3.And(r.major == 0, _k_bytes(r) == 48))
+
+
+@_rule("operand.k_slice.inside_line")
+def _k_slice(r):
+    W = row_bytes(descriptor_swizzle(r))
+    applies = z3.And(r.major == 0, descriptor_swizzle(r) > 0, r.lbo_mode == 0)
+    return z3.Implies(applies, r.start % W + z3.If(_k_bytes(r) < W, _k_bytes(r), W) <= W)
+
+
+@_rule("desc.tile.swizzle")
+def _tile_swizzle(r):
+    return descriptor_swizzle(r) == r.tile_swizzle
+
+
+@_rule("desc.tile.start_address")
+def _tile_start(r):
+    return r.start == r.tile_start
+
+
+@_rule("desc.tile.stride_byte_offset")
+def _tile_sbo(r):
+    return z3.Implies(sbo_used(r), r.sbo == r.tile_sbo)
+
+
+@_rule("desc.tile.leading_byte_offset")
+def _tile_lbo(r):
+    return z3.Implies(z3.And(lbo_used(r), r.lbo_mode == 0), r.lbo == r.tile_lbo)
+
+
+PATTERN_ROWS = {"32B": 2, "64B": 4, "128B": 8, "128B_atom32B": 4}     # 128-byte lines per repeat
+
+
+@_rule("desc.tile.base_offset")
+def _tile_base_offset(r):
+    """The phase is (line - base offset) mod rows: a multiple of the rows changes nothing."""
+    rows = _table(descriptor_swizzle(r), SWIZZLES, {"none": 1, **PATTERN_ROWS}, 1)
+    return r.base_offset % rows == 0
+
+
+RULE_IDS = tuple(RULES)
+
+
+def constraints(r: Record) -> dict:
+    return {rule_id: predicate(r) for rule_id, predicate in RULES.items()}
+
+
+# --- Solving -------------------------------------------------------------------------------------------
+def _hints(r: Record, rng: random.Random) -> list:
+    """Realistic, seed-dependent values (dropped when the asked rules conflict with them): tiles as
+    CUTLASS and TMA lay them out (8-row groups 8 W apart, atoms a tile's rows apart)."""
+    W = row_bytes(r.tile_swizzle)
+    hints = [r.dtype == rng.randrange(len(DTYPES)), r.major == rng.randrange(2),
+             r.tile_swizzle == rng.randrange(len(SWIZZLES)), r.mn == rng.choice((8, 16, 64, 128, 256)),
+             r.tile_start == rng.choice((0, 1024, 0x2000, 0x8000)) + rng.choice((0, 0, 128, 256, 16)),
+             r.tile_sbo == 8 * W * rng.choice((1, 1, 2)), r.tile_lbo == rng.choice((128, 256, 1024, 2048, 4096)),
+             r.base_offset == 0, r.stray == 0, r.lbo_mode == 0,
+             r.lbo == r.tile_lbo, r.sbo == r.tile_sbo, r.start == r.tile_start]
+    rng.shuffle(hints)
+    return hints
+
+
+def Problem(arch: str, break_=()) -> field_model.Problem:
+    """Desc cases on `arch` that break exactly `break_` (and keep every other rule); next(seed) gives
+    one more of a new shape (dtype, major, both swizzles, which fields differ), or None."""
+    r = symbolic_record()
+    return field_model.Problem(r, constraints(r), domain(r), [r.arch == ARCHES.index(arch)], break_, _hints,
+                               lambda r: [r.dtype, r.major, r.swizzle_code, r.tile_swizzle, r.mn])
+
+
+def evaluate(values: dict) -> dict:
+    """rule id -> whether concrete field values obey it (substituted into the constraints)."""
+    r = symbolic_record()
+    return field_model.evaluate(r, constraints(r), values)

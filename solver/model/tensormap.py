@@ -1,0 +1,749 @@
+"""TMA tensor-map legality as Z3 constraints over a symbolic parameter record: the arguments of the
+driver's cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col / cuTensorMapEncodeIm2colWide, plus the
+encode kind and the architecture.
+
+Written from REFERENCE.md section 5 (DRV = the driver API docs of cuda.h 13.0; PTX 5.5), independently
+of spec/tma/tensormap.py, which is not imported here: the tests compare the two.
+
+One named constraint per rule id (`constraints(record)`), each guarded by the encode kinds it applies
+to, so a fuzzer can assert every rule but one and negate that one (`solve`). Integers are Z3 Ints: every
+rule is linear (a product with the element width is an If-chain over the data types).
+
+Readings taken where section 5 is terse:
+  * element size of the packed types = their footprint in shared memory, bits per element: 16U4_ALIGN8B 4
+    (16 x U4 in 8 bytes, no gaps), 16U4_ALIGN16B and 16U6_ALIGN16B 8 (16 values in 16 bytes with gaps;
+    DRV): boxDim[0] = 128 of them then fills the 128-byte span of the 128B swizzles they are allowed.
+    (spec/tma/tensormap.py counts the values' bits, 4 and 6; the two agree on every map whose boxDim[0] and
+    channelsPerPixel are 128, the only legal values for those types);
+  * "dim 0 stride must be 1 without interleave" is its own rule, tma.map.element_strides_inner, beside
+    tma.map.element_strides_range ([1, 8]): DRV calls elementStrides[0] ignored, so the encoder accepts
+    other values (DRIVER_IGNORED; spec/tma/tensormap.py makes it a warning);
+  * "channelsPerPixel <= 256 (128 for packed 16B types)": exactly 128 for those types, as boxDim[0] is
+    exactly 128 for them in tiled maps (spec/tma/tensormap.py quotes DRV: "must be 128");
+  * the swizzle-span rule applies without interleave (as section 5 states it); the 16-byte box-row rule,
+    stated "without interleave", holds with interleave too: the H100's driver refused every interleaved
+    box whose row is not a multiple of 16 bytes (162 cases, none accepted, in
+    tests/hardware/tensormap_encode_sm90.json.gz);
+  * im2col bounding box along spatial dim s (globalDim[s+1], corners[s], W first as globalDim):
+    from lowerCorner[s] to globalDim[s+1] - 1 + upperCorner[s]; "non-zero area" = every extent
+    globalDim[s+1] + upper[s] - lower[s] >= 1 (for im2col_wide: the W corners);
+  * the packed-type swizzle list holds for every encode kind (it follows from the packing in shared
+    memory); 16U6's 128B_ATOM_64B ("store only") is accepted by the encoder, which cannot see the
+    direction;
+  * a rule reads only entries the document lists (slots below the rank);
+  * 96B (PTX tensormap.replace swizzle_mode 4, sm_103a; no cuda.h enumerator) is legal only on sm103,
+    the three 128B_ATOM_* sub-modes on sm100/sm103 (REFERENCE.md 5: "sm100-only features ... 128B
+    atomicity sub-modes"); the packed data types on sm100/sm103 (REFERENCE.md 4).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import z3
+
+from solver.model.field import between as _between, is_one_of as _is
+
+# --- Vocabulary (codes are indices; cuda.h values where cuda.h has them) -------------------------------
+ENCODES = ("tiled", "im2col", "im2col_wide")
+ARCHES = ("sm90", "sm100", "sm103")
+# CUtensorMapDataType, in cuda.h order (the index is the enum value)
+DATA_TYPES = ("UINT8", "UINT16", "UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "FLOAT32", "FLOAT64",
+              "BFLOAT16", "FLOAT32_FTZ", "TFLOAT32", "TFLOAT32_FTZ", "16U4_ALIGN8B", "16U4_ALIGN16B",
+              "16U6_ALIGN16B")
+STORAGE_BITS = {"UINT8": 8, "UINT16": 16, "UINT32": 32, "INT32": 32, "UINT64": 64, "INT64": 64,
+                "FLOAT16": 16, "FLOAT32": 32, "FLOAT64": 64, "BFLOAT16": 16, "FLOAT32_FTZ": 32,
+                "TFLOAT32": 32, "TFLOAT32_FTZ": 32,
+                "16U4_ALIGN8B": 4, "16U4_ALIGN16B": 8, "16U6_ALIGN16B": 8}       # packed: see above
+FLOAT_TYPES = ("FLOAT16", "FLOAT32", "FLOAT64", "BFLOAT16", "FLOAT32_FTZ", "TFLOAT32", "TFLOAT32_FTZ")
+PACKED_16B = ("16U4_ALIGN16B", "16U6_ALIGN16B")
+PACKED = ("16U4_ALIGN8B",) + PACKED_16B
+# CUtensorMapSwizzle in cuda.h order, then 96B (code 7 here: cuda.h has no enumerator for it)
+SWIZZLES = ("NONE", "32B", "64B", "128B", "128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B", "96B")
+SPAN_BYTES = {"32B": 32, "64B": 64, "96B": 96, "128B": 128, "128B_ATOM_32B": 128,
+              "128B_ATOM_32B_FLIP_8B": 128, "128B_ATOM_64B": 128}
+ENCODER_SWIZZLES = SWIZZLES[:-1]      # the ones cuda.h can pass to an encoder (not 96B)
+ATOM_SUBMODES = ("128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
+INTERLEAVES = ("NONE", "16B", "32B")
+L2_PROMOTIONS = ("NONE", "L2_64B", "L2_128B", "L2_256B")
+OOB_FILLS = ("NONE", "NAN_REQUEST_ZERO_FMA")
+WIDE_MODES = ("W", "W128")
+# The copy's direction, when a document names one (optional key "direction"; code 0: not given)
+DIRECTIONS = ("none", "global_to_shared", "shared_to_global")
+
+MAX_RANK = 5
+SLOTS = MAX_RANK + 1        # one slot more than a legal rank, so that a rank-6 map can be written down
+CORNER_SLOTS = SLOTS - 2
+U32, U64 = 1 << 32, 1 << 64
+I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def code(names: tuple, name: str) -> int:
+    return names.index(name)
+
+
+# --- The symbolic record -----------------------------------------------------------------------------
+@dataclass
+class Record:
+    """Every argument of the three encoders (slots past the rank are ignored), as Z3 Ints."""
+    encode: z3.ArithRef
+    arch: z3.ArithRef
+    rank: z3.ArithRef
+    data_type: z3.ArithRef
+    global_address: z3.ArithRef
+    global_dim: list
+    global_strides: list            # globalStrides[i] is the byte stride of dimension i + 1
+    box_dim: list
+    element_strides: list
+    interleave: z3.ArithRef
+    swizzle: z3.ArithRef
+    l2_promotion: z3.ArithRef
+    oob_fill: z3.ArithRef
+    lower_corner: list              # im2col, one per spatial dimension (W first)
+    upper_corner: list
+    lower_corner_w: z3.ArithRef     # im2col_wide
+    upper_corner_w: z3.ArithRef
+    channels_per_pixel: z3.ArithRef
+    pixels_per_column: z3.ArithRef
+    mode: z3.ArithRef               # im2col_wide: W or W128
+    has_smem_address: z3.ArithRef   # 1 when the document gives the copy's destination (optional keys)
+    smem_address: z3.ArithRef
+    direction: z3.ArithRef          # DIRECTIONS code
+    variables: dict = field(default_factory=dict, repr=False)   # name -> Int, for documents and tests
+
+
+def symbolic_record(prefix: str = "") -> Record:
+    made: dict = {}
+
+    def one(name):
+        made[name] = z3.Int(prefix + name)
+        return made[name]
+
+    def many(name, count):
+        return [one(f"{name}[{i}]") for i in range(count)]
+
+    return Record(one("encode"), one("arch"), one("rank"), one("dataType"), one("globalAddress"),
+                  many("globalDim", SLOTS), many("globalStrides", SLOTS - 1), many("boxDim", SLOTS),
+                  many("elementStrides", SLOTS), one("interleave"), one("swizzle"), one("l2Promotion"),
+                  one("oobFill"), many("pixelBoxLowerCorner", CORNER_SLOTS),
+                  many("pixelBoxUpperCorner", CORNER_SLOTS), one("pixelBoxLowerCornerWidth"),
+                  one("pixelBoxUpperCornerWidth"), one("channelsPerPixel"), one("pixelsPerColumn"),
+                  one("mode"), one("hasSmemAddress"), one("smemAddress"), one("direction"), made)
+
+
+
+
+def domain(r: Record) -> list:
+    """What the C types allow (not rules): enum codes, cuuint32/cuuint64/int ranges, rank 0..SLOTS."""
+    enums = [(r.encode, ENCODES), (r.arch, ARCHES), (r.data_type, DATA_TYPES), (r.interleave, INTERLEAVES),
+             (r.swizzle, SWIZZLES), (r.l2_promotion, L2_PROMOTIONS), (r.oob_fill, OOB_FILLS),
+             (r.mode, WIDE_MODES), (r.direction, DIRECTIONS)]
+    facts = [_between(var, 0, len(names) - 1) for var, names in enums]
+    facts.append(_between(r.has_smem_address, 0, 1))
+    facts.append(_between(r.smem_address, 0, U32 - 1))
+    facts.append(_between(r.rank, 0, SLOTS))
+    facts.append(_between(r.global_address, 0, U64 - 1))
+    facts += [_between(x, 0, U64 - 1) for x in r.global_dim + r.global_strides]
+    facts += [_between(x, 0, U32 - 1) for x in r.box_dim + r.element_strides
+              + [r.channels_per_pixel, r.pixels_per_column]]
+    facts += [_between(x, I32_MIN, I32_MAX) for x in r.lower_corner + r.upper_corner
+              + [r.lower_corner_w, r.upper_corner_w]]
+    return facts
+
+
+# --- Terms the rules share ---------------------------------------------------------------------------
+
+
+def _data_type_is(r: Record, *chosen: str):
+    return _is(r.data_type, DATA_TYPES, *chosen)
+
+
+def _swizzle_is(r: Record, *chosen: str):
+    return _is(r.swizzle, SWIZZLES, *chosen)
+
+
+def _interleave_is(r: Record, *chosen: str):
+    return _is(r.interleave, INTERLEAVES, *chosen)
+
+
+def _arch_is(r: Record, *chosen: str):
+    return _is(r.arch, ARCHES, *chosen)
+
+
+def _bits_of(r: Record, count):
+    """count * (storage bits of one element): an If-chain over the data types (linear)."""
+    term = z3.IntVal(0)
+    for name in reversed(DATA_TYPES):
+        term = z3.If(r.data_type == code(DATA_TYPES, name), count * STORAGE_BITS[name], term)
+    return term
+
+
+def _span_bits(r: Record):
+    """8 * the swizzle span in bytes (32/64/96; 128 for every 128B mode); 0 for NONE."""
+    term = z3.IntVal(0)
+    for name, span in SPAN_BYTES.items():
+        term = z3.If(r.swizzle == code(SWIZZLES, name), 8 * span, term)
+    return term
+
+
+def _listed(r: Record, i: int):
+    """Entry i of the per-dimension lists is in the document (i < rank)."""
+    return r.rank > i
+
+
+def _each_dim(r: Record, predicate: Callable[[int], object]):
+    """predicate(i) for every dimension i < rank."""
+    return z3.And(*[z3.Implies(_listed(r, i), predicate(i)) for i in range(SLOTS)])
+
+
+def _each_stride(r: Record, predicate: Callable[[int], object]):
+    """predicate(i) for every globalStrides entry i < rank - 1."""
+    return z3.And(*[z3.Implies(i < r.rank - 1, predicate(i)) for i in range(SLOTS - 1)])
+
+
+def _each_spatial_dim(r: Record, predicate: Callable[[int], object]):
+    """predicate(s) for every im2col spatial dimension s < rank - 2 (globalDim[s + 1])."""
+    return z3.And(*[z3.Implies(s < r.rank - 2, predicate(s)) for s in range(CORNER_SLOTS)])
+
+
+def _multiple(x, of: int):
+    return x % of == 0
+
+
+def _aligned_for_global(r: Record, x):
+    """x is a multiple of 16 bytes; of 32 with interleave 32B or a 16-byte packed type (the global
+    address and stride alignment)."""
+    wide = z3.Or(_interleave_is(r, "32B"), _data_type_is(r, *PACKED_16B))
+    return z3.If(wide, _multiple(x, 32), _multiple(x, 16))
+
+
+def _swizzled_without_interleave(r: Record):
+    return z3.And(_interleave_is(r, "NONE"), z3.Not(_swizzle_is(r, "NONE")))
+
+
+# --- The rules ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MapRule:
+    id: str
+    encodes: tuple             # the encode kinds it applies to
+    source: str
+    statement: str
+    predicate: Callable = field(repr=False, compare=False)
+
+
+# The encode kinds a rule applies to
+ALL = ENCODES
+TILED, IM2COL, WIDE = ("tiled",), ("im2col",), ("im2col_wide",)
+IM2COL_BOTH = ("im2col", "im2col_wide")
+DRV = "DRV cuTensorMapEncode*; REFERENCE.md 5"
+RULES: dict = {}
+
+
+def _rule(id: str, encodes: tuple, source: str, statement: str):
+    def register(predicate):
+        RULES[id] = MapRule(id, encodes, source, statement, predicate)
+        return predicate
+    return register
+
+
+@_rule("tma.map.rank", ALL, "DRV cuTensorMapEncodeTiled; REFERENCE.md 5", "tensorRank is in [1, 5].")
+def _rank(r):
+    return _between(r.rank, 1, MAX_RANK)
+
+
+@_rule("tma.map.global_address_alignment", ALL, DRV,
+       "globalAddress is 16-byte aligned; 32-byte with interleave 32B or 16U4_ALIGN16B / 16U6_ALIGN16B.")
+def _global_address_alignment(r):
+    return _aligned_for_global(r, r.global_address)
+
+
+@_rule("tma.map.global_dim_range", ALL, DRV, "1 <= globalDim[i] <= 2^32 for every dimension.")
+def _global_dim_range(r):
+    return _each_dim(r, lambda i: _between(r.global_dim[i], 1, 1 << 32))
+
+
+@_rule("tma.map.packed_global_dim", ALL, DRV,
+       "globalDim[0] is a multiple of 128 for 16U4_ALIGN16B / 16U6_ALIGN16B and of 2 for 16U4_ALIGN8B.")
+def _packed_global_dim(r):
+    return z3.Implies(_listed(r, 0), z3.And(
+        z3.Implies(_data_type_is(r, *PACKED_16B), _multiple(r.global_dim[0], 128)),
+        z3.Implies(_data_type_is(r, "16U4_ALIGN8B"), _multiple(r.global_dim[0], 2))))
+
+
+@_rule("tma.map.global_stride_alignment", ALL, DRV,
+       "globalStrides[0 .. rank-2] are multiples of 16 (32 with interleave 32B or the 16-byte packed types).")
+def _global_stride_alignment(r):
+    return _each_stride(r, lambda i: _aligned_for_global(r, r.global_strides[i]))
+
+
+@_rule("tma.map.global_stride_range", ALL, DRV, "globalStrides[0 .. rank-2] are below 2^40.")
+def _global_stride_range(r):
+    return _each_stride(r, lambda i: r.global_strides[i] < (1 << 40))
+
+
+@_rule("tma.map.element_strides_range", ALL, DRV, "elementStrides[i] is in [1, 8].")
+def _element_strides_range(r):
+    return _each_dim(r, lambda i: _between(r.element_strides[i], 1, 8))
+
+
+@_rule("tma.map.element_strides_inner", ALL, "REFERENCE.md 5; DRV (elementStrides)",
+       "Without interleave elementStrides[0] is 1 (TMA has no traversal stride along dimension 0).")
+def _element_strides_inner(r):
+    return z3.Implies(z3.And(_listed(r, 0), _interleave_is(r, "NONE")), r.element_strides[0] == 1)
+
+
+@_rule("tma.map.interleave_swizzle", ALL, DRV + "; PTX 5.5.6", "Interleave 32B requires swizzle 32B.")
+def _interleave_swizzle(r):
+    return z3.Implies(_interleave_is(r, "32B"), _swizzle_is(r, "32B"))
+
+
+@_rule("tma.map.interleave_rank", ALL, DRV + "; PTX 5.5.6",
+       "Interleaved layouts need rank >= 3 (3D, 4D and 5D only).")
+def _interleave_rank(r):
+    return z3.Implies(z3.Not(_interleave_is(r, "NONE")), r.rank >= 3)
+
+
+@_rule("tma.map.interleave_dtype", ALL, DRV, "16U6_ALIGN16B requires interleave NONE.")
+def _interleave_dtype(r):
+    return z3.Implies(_data_type_is(r, "16U6_ALIGN16B"), _interleave_is(r, "NONE"))
+
+
+@_rule("tma.map.oob_nan_dtype", ALL, DRV,
+       "oobFill NAN_REQUEST_ZERO_FMA only for floating-point types (never the packed types).")
+def _oob_nan_dtype(r):
+    return z3.Implies(r.oob_fill == code(OOB_FILLS, "NAN_REQUEST_ZERO_FMA"), _data_type_is(r, *FLOAT_TYPES))
+
+
+@_rule("tma.map.box_range", TILED, DRV, "boxDim[i] is in [1, 256] for every dimension.")
+def _box_range(r):
+    return _each_dim(r, lambda i: _between(r.box_dim[i], 1, 256))
+
+
+@_rule("tma.map.box_inner_16B", TILED, DRV + "; H100 driver (tests/hardware/tensormap_encode_sm90.json.gz)",
+       "boxDim[0] * element size is a multiple of 16 bytes, with or without interleave.")
+def _box_inner_16B(r):
+    return z3.Implies(_listed(r, 0), _multiple(_bits_of(r, r.box_dim[0]), 128))
+
+
+@_rule("tma.map.box_swizzle_span", TILED, DRV,
+       "Without interleave and with a swizzle, boxDim[0] * element size is at most the swizzle span "
+       "(32, 64, 96; 128 for every 128B mode).")
+def _box_swizzle_span(r):
+    return z3.Implies(z3.And(_listed(r, 0), _swizzled_without_interleave(r)),
+                      _bits_of(r, r.box_dim[0]) <= _span_bits(r))
+
+
+@_rule("tma.map.packed_box", TILED, DRV, "16U4_ALIGN16B / 16U6_ALIGN16B need boxDim[0] == 128.")
+def _packed_box(r):
+    return z3.Implies(z3.And(_listed(r, 0), _data_type_is(r, *PACKED_16B)), r.box_dim[0] == 128)
+
+
+@_rule("tma.map.packed_swizzle", ALL, DRV,
+       "16U4_ALIGN16B: swizzle NONE, 128B or 128B_ATOM_32B; 16U6_ALIGN16B: those or 128B_ATOM_64B "
+       "(the last for stores only, which the encoder cannot see).")
+def _packed_swizzle(r):
+    return z3.And(z3.Implies(_data_type_is(r, "16U4_ALIGN16B"), _swizzle_is(r, "NONE", "128B", "128B_ATOM_32B")),
+                  z3.Implies(_data_type_is(r, "16U6_ALIGN16B"),
+                             _swizzle_is(r, "NONE", "128B", "128B_ATOM_32B", "128B_ATOM_64B")))
+
+
+@_rule("tma.map.dtype_arch", ALL, "REFERENCE.md 4-5; DRV",
+       "The packed types 16U4_ALIGN8B, 16U4_ALIGN16B, 16U6_ALIGN16B need sm100 or sm103.")
+def _dtype_arch(r):
+    return z3.Implies(_data_type_is(r, *PACKED), _arch_is(r, "sm100", "sm103"))
+
+
+@_rule("tma.map.swizzle_arch", ALL, "REFERENCE.md 1 and 5; PTX tensormap.replace (96B: sm_103a)",
+       "The 128B_ATOM_* sub-modes need sm100 or sm103; 96B needs sm103.")
+def _swizzle_arch(r):
+    return z3.And(z3.Implies(_swizzle_is(r, *ATOM_SUBMODES), _arch_is(r, "sm100", "sm103")),
+                  z3.Implies(_swizzle_is(r, "96B"), _arch_is(r, "sm103")))
+
+
+@_rule("tma.map.im2col.rank", IM2COL_BOTH, "DRV cuTensorMapEncodeIm2col; REFERENCE.md 5", "Rank is in [3, 5].")
+def _im2col_rank(r):
+    return _between(r.rank, 3, MAX_RANK)
+
+
+def _corner_bound(r):
+    """2^15 for rank 3, 2^7 for rank 4, 2^4 for rank 5: corners lie in [-bound, bound - 1]."""
+    return z3.If(r.rank <= 3, 1 << 15, z3.If(r.rank == 4, 1 << 7, 1 << 4))
+
+
+@_rule("tma.map.im2col.corner_range", IM2COL, "DRV cuTensorMapEncodeIm2col; REFERENCE.md 5",
+       "Each spatial corner lies in [-2^15, 2^15-1] (rank 3), [-2^7, 2^7-1] (rank 4), [-2^4, 2^4-1] (rank 5).")
+def _im2col_corner_range(r):
+    bound = _corner_bound(r)
+    return _each_spatial_dim(r, lambda s: z3.And(r.lower_corner[s] >= -bound, r.lower_corner[s] <= bound - 1,
+                                                 r.upper_corner[s] >= -bound, r.upper_corner[s] <= bound - 1))
+
+
+@_rule("tma.map.im2col.box_area", IM2COL_BOTH, "DRV cuTensorMapEncodeIm2col; REFERENCE.md 5",
+       "The bounding box has non-zero area: along every spatial dimension globalDim + upperCorner - "
+       "lowerCorner >= 1 (im2col_wide: the W corners).")
+def _im2col_box_area(r):
+    def extent_positive(s):
+        return r.global_dim[s + 1] + r.upper_corner[s] - r.lower_corner[s] >= 1
+    wide = z3.Implies(_listed(r, 1), r.global_dim[1] + r.upper_corner_w - r.lower_corner_w >= 1)
+    return z3.If(r.encode == code(ENCODES, "im2col_wide"), wide, _each_spatial_dim(r, extent_positive))
+
+
+@_rule("tma.map.im2col.channels_range", IM2COL_BOTH, DRV,
+       "channelsPerPixel is in [1, 256]; 128 for 16U4_ALIGN16B / 16U6_ALIGN16B.")
+def _im2col_channels_range(r):
+    return z3.And(_between(r.channels_per_pixel, 1, 256),
+                  z3.Implies(_data_type_is(r, *PACKED_16B), r.channels_per_pixel == 128))
+
+
+@_rule("tma.map.im2col.pixels_range", IM2COL_BOTH, DRV + "; H100 driver",
+       "pixelsPerColumn is in [1, 1024], in im2col_wide mode W128 too (the H100's driver checks it there).")
+def _im2col_pixels_range(r):
+    return _between(r.pixels_per_column, 1, 1024)
+
+
+# --- Limits the H100's driver showed (tests/hardware/tensormap_encode_sm90.json.gz) -----------------------
+H100_DRIVER = "H100 driver 580.159.04 (tests/hardware/tensormap_encode_sm90.json.gz)"
+MAX_LOAD_BITS = 228 * 1024 * 8
+
+
+@_rule("tma.map.im2col.channels_16B", IM2COL_BOTH, H100_DRIVER,
+       "channelsPerPixel * element size is a multiple of 16 bytes.")
+def _im2col_channels_16B(r):
+    # packed types take exactly 128 channels (channels_range): whole 16-byte chunks by construction
+    return z3.Or(_data_type_is(r, *PACKED), _multiple(_bits_of(r, r.channels_per_pixel), 128))
+
+
+@_rule("tma.map.im2col.spatial_dim_range", IM2COL_BOTH, H100_DRIVER,
+       "Spatial globalDim entries are at most 2^31 (im2col) or 2^31 - 1 (im2col_wide).")
+def _im2col_spatial_dim_range(r):
+    limit = z3.If(r.encode == code(ENCODES, "im2col"), 1 << 31, (1 << 31) - 1)
+    return _each_spatial_dim(r, lambda s: r.global_dim[s + 1] <= limit)
+
+
+def _loaded_rows(r: Record, round_up: bool):
+    """Rows of a tiled load: the product over dimensions 1 .. rank-1 of boxDim / elementStrides, rounded
+    up (what the load brings) or down (what the H100's driver counts); strides 1..8 expanded, so each
+    factor is a division by a constant."""
+    rows = z3.IntVal(1)
+    for i in range(1, SLOTS):
+        count = r.box_dim[i]
+        for stride in range(2, 9):
+            divided = (r.box_dim[i] + stride - 1) / stride if round_up else r.box_dim[i] / stride
+            count = z3.If(r.element_strides[i] == stride, divided, count)
+        rows = rows * z3.If(_listed(r, i), count, 1)
+    return rows
+
+
+@_rule("tma.map.box_bytes", ALL, H100_DRIVER,
+       "The driver's size check, at most 228 KiB: tiled boxDim[0] * prod floor(boxDim[i] / elementStrides[i]) * "
+       "element size; im2col channelsPerPixel * pixelsPerColumn * element size.")
+def _box_bytes(r):
+    im2col_bits = _bits_of(r, r.channels_per_pixel) * r.pixels_per_column
+    tiled_bits = _bits_of(r, r.box_dim[0]) * _loaded_rows(r, round_up=False)
+    return z3.If(r.encode == code(ENCODES, "tiled"), tiled_bits, im2col_bits) <= MAX_LOAD_BITS
+
+
+@_rule("tma.map.box_bytes_loaded", TILED, "PTX 5.5.3 (traversal strides); H100 driver",
+       "A tiled box that passes the driver's floor count also brings at most 228 KiB: boxDim[0] * prod "
+       "ceil(boxDim[i] / elementStrides[i]) * element size.")
+def _box_bytes_loaded(r):
+    inner = _bits_of(r, r.box_dim[0])
+    counted_over = inner * _loaded_rows(r, round_up=False) > MAX_LOAD_BITS
+    return z3.Or(counted_over, inner * _loaded_rows(r, round_up=True) <= MAX_LOAD_BITS)
+
+
+@_rule("tma.map.im2col.channel_span", IM2COL_BOTH, DRV,
+       "Without interleave and with a swizzle, channelsPerPixel * element size is at most the swizzle span.")
+def _im2col_channel_span(r):
+    return z3.Implies(_swizzled_without_interleave(r), _bits_of(r, r.channels_per_pixel) <= _span_bits(r))
+
+
+@_rule("tma.map.im2col_wide.arch", WIDE, "DRV cuTensorMapEncodeIm2colWide; REFERENCE.md 5",
+       "im2col_wide needs compute capability 10.0 or later (sm100, sm103).")
+def _wide_arch(r):
+    return _arch_is(r, "sm100", "sm103")
+
+
+@_rule("tma.map.im2col_wide.swizzle", WIDE, "DRV cuTensorMapEncodeIm2colWide; PTX 5.5.5; REFERENCE.md 5",
+       "im2col_wide swizzle is 64B, 128B or 128B_ATOM_32B.")
+def _wide_swizzle(r):
+    return _swizzle_is(r, "64B", "128B", "128B_ATOM_32B")
+
+
+@_rule("tma.map.im2col_wide.interleave", WIDE, "DRV cuTensorMapEncodeIm2colWide; PTX 5.5.6",
+       "im2col_wide has no interleave.")
+def _wide_interleave(r):
+    return _interleave_is(r, "NONE")
+
+
+@_rule("tma.map.im2col_wide.corner_range", WIDE, "DRV cuTensorMapEncodeIm2colWide; REFERENCE.md 5",
+       "pixelBoxLowerCornerWidth and pixelBoxUpperCornerWidth lie in [-2^15, 2^15-1].")
+def _wide_corner_range(r):
+    # the sm90 driver holds the width corners to the im2col range of the rank (H100 driver)
+    bound = z3.If(_arch_is(r, "sm90"), _corner_bound(r), 1 << 15)
+    return z3.And(_between(r.lower_corner_w, -bound, bound - 1), _between(r.upper_corner_w, -bound, bound - 1))
+
+
+# --- What the copy instruction adds (optional document keys smemAddress, direction) ---------------------
+COPY_ALIGNMENT = {"NONE": 128, "32B": 256, "64B": 512, "96B": 256}       # the rest (128B modes): 1024
+
+
+@_rule("tma.map.smem_alignment", ALL, "CUDA programming guide (TMA); PTX 5.5.3.1, 5.5.7; REFERENCE.md 5",
+       "A given shared-memory destination is 128-byte aligned, and on the swizzle's repeat: 256 bytes for "
+       "32B (and 96B), 512 for 64B, 1024 for every 128B mode.")
+def _smem_alignment(r):
+    alignment = z3.IntVal(1024)
+    for name, bytes_ in COPY_ALIGNMENT.items():
+        alignment = z3.If(r.swizzle == code(SWIZZLES, name), bytes_, alignment)
+    return z3.Implies(r.has_smem_address == 1, r.smem_address % alignment == 0)
+
+
+@_rule("tma.map.copy_direction", ALL, "PTX 5.5.7; DRV (swizzle); REFERENCE.md 1, 5",
+       "A given copy direction fits the map: 128B_ATOM_32B_FLIP_8B and 16U4_ALIGN16B load only "
+       "(global -> shared); 16U6_ALIGN16B with 128B_ATOM_64B stores only (shared -> global).")
+def _copy_direction(r):
+    loads, stores = code(DIRECTIONS, "global_to_shared"), code(DIRECTIONS, "shared_to_global")
+    load_only = z3.Or(_swizzle_is(r, "128B_ATOM_32B_FLIP_8B"), _data_type_is(r, "16U4_ALIGN16B"))
+    store_only = z3.And(_data_type_is(r, "16U6_ALIGN16B"), _swizzle_is(r, "128B_ATOM_64B"))
+    return z3.And(z3.Implies(load_only, r.direction != stores), z3.Implies(store_only, r.direction != loads))
+
+
+RULE_IDS = tuple(RULES)
+# Documented rules the driver's encoder does not enforce (it accepts the arguments; the problem shows
+# at run time): breaking them gives a document the encoder takes.
+DRIVER_IGNORED = frozenset({"tma.map.element_strides_inner", "tma.map.smem_alignment", "tma.map.box_bytes_loaded",
+                            "tma.map.copy_direction"})
+# ... and those the H100's driver (sm90) was seen not to enforce.
+DRIVER_IGNORED_ON = {"sm90": frozenset({"tma.map.interleave_swizzle", "tma.map.im2col_wide.arch",
+                                        "tma.map.im2col_wide.swizzle", "tma.map.im2col_wide.interleave"})}
+
+
+def driver_ignores(rule_id: str, arch: str) -> bool:
+    return rule_id in DRIVER_IGNORED or rule_id in DRIVER_IGNORED_ON.get(arch, frozenset())
+
+
+def constraints(r: Record) -> dict:
+    """rule id -> the Z3 Bool that holds when the record obeys the rule (vacuously true for the encode
+    kinds it does not apply to)."""
+    return {rule.id: z3.Implies(_is(r.encode, ENCODES, *rule.encodes), rule.predicate(r))
+            for rule in RULES.values()}
+
+
+def rules_for(encode: str) -> tuple:
+    return tuple(rule.id for rule in RULES.values() if encode in rule.encodes)
+
+
+# --- Documents (the `tma check` parameter format of CLI.md) ------------------------------------------
+def _names_of(r: Record):
+    """(document key, record term, vocabulary or None) of the scalar fields every encode has."""
+    return (("dataType", r.data_type, DATA_TYPES), ("rank", r.rank, None),
+            ("globalAddress", r.global_address, None), ("interleave", r.interleave, INTERLEAVES),
+            ("swizzle", r.swizzle, SWIZZLES), ("l2Promotion", r.l2_promotion, L2_PROMOTIONS),
+            ("oobFill", r.oob_fill, OOB_FILLS))
+
+
+def _lists_of(r: Record, rank: int, encode: str):
+    """(document key, record terms of the entries the document lists)."""
+    lists = [("globalDim", r.global_dim[:rank]), ("globalStrides", r.global_strides[:max(rank - 1, 0)]),
+             ("elementStrides", r.element_strides[:rank])]
+    if encode == "tiled":
+        lists.append(("boxDim", r.box_dim[:rank]))
+    if encode == "im2col":
+        spatial = max(rank - 2, 0)
+        lists += [("pixelBoxLowerCorner", r.lower_corner[:spatial]),
+                  ("pixelBoxUpperCorner", r.upper_corner[:spatial])]
+    return lists
+
+
+def _extras_of(r: Record, encode: str):
+    """(document key, record term, vocabulary or None) of the im2col scalars."""
+    if encode == "im2col":
+        return (("channelsPerPixel", r.channels_per_pixel, None), ("pixelsPerColumn", r.pixels_per_column, None))
+    if encode == "im2col_wide":
+        return (("pixelBoxLowerCornerWidth", r.lower_corner_w, None),
+                ("pixelBoxUpperCornerWidth", r.upper_corner_w, None),
+                ("channelsPerPixel", r.channels_per_pixel, None), ("pixelsPerColumn", r.pixels_per_column, None),
+                ("mode", r.mode, WIDE_MODES))
+    return ()
+
+
+def document(model: z3.ModelRef, r: Record) -> dict:
+    """The `tma check` parameter document of a model of the record."""
+    def value(term) -> int:
+        return model.eval(term, model_completion=True).as_long()
+
+    def named(term, names):
+        return value(term) if names is None else names[value(term)]
+
+    encode, rank = ENCODES[value(r.encode)], value(r.rank)
+    doc = {"encode": encode}
+    doc.update((key, named(term, names)) for key, term, names in _names_of(r))
+    doc.update((key, [value(t) for t in terms]) for key, terms in _lists_of(r, rank, encode))
+    doc.update((key, named(term, names)) for key, term, names in _extras_of(r, encode))
+    if value(r.has_smem_address):
+        doc["smemAddress"] = value(r.smem_address)
+    if value(r.direction):
+        doc["direction"] = DIRECTIONS[value(r.direction)]
+    return doc
+
+
+def assignment(doc: dict, arch: str, r: Record) -> list:
+    """Equalities fixing the record to a document (fields the document lacks are 0). Unknown names or
+    lists longer than the record raise ValueError."""
+    def coded(value, names, key):
+        if names is None:
+            return int(value)
+        if value not in names:
+            raise ValueError(f"{key}: {value!r} is not one of {', '.join(names)}")
+        return names.index(value)
+
+    encode, rank = doc["encode"], int(doc["rank"])
+    if encode not in ENCODES or not 0 <= rank <= SLOTS:
+        raise ValueError(f"encode {encode!r} / rank {rank} outside the record")
+    fixed = {}                                   # variable name -> (term, value)
+
+    def fix(term, value):
+        fixed.setdefault(str(term), (term, value))
+
+    fix(r.encode, ENCODES.index(encode))
+    fix(r.arch, coded(arch, ARCHES, "arch"))
+    for key, term, names in _names_of(r) + tuple(_extras_of(r, encode)):
+        fix(term, coded(doc.get(key, names[0] if names else 0), names, key))
+    slots = {"globalDim": r.global_dim, "globalStrides": r.global_strides, "elementStrides": r.element_strides,
+             "boxDim": r.box_dim, "pixelBoxLowerCorner": r.lower_corner, "pixelBoxUpperCorner": r.upper_corner}
+    for key, terms in slots.items():
+        values = list(doc.get(key, []))
+        if len(values) > len(terms):
+            raise ValueError(f"{key}: {len(values)} entries, the record holds {len(terms)}")
+        for i, term in enumerate(terms):
+            fix(term, int(values[i]) if i < len(values) else 0)
+    fix(r.has_smem_address, int("smemAddress" in doc))
+    fix(r.smem_address, int(doc.get("smemAddress", 0)))
+    fix(r.direction, coded(doc.get("direction", "none"), DIRECTIONS, "direction"))
+    for term in r.variables.values():
+        fix(term, 0)
+    return [term == value for term, value in fixed.values()]
+
+
+def evaluate(doc: dict, arch: str) -> dict:
+    """rule id -> whether the document obeys it on `arch` (every rule of the model, concretely)."""
+    r = symbolic_record("eval.")
+    facts = assignment(doc, arch, r)
+    solver = z3.Solver()
+    solver.add(*facts)
+    if solver.check() != z3.sat:         # pragma: no cover  (equalities on distinct Ints are always sat)
+        raise ValueError("inconsistent document")
+    model = solver.model()
+    return {rule_id: z3.is_true(model.eval(c, model_completion=True)) for rule_id, c in constraints(r).items()}
+
+
+def violated(doc: dict, arch: str) -> list:
+    """The rule ids the document breaks on `arch`, in catalogue order."""
+    return [rule_id for rule_id, holds in evaluate(doc, arch).items() if not holds]
+
+
+# --- Solving: documents that keep some rules and break others ------------------------------------------
+def _hints(r: Record, encode: str, rng: random.Random) -> list:
+    """Typical values to steer the solver towards realistic, seed-dependent documents; any hint that
+    conflicts with the asked rules is dropped. They also keep clear of limits outside this model that
+    the H100's driver showed (spec/tma/tensormap.py): one box load within shared memory (small outer box
+    dimensions) and an im2col pixel row a multiple of 16 bytes."""
+    hints = [r.data_type == rng.randrange(len(DATA_TYPES)),
+             r.rank == rng.randint(3 if encode != "tiled" else 1, MAX_RANK),
+             r.global_address == (0x7F00_0000_0000 + 0x100 * rng.randrange(1 << 20)),
+             r.interleave == (0 if rng.random() < 0.8 else rng.randrange(len(INTERLEAVES))),
+             r.swizzle == rng.randrange(len(SWIZZLES)), r.l2_promotion == rng.randrange(len(L2_PROMOTIONS)),
+             r.oob_fill == (0 if rng.random() < 0.7 else 1), r.mode == rng.randrange(len(WIDE_MODES)),
+             r.channels_per_pixel == rng.choice((16, 32, 64, 128)),
+             _multiple(_bits_of(r, r.channels_per_pixel), 128),
+             r.pixels_per_column == rng.choice((32, 64, 128, 256)),
+             r.smem_address == rng.choice((0, 1024, 2048, 0x8000)) + rng.choice((0, 128, 256, 384))]
+    hints += [d == rng.choice((1, 3, 64, 128, 1000, 4096, 1 << 16)) for d in r.global_dim]
+    hints += [s == rng.choice((256, 4096, 1 << 16, 1 << 20)) for s in r.global_strides]
+    hints += [b == rng.choice((8, 16, 32, 64)) for b in r.box_dim[:2]]
+    hints += [b == rng.choice((1, 2)) for b in r.box_dim[2:]]
+    hints += [e == (1 if rng.random() < 0.8 else rng.randint(1, 8)) for e in r.element_strides]
+    hints += [c == rng.randint(-3, 0) for c in r.lower_corner + [r.lower_corner_w]]
+    hints += [c == rng.randint(-3, 0) for c in r.upper_corner + [r.upper_corner_w]]
+    rng.shuffle(hints)
+    return hints
+
+
+def _check_with_hints(solver: z3.Solver, hints: list, rng: random.Random, prefix: str = "hint"):
+    """A model honouring as many hints as the rules allow (hints in an unsat core are dropped one at a
+    time), or None when the rules alone are unsatisfiable. Z3 'unknown' raises: never read as unsat.
+    `prefix` names the hint trackers (distinct per call on one solver)."""
+    trackers = {z3.Bool(f"{prefix}.{i}"): hint for i, hint in enumerate(hints)}
+    solver.add(*[z3.Implies(t, h) for t, h in trackers.items()])
+    live = list(trackers)
+    while True:
+        answer = solver.check(*live)
+        if answer == z3.sat:
+            return solver.model()
+        if answer == z3.unknown:
+            raise RuntimeError(f"z3 could not decide the tensor-map query: {solver.reason_unknown()}")
+        if not live:
+            return None
+        core = [t for t in solver.unsat_core() if t in trackers]
+        if not core:
+            return None
+        live.remove(rng.choice(core))
+
+
+class Problem:
+    """The documents for `encode` on `arch` that obey every rule in `keep` (default: every rule not in
+    `break_`) and break every rule in `break_`. `swizzles` are the names a document may use: by default
+    those cuda.h can pass to an encoder (96B, PTX tensormap.replace only, is left out; spec/tma/tensormap.py
+    reads it as malformed there).
+
+    `next(seed)` returns one more document, or None when none is left. Each document found is blocked
+    by its *shape* (data type, swizzle, interleave, rank and which optional keys it has), so successive
+    documents differ in kind, not only in a number; when every shape is used up, `next` returns None."""
+
+    def __init__(self, encode: str, arch: str, keep=None, break_=(), swizzles=ENCODER_SWIZZLES):
+        break_ = set(break_)
+        keep = set(RULE_IDS) - break_ if keep is None else set(keep)
+        unknown = (keep | break_) - set(RULE_IDS)
+        if unknown:
+            raise ValueError(f"unknown rule ids: {', '.join(sorted(unknown))}")
+        if keep & break_:
+            raise ValueError(f"rules both kept and broken: {', '.join(sorted(keep & break_))}")
+        if encode not in ENCODES or arch not in ARCHES:
+            raise ValueError(f"encode {encode!r} / arch {arch!r}")
+        self.encode = encode
+        self.record = r = symbolic_record()
+        rules = constraints(r)
+        self.solver = z3.Solver()
+        self.solver.add(*domain(r), r.encode == ENCODES.index(encode), r.arch == ARCHES.index(arch),
+                        _swizzle_is(r, *swizzles))
+        # the optional keys appear only where a rule to break needs them
+        if "tma.map.smem_alignment" not in break_:
+            self.solver.add(r.has_smem_address == 0)
+        if "tma.map.copy_direction" not in break_:
+            self.solver.add(r.direction == 0)
+        self.solver.add(*[rules[rule_id] for rule_id in sorted(keep)])
+        self.solver.add(*[z3.Not(rules[rule_id]) for rule_id in sorted(break_)])
+        self.found = 0
+
+    def _shape(self):
+        r = self.record
+        return (r.data_type, r.swizzle, r.interleave, r.rank, r.has_smem_address, r.direction)
+
+    def next(self, seed: int = 0) -> Optional[dict]:
+        self.solver.set("random_seed", seed)
+        rng = random.Random(seed)
+        model = _check_with_hints(self.solver, _hints(self.record, self.encode, rng), rng,
+                                  prefix=f"hint{self.found}")
+        if model is None:
+            return None
+        self.found += 1
+        self.solver.add(z3.Not(z3.And(*[term == model.eval(term, model_completion=True)
+                                         for term in self._shape()])))
+        return document(model, self.record)
+
+
+def solve(encode: str, arch: str, keep=None, break_=(), seed: int = 0,
+          swizzles=ENCODER_SWIZZLES) -> Optional[dict]:
+    """One document of Problem(encode, arch, keep, break_, swizzles); None when none exists."""
+    return Problem(encode, arch, keep, break_, swizzles).next(seed)

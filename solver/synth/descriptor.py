@@ -1,0 +1,377 @@
+"""Descriptor synthesis and checking: which descriptor reads this tile, and does this one?
+
+The tile is a CuTe layout L from element coordinates (mn, k) to element offsets, optionally composed
+with a swizzle that acts on absolute byte addresses: element (mn, k) lives at
+swizzle(B + byte(L(mn, k))), byte(o) = (o div T) * 16 + the element's byte inside its chunk
+(= o * bits / 8 for unpadded types). One instruction reads (mn, KO .. KO+K-1).
+
+Synthesis is counterexample-guided. For each swizzle mode the arch allows for this operand (Table 54),
+Z3 solves for the fields (start address, LBO, SBO, base offset; the LBO mode is part of the mode)
+that make the Z3 read map (solver.model.readmap) hit the tile's address for a few elements; spec's read
+map then checks the candidate on every element read, and an element it gets wrong joins the query.
+A mode with no solution yields an unsat core over named constraints: the elements that cannot all be
+met, and the rules that tie them (their read-map rule, the field encodings).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import z3
+
+from spec.mma import descriptor as spec_descriptor
+from spec.mma import dtypes
+from spec.mma import readmap
+from spec.cute.layout import ComposedLayout, Layout, parse_layout
+from spec.rules import SpecError
+from spec.cute.swizzle import DESCRIPTOR_SWIZZLES
+
+from solver.model.bitvec import Arith, bv
+from solver.model.readmap import Fields, Shape, read_address
+
+MAX_ROUNDS = 64
+
+
+@dataclass(frozen=True)
+class Tile:
+    """What the user has: where each element of the operand lives."""
+    arch: str
+    dtype: str
+    major: str
+    mn: int
+    k: int
+    k_offset: int
+    layout: object          # spec.cute.layout.Layout or ComposedLayout
+    start_address: int      # B: the tile's base byte address
+    kind: str
+
+    def target(self, mn: int, k: int) -> int:
+        d = dtypes.dtype(self.dtype)
+        per_chunk = dtypes.elements_per_chunk(d, self.kind)
+        layout = self.layout.layout if isinstance(self.layout, ComposedLayout) else self.layout
+        offset = layout(mn, self.k_offset + k)
+        if isinstance(self.layout, ComposedLayout):
+            offset += self.layout.offset
+        address = self.start_address + (offset // per_chunk) * 16 + dtypes.byte_in_chunk(d, self.kind, offset % per_chunk)
+        return self.layout.swizzle(address) if isinstance(self.layout, ComposedLayout) else address
+
+    def targets(self) -> list:
+        """Every element's address. A CuTe layout is linear in its modes, L(mn, k) = L(mn, 0) + L(0, k),
+        so the offsets come from MN + K evaluations rather than MN x K."""
+        d = dtypes.dtype(self.dtype)
+        per_chunk = dtypes.elements_per_chunk(d, self.kind)
+        composed = isinstance(self.layout, ComposedLayout)
+        layout = self.layout.layout if composed else self.layout
+        base = self.layout.offset if composed else 0
+        along_mn = [layout(mn, self.k_offset) for mn in range(self.mn)]
+        along_k = [layout(0, self.k_offset + k) - layout(0, self.k_offset) for k in range(self.k)]
+        swizzle = self.layout.swizzle if composed else (lambda a: a)
+        byte = lambda o: (o // per_chunk) * 16 + dtypes.byte_in_chunk(d, self.kind, o % per_chunk)
+        return [[swizzle(self.start_address + byte(base + m + k)) for k in along_k] for m in along_mn]
+
+
+def make_tile(arch: str, dtype: str, major: str, mn: int, layout_text, start_address: int,
+              k: Optional[int] = None, k_offset: int = 0, kind: Optional[str] = None) -> Tile:
+    spec_descriptor.check_arch(arch)
+    d = dtypes.dtype(dtype)
+    kind = dtypes.check_kind(d, kind) if kind else dtypes.default_kind(d)
+    layout = parse_layout(layout_text) if isinstance(layout_text, str) else layout_text
+    if major not in readmap.MAJORS:
+        raise SpecError("major", major, "expected K or MN", readmap.MN_EXTENT.id)
+    if mn <= 0 or mn % 8:
+        raise SpecError("mn", mn, "the M or N extent must be a positive multiple of 8", readmap.MN_EXTENT.id)
+    k = dtypes.default_instruction_k(d, kind) if k is None else k
+    if k <= 0 or k_offset < 0:
+        raise SpecError("k", k, "K must be positive and the K offset non-negative", readmap.MN_EXTENT.id)
+    inner = layout.layout if isinstance(layout, ComposedLayout) else layout
+    if inner.rank != 2:
+        raise SpecError("layout", inner.notation(), "needs two modes, (mn, k)", "layout.notation")
+    mn_size, k_size = _mode_size(inner, 0), _mode_size(inner, 1)
+    if mn > mn_size or k_offset + k > k_size:
+        raise SpecError("layout", inner.notation(), f"covers {mn_size} x {k_size} elements; the "
+                        f"instruction reads {mn} x (K {k_offset}..{k_offset + k - 1})", "layout.notation")
+    if start_address < 0 or start_address % 16:
+        raise SpecError("start_address", start_address, "must be a non-negative multiple of 16",
+                        spec_descriptor.FIELD_ENCODING.id)
+    return Tile(arch, d.name, major, mn, k, k_offset, layout, start_address, kind)
+
+
+def _mode_size(layout: Layout, mode: int) -> int:
+    from spec.cute.layout import product
+    return product(layout.shape[mode])
+
+
+# --- candidates -------------------------------------------------------------------------------------
+@dataclass
+class Mode:
+    swizzle: str
+    lbo_mode: Optional[str]
+
+    @property
+    def name(self) -> str:
+        return self.swizzle + (" (absolute LBO)" if self.lbo_mode == "absolute" else "")
+
+
+@dataclass
+class Outcome:
+    status: str                         # "found" | "none"
+    descriptor: Optional[spec_descriptor.Descriptor] = None
+    reason: str = ""
+    ignored: list = field(default_factory=list)
+    solutions: list = field(default_factory=list)
+    excluded: dict = field(default_factory=dict)    # mode name -> reason
+
+
+def _preferred_swizzles(tile: Tile) -> list:
+    """The descriptor swizzles in the order to try them: the tile's own swizzle first."""
+    names = list(spec_descriptor.swizzle_codes(tile.arch))
+    if isinstance(tile.layout, ComposedLayout):
+        for name, sw in DESCRIPTOR_SWIZZLES.items():
+            if sw == tile.layout.swizzle and name in names:
+                names.remove(name)
+                names.insert(0, name)
+    elif "none" in names:
+        names.remove("none")
+        names.insert(0, "none")
+    return names
+
+
+def _modes(tile: Tile) -> tuple:
+    """(modes to try, {mode: why it is excluded})."""
+    tried, excluded = [], {}
+    for swizzle in _preferred_swizzles(tile):
+        for lbo_mode in ((None,) if tile.arch == "sm90" else ("relative", "absolute")):
+            mode = Mode(swizzle, lbo_mode)
+            desc = spec_descriptor.encode(tile.arch, 0, 16, 16, swizzle, 0, lbo_mode)
+            op = readmap.Operand(desc, dtypes.dtype(tile.dtype), tile.major, tile.mn, tile.k, tile.kind)
+            broken = [v for v in readmap.violations(op)
+                      if v.rule.id in ("operand.swizzle.table54", "operand.mn_major.dtype", "operand.sm90.dtype",
+                                       "desc.lbo_mode.arch", "desc.lbo_mode.absolute.swizzle_128b",
+                                       "operand.lbo_absolute.k_major", "operand.lbo_absolute.k48")]
+            if broken:
+                excluded[mode.name] = "; ".join(f"{v.rule.id}: {v.message}" for v in broken)
+            else:
+                tried.append(mode)
+    return tried, excluded
+
+
+def _shape(tile: Tile, swizzle: str) -> Shape:
+    d = dtypes.dtype(tile.dtype)
+    return Shape(tile.major, swizzle, d.bits, dtypes.elements_per_chunk(d, tile.kind))
+
+
+def _rule_for(tile: Tile, mode: Mode) -> str:
+    if mode.lbo_mode == "absolute":
+        return readmap.K48_SPLIT.id
+    family = {("K", True): readmap.K_MAJOR_NO_SWIZZLE, ("K", False): readmap.K_MAJOR_SWIZZLED,
+              ("MN", True): readmap.MN_MAJOR_NO_SWIZZLE, ("MN", False): readmap.MN_MAJOR_SWIZZLED}
+    return family[(tile.major, mode.swizzle == "none")].id
+
+
+def _seed_elements(tile: Tile, shape: Shape) -> list:
+    T = shape.per_chunk
+    wanted = [(0, 0), (1, 0), (0, 1), (8, 0), (0, T), (T, 0), (0, 8), (0, 4), (8 * T, 0), (16, 0),
+              (tile.mn - 1, tile.k - 1), (0, tile.k - 1), (tile.mn - 1, 0)]
+    seen = []
+    for mn, k in wanted:
+        if mn < tile.mn and k < tile.k and (mn, k) not in seen:
+            seen.append((mn, k))
+    return seen
+
+
+class _Search:
+    """One swizzle mode: Z3 over the fields, checked by spec on every element."""
+
+    def __init__(self, tile: Tile, mode: Mode, targets: list):
+        self.tile, self.mode, self.targets = tile, mode, targets
+        self.shape = _shape(tile, mode.swizzle)
+        self.start, self.lbo, self.sbo = (z3.BitVec(n, 14) for n in ("start", "lbo", "sbo"))
+        self.base_offset = z3.BitVec("base_offset", 3)
+        widen = lambda v: z3.ZeroExt(32 - v.size(), v)
+        self.fields = Fields(widen(self.start) << 4, widen(self.lbo) << 4, widen(self.sbo) << 4,
+                             widen(self.base_offset), mode.lbo_mode == "absolute")
+        self.solver = z3.Solver()
+        self.names = {}
+        if mode.lbo_mode == "absolute" or mode.swizzle == "none":
+            # restriction 3 of 9.7.16.3.1.2.1; and no pattern to phase without a swizzle
+            self._track(self.base_offset == 0, "base offset 0",
+                        "desc.lbo_mode.absolute.base_offset_zero" if mode.lbo_mode == "absolute"
+                        else "desc.base_offset.no_swizzle")
+        self.elements = []
+        for mn, k in _seed_elements(tile, self.shape):
+            self.add_element(mn, k)
+
+    def _track(self, constraint, name: str, rule_id: str):
+        flag = z3.Bool(f"c{len(self.names)}")
+        self.names[flag.get_id()] = (name, rule_id, flag)
+        self.solver.assert_and_track(constraint, flag)
+
+    def add_element(self, mn: int, k: int):
+        self.elements.append((mn, k))
+        address = read_address(self.shape, self.fields, bv(mn), bv(k), Arith())
+        self._track(address == bv(self.targets[mn][k]), f"element ({mn},{k}) at {self.targets[mn][k]:#x}",
+                    _rule_for(self.tile, self.mode))
+
+    def descriptor(self, model) -> spec_descriptor.Descriptor:
+        value = lambda v: model.eval(v, model_completion=True).as_long()
+        return spec_descriptor.encode(self.tile.arch, value(self.start) << 4, value(self.lbo) << 4,
+                                      value(self.sbo) << 4, self.mode.swizzle, value(self.base_offset),
+                                      self.mode.lbo_mode)
+
+    def first_wrong(self, desc) -> Optional[tuple]:
+        """The first element spec's read map puts somewhere else than the tile, or None."""
+        op = readmap.Operand(desc, dtypes.dtype(self.tile.dtype), self.tile.major, self.tile.mn,
+                             self.tile.k, self.tile.kind)
+        for mn, (read, wanted) in enumerate(zip(readmap.read_addresses(op), self.targets)):
+            if read != wanted:
+                return mn, next(k for k, (a, b) in enumerate(zip(read, wanted)) if a != b)
+        return None
+
+    def _exclude(self, blocked):
+        """Solutions already found are not wanted again (in the current solver scope)."""
+        for d in blocked:
+            self.solver.add(z3.Or(self.start != d.start_address >> 4, self.lbo != d.leading_byte_offset >> 4,
+                                  self.sbo != d.stride_byte_offset >> 4, self.base_offset != d.base_offset))
+
+    def solve(self, blocked=()):
+        """A descriptor that reads every element right, or None with the unsat core."""
+        self.solver.push()
+        self._exclude(blocked)
+        try:
+            for _ in range(MAX_ROUNDS):
+                # Prefer base offset 0 (what CUTLASS writes): another value only when 0 cannot work.
+                answer = self.solver.check(self.base_offset == 0)
+                if answer != z3.sat:
+                    answer = self.solver.check()
+                if answer != z3.sat:
+                    core = [self.names[c.get_id()] for c in self.solver.unsat_core()] if answer == z3.unsat else []
+                    return None, core, str(answer)
+                desc = self.descriptor(self.solver.model())
+                wrong = self.first_wrong(desc)
+                if wrong is None:
+                    return desc, [], "sat"
+                self.solver.pop()
+                self.add_element(*wrong)
+                self.solver.push()
+                self._exclude(blocked)
+            return None, [], "unknown (too many refinement rounds)"
+        finally:
+            self.solver.pop()
+
+    def ignored_fields(self, desc) -> list:
+        """Fields whose value does not change what is read (checked with spec on every element)."""
+        ignored = []
+        fields = desc.fields_json()
+        # One other value per field: far from any stride a tile uses, and a flipped phase parity.
+        for name, alternatives in (("leading_byte_offset", (fields["leading_byte_offset"] ^ 0x1010,)),
+                                   ("stride_byte_offset", (fields["stride_byte_offset"] ^ 0x2010,)),
+                                   ("base_offset", (fields["base_offset"] ^ 1,))):
+            same = True
+            for value in alternatives:
+                try:
+                    other = spec_descriptor.with_fields(desc, **{name: value})
+                except SpecError:
+                    continue
+                if self.first_wrong(other) is not None:
+                    same = False
+                    break
+            if same:
+                ignored.append(name)
+        return ignored
+
+
+def _canonical_ignored(desc, ignored: list):
+    """Ignored fields take their conventional values: LBO 16 ('assumed 1'), base offset 0."""
+    changes = {}
+    if "leading_byte_offset" in ignored and desc.lbo_mode != "absolute":
+        changes["leading_byte_offset"] = 16
+    if "base_offset" in ignored:
+        changes["base_offset"] = 0
+    return spec_descriptor.with_fields(desc, **changes) if changes else desc
+
+
+def synthesize(tile: Tile, all_solutions: bool = False, limit: int = 32) -> Outcome:
+    targets = tile.targets()
+    modes, excluded = _modes(tile)
+    found, reasons = [], {}
+    for mode in modes:
+        search = _Search(tile, mode, targets)
+        desc, core, answer = search.solve()
+        if desc is None:
+            reasons[mode.name] = _core_text(core, answer)
+            continue
+        ignored = search.ignored_fields(desc)
+        desc = _canonical_ignored(desc, ignored)
+        found.append((desc, ignored))
+        if not all_solutions:
+            break
+        # Enumerate the rest with ignored fields pinned to their conventional values, and base
+        # offsets below the pattern's row count (b and b + rows read the same).
+        rows = 1 << DESCRIPTOR_SWIZZLES[mode.swizzle].bits
+        pins = [z3.ULT(search.base_offset, rows)] if rows < 8 else []   # 8 does not fit 3 bits
+        if "leading_byte_offset" in ignored and mode.lbo_mode != "absolute":
+            pins.append(search.lbo == 1)
+        if "stride_byte_offset" in ignored:
+            pins.append(search.sbo == desc.stride_byte_offset >> 4)
+        if "base_offset" in ignored:
+            pins.append(search.base_offset == 0)
+        search.solver.add(*pins)
+        blocked = [desc]
+        while len(found) < limit:
+            more, _, _ = search.solve(blocked)
+            if more is None:
+                break
+            more = _canonical_ignored(more, ignored)
+            if any(more.raw == d.raw for d, _ in found):
+                blocked.append(more)
+                continue
+            found.append((more, ignored))
+            blocked.append(more)
+    if not found:
+        excluded_text = [f"{name}: {why}" for name, why in excluded.items()]
+        reason_text = [f"{name}: {why}" for name, why in reasons.items()]
+        return Outcome("none", reason="no descriptor reads this tile. " + " | ".join(reason_text + excluded_text),
+                       excluded=excluded)
+    best, ignored = found[0]
+    solutions = [{"descriptor": d.hex, "fields": d.fields_json(), "ignored": ig} for d, ig in found]
+    return Outcome("found", best, ignored=ignored, solutions=solutions if all_solutions else [],
+                   excluded=excluded)
+
+
+def _core_text(core: list, answer: str) -> str:
+    if not core:
+        return f"z3 says {answer}"
+    elements = [name for name, _, _ in core]
+    rules = sorted({rule for _, rule, _ in core} | {"desc.field.encoding", readmap.PHASE.id})
+    return (f"no fields meet {len(elements)} constraints together ({'; '.join(elements)}) under rules "
+            + ", ".join(rules))
+
+
+def check(tile: Tile, desc: spec_descriptor.Descriptor) -> dict:
+    """Does `desc` read `tile`? The first wrong element and, when a right descriptor exists, the
+    fields to change."""
+    targets = tile.targets()
+    op = readmap.make_operand(desc, tile.dtype, tile.major, tile.mn, tile.k, tile.kind)
+    mismatch = None
+    for mn in range(tile.mn):
+        for k in range(tile.k):
+            read = readmap.element_address(op, mn, k)
+            if read != targets[mn][k]:
+                mismatch = {"mn": mn, "k": tile.k_offset + k, "expected": targets[mn][k], "read": read}
+                break
+        if mismatch:
+            break
+    report = {"match": mismatch is None, "descriptor": desc.hex, "fields": desc.fields_json(),
+              "mismatch": mismatch, "violations": [v.as_json() for v in readmap.violations(op)]}
+    if mismatch is None:
+        return report
+    outcome = synthesize(tile)
+    if outcome.status == "found":
+        right = outcome.descriptor.fields_json()
+        report["fix"] = {name: {"from": value, "to": right[name]} for name, value in desc.fields_json().items()
+                         if right[name] != value and name not in outcome.ignored}
+        report["suggested_descriptor"] = outcome.descriptor.hex
+    else:
+        report["fix"] = None
+        report["reason"] = outcome.reason
+    return report

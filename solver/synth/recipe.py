@@ -1,0 +1,189 @@
+"""Tile recipes: the whole set-up for one operand tile in shared memory.
+
+For a tile of MN x K_tile elements in one swizzle mode the recipe gives the smem layout (CuTe notation,
+swizzle on byte addresses), its size and the alignment it needs, the TMA boxes and swizzle that fill
+it, one descriptor per MMA instruction along K (found by synth), and the check that every element
+the TMA boxes write is the one each descriptor reads (exhaustive over the tile: a proof for these
+parameters).
+
+The layout is the one a TMA box writes: K-major, a box is (W/elem_bytes along K) x MN rows, rows W
+bytes apart (8-row groups 8W apart: SBO = 8W), boxes along K one after another (MN*W bytes apart);
+MN-major, a box is (W/elem_bytes along MN) x K_tile rows (K groups of 8 rows 8W apart: SBO = 8W),
+boxes along MN K_tile*W bytes apart (LBO). W is the swizzle width (16 bytes with no swizzle).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from spec.mma import descriptor as spec_descriptor
+from spec.mma import dtypes
+from spec.mma import readmap
+from spec.tma import swizzle as tma_swizzle
+from spec.cute.layout import ComposedLayout, Layout
+from spec.rules import SpecError, check_all, rule
+from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, repeat_bytes
+
+from solver.synth import descriptor as synth
+
+TMA_MODE = {"none": "NONE", "32B": "32B", "64B": "64B", "128B": "128B", "128B_atom32B": "128B_ATOM_32B"}
+ROW_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}
+
+TMA_DESTINATION = rule(
+    "recipe.tma_destination_alignment", "CUDA programming guide (TMA: shared memory 128-byte aligned); "
+    "PTX 5.5.3.1 (16 B)", "A TMA box's shared-memory destination is 128-byte aligned.", subject="recipe")
+SWIZZLE_ALIGNMENT = rule(
+    "recipe.swizzle_alignment", "PTX 5.5.7 (the patterns assume the repeat boundary); PTX Table 41",
+    "A swizzled tile starts on its swizzle's repeat boundary (1024 B for 128B, 512 B for 64B and "
+    "128B_atom32B, 256 B for 32B).", subject="recipe",
+    note="On the H100 a descriptor with base offset 0 reads absolute-address swizzles from any start "
+         "(rule readmap.swizzle_phase), and TMA's phase follows the absolute address too (PTX 5.5.7), so "
+         "an unaligned tile can be consistent; the recipe still refuses it unless asked "
+         "(--allow-unaligned), because code that swizzles offsets relative to the tile (ldmatrix paths, "
+         "hand-written loops) then reads wrong data silently.")
+
+
+@dataclass
+class Recipe:
+    arch: str
+    dtype: str
+    kind: str
+    major: str
+    mn: int
+    k_tile: int
+    swizzle: str
+    smem_address: int
+    layout: ComposedLayout = None
+    size_bytes: int = 0
+    alignment: int = 0
+    tma: dict = field(default_factory=dict)
+    instructions: list = field(default_factory=list)
+    proof: dict = field(default_factory=dict)
+    violations: list = field(default_factory=list)
+    allow_unaligned: bool = False
+
+
+@TMA_DESTINATION.checker
+def _tma_destination(r: "Recipe"):
+    if r.smem_address % 128:
+        return f"smem address {r.smem_address:#x} is not 128-byte aligned"
+    return None
+
+
+@SWIZZLE_ALIGNMENT.checker
+def _swizzle_alignment(r: "Recipe"):
+    if r.swizzle != "none" and r.smem_address % r.alignment and not r.allow_unaligned:
+        return (f"smem address {r.smem_address:#x} is not on the {r.swizzle} repeat boundary "
+                f"({r.alignment} B): the pattern would start in line "
+                f"{(r.smem_address // 128) % (r.alignment // 128)}")
+    return None
+
+
+def _layout(major: str, swizzle: str, per_row: int, mn: int, k_tile: int) -> ComposedLayout:
+    """(mn, k) -> element offset, as the TMA boxes place the tile."""
+    if major == "K":
+        boxes = k_tile // per_row
+        shape = ((8, mn // 8), (per_row, boxes))
+        stride = ((per_row, 8 * per_row), (1, mn * per_row))
+    else:
+        boxes = mn // per_row
+        shape = ((per_row, boxes), (8, k_tile // 8))
+        stride = ((1, k_tile * per_row), (per_row, 8 * per_row))
+    return ComposedLayout(DESCRIPTOR_SWIZZLES[swizzle], 0, Layout(shape, stride))
+
+
+def build(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, swizzle: str, smem_address: int,
+          kind=None, allow_unaligned: bool = False) -> Recipe:
+    spec_descriptor.check_arch(arch)
+    d = dtypes.dtype(dtype_name)
+    kind = dtypes.check_kind(d, kind) if kind else dtypes.default_kind(d)
+    if swizzle not in spec_descriptor.swizzle_codes(arch):
+        raise SpecError("swizzle", swizzle, f"not a {arch} descriptor swizzle; expected one of "
+                        + " ".join(spec_descriptor.swizzle_codes(arch)), "desc.sm90.layout")
+    if major not in readmap.MAJORS:
+        raise SpecError("major", major, "expected K or MN", readmap.MN_EXTENT.id)
+    per_chunk = dtypes.elements_per_chunk(d, kind)
+    if d.bits * per_chunk != 128:
+        raise SpecError("dtype", dtype_name, f"kind::{kind} pads its {d.bits}-bit elements; a TMA box "
+                        "does not write that packing", dtypes.PACKING.id)
+    W = ROW_BYTES[swizzle]
+    per_row = W * 8 // d.bits
+    k_inst = dtypes.default_instruction_k(d, kind)
+    if mn <= 0 or mn % 8 or (major == "MN" and mn % per_row):
+        raise SpecError("mn", mn, f"must be a positive multiple of 8{'' if major == 'K' else f' and of {per_row} (one {swizzle} row)'}",
+                        readmap.MN_EXTENT.id)
+    unit = per_row if major == "K" else 8
+    if k_tile <= 0 or k_tile % unit or k_tile % k_inst:
+        raise SpecError("k_tile", k_tile, f"must be a positive multiple of {unit} (one box along K) and of "
+                        f"the instruction K {k_inst}", readmap.MN_EXTENT.id)
+    if smem_address < 0 or smem_address % 16 or smem_address >= 1 << 18:
+        raise SpecError("smem_address", smem_address, "must be a multiple of 16 below 2^18",
+                        spec_descriptor.FIELD_ENCODING.id)
+    r = Recipe(arch, d.name, kind, major, mn, k_tile, swizzle, smem_address, allow_unaligned=allow_unaligned)
+    r.layout = _layout(major, swizzle, per_row, mn, k_tile)
+    r.size_bytes = mn * k_tile * d.bits // 8
+    r.alignment = max(128, repeat_bytes(swizzle))
+    r.violations = check_all("recipe", r)
+    if r.violations:
+        return r
+    r.tma = _tma(r, per_row, d)
+    tile = synth.make_tile(arch, d.name, major, mn, r.layout, smem_address, kind=kind)
+    for k0 in range(0, k_tile, k_inst):
+        outcome = synth.synthesize(synth.Tile(arch, d.name, major, mn, k_inst, k0, r.layout, smem_address, kind))
+        r.instructions.append({"k_offset": k0, "status": outcome.status,
+                               "descriptor": outcome.descriptor.hex if outcome.descriptor else None,
+                               "fields": outcome.descriptor.fields_json() if outcome.descriptor else None,
+                               "reason": outcome.reason or None})
+    r.proof = _prove(r, tile, per_row, d, k_inst)
+    return r
+
+
+def _tma(r: Recipe, per_row: int, d) -> dict:
+    mode = TMA_MODE[r.swizzle]
+    if r.major == "K":
+        box, count, step = [per_row, r.mn], r.k_tile // per_row, r.mn * per_row * d.bits // 8
+        along = "K"
+    else:
+        box, count, step = [per_row, r.k_tile], r.mn // per_row, r.k_tile * per_row * d.bits // 8
+        along = "MN"
+    loads = [{"box_origin": {along: i * per_row}, "smem_address": r.smem_address + i * step} for i in range(count)]
+    return {"swizzle": mode, "box": box, "box_order": "d0 fastest: " + ("K, MN" if r.major == "K" else "MN, K"),
+            "loads": loads, "box_bytes": box[0] * box[1] * d.bits // 8}
+
+
+def _tma_address(r: Recipe, per_row: int, d, mn: int, k: int) -> int:
+    """Where the TMA box loads put element (mn, k): dense box, d0 fastest, then the TMA swizzle on the
+    absolute address (spec.tma.swizzle, PTX 5.5.7)."""
+    if r.major == "K":
+        load, inner, outer = k // per_row, k % per_row, mn
+    else:
+        load, inner, outer = mn // per_row, mn % per_row, k
+    base = r.tma["loads"][load]["smem_address"]
+    return tma_swizzle.swizzle_byte_address(r.tma["swizzle"], base + (outer * per_row + inner) * d.bits // 8)
+
+
+def _prove(r: Recipe, tile, per_row: int, d, k_inst: int) -> dict:
+    """Every element each instruction reads is where the TMA boxes put it (exhaustive)."""
+    checked = 0
+    for instruction in r.instructions:
+        if instruction["status"] != "found":
+            return {"status": "refuted", "reason": f"no descriptor for K offset {instruction['k_offset']}"}
+        desc = spec_descriptor.decode(r.arch, int(instruction["descriptor"], 16))
+        op = readmap.make_operand(desc, r.dtype, r.major, r.mn, k_inst, r.kind)
+        for mn in range(r.mn):
+            for k in range(k_inst):
+                written = _tma_address(r, per_row, d, mn, instruction["k_offset"] + k)
+                read = readmap.element_address(op, mn, k)
+                if written != read:
+                    return {"status": "refuted", "element": [mn, instruction["k_offset"] + k],
+                            "written": written, "read": read}
+                checked += 1
+    return {"status": "proved", "method": "exhaustive", "elements": checked,
+            "statement": "every element each descriptor reads is the one the TMA boxes wrote there"}
+
+
+def as_json(r: Recipe) -> dict:
+    return {"arch": r.arch, "dtype": r.dtype, "kind": r.kind, "major": r.major, "mn": r.mn,
+            "k_tile": r.k_tile, "swizzle": r.swizzle, "smem_address": r.smem_address,
+            "layout": r.layout.notation() if r.layout else None, "size_bytes": r.size_bytes,
+            "alignment": r.alignment, "tma": r.tma or None, "instructions": r.instructions,
+            "proof": r.proof or None, "violations": [v.as_json() for v in r.violations]}

@@ -1,0 +1,250 @@
+"""A descriptor together with the tile it is meant to read (the `check` command's arguments; the
+`desc` target of `layoutproof fuzz`).
+
+The tile is the user's: element (mn, k) of the operand lives at byte address swizzle(B + byte(L(mn, k)))
+for a CuTe layout L (optionally composed with a byte-address swizzle), a start address B, and
+byte(o) = (o div T) * 16 + the element's byte in its chunk (spec.mma.dtypes). The descriptor is read as
+the MMA reads it (spec.mma.readmap).
+
+The rules here say, field by field, what a descriptor must hold to read that tile, from the
+definitions of PTX 9.7.16.3.1-2 (the same ones spec.mma.readmap computes addresses from): each field is
+the distance between two elements of the tile's *linear* (unswizzled) layout, and a field is used only
+when the instruction reads the second element:
+
+  | major | swizzle | SBO: from (0,0) to        | LBO: from (0,0) to           |
+  | K     | none    | (8, 0): the next 8-row group | (0, T): the next K chunk     |
+  | K     | W bytes | (8, 0)                     | (0, T*W/16): the next K atom |
+  | MN    | none    | (T, 0): the next MN chunk  | (0, 8): the next 8 K rows    |
+  | MN    | W bytes | (0, R): the next R K rows  | (T*W/16, 0): the next MN atom |
+
+(R = 8; 4 for 128B_atom32B.) The start address is the linear address of element (0, 0); the swizzle is
+the layout's; the base offset is 0 (the tile's swizzle acts on absolute addresses, which base offset 0
+reads from any start on the H100: rule readmap.swizzle_phase). The absolute LBO mode (sm103) is left
+out of the LBO rule: there LBO is an address, not a distance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
+
+from spec.mma import descriptor as spec_descriptor
+from spec.mma import dtypes
+from spec.mma import readmap
+from spec.cute.layout import ComposedLayout, flatten, parse_layout
+from spec.rules import SpecError, check_all, rule
+from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, pattern_rows
+
+SUBJECT = "desc_case"
+SOURCE = "PTX 9.7.16.3.1-2 (LBO, SBO, start address), 9.7.16.10.6 (swizzle); CLI contract (check)"
+
+SWIZZLE = rule("desc.tile.swizzle", SOURCE,
+               "The descriptor's swizzle is the tile layout's swizzle.", subject=SUBJECT)
+START = rule("desc.tile.start_address", SOURCE,
+             "The descriptor's start address is the tile's linear (unswizzled) address of element (0, 0).",
+             subject=SUBJECT)
+SBO = rule("desc.tile.stride_byte_offset", SOURCE,
+           "Where the instruction reads past the first 8-row group (K-major), MN chunk (MN-major, no "
+           "swizzle) or R K rows (MN-major, swizzled), SBO is the tile's linear distance to it.",
+           subject=SUBJECT)
+LBO = rule("desc.tile.leading_byte_offset", SOURCE,
+           "Where the instruction reads past the first K chunk (K-major, no swizzle), K atom (K-major, "
+           "swizzled), 8 K rows (MN-major, no swizzle) or MN atom (MN-major, swizzled), LBO (relative "
+           "mode) is the tile's linear distance to it.", subject=SUBJECT)
+BASE_OFFSET = rule("desc.tile.base_offset", "H100 (rule readmap.swizzle_phase); PTX 9.7.16.4.1 Table 41",
+                   "With a swizzle, the base offset is 0 modulo the pattern's rows (2 for 32B, 4 for 64B and "
+                   "128B_atom32B, 8 for 128B): the tile's swizzle acts on absolute addresses.",
+                   subject=SUBJECT, evidence="hardware",
+                   note="Table 41's base offset ((start >> 7) & 7) phases the pattern from the start "
+                        "instead: right for a tile swizzled relative to its start, wrong for this one.")
+MISREAD = rule("desc.tile.reads", "CLI contract (check); spec.mma.readmap",
+               "Definition: the descriptor reads the tile when every element (mn, k) of the instruction "
+               "is read from the address where the tile holds it.")
+
+
+@dataclass(frozen=True)
+class DescCase:
+    desc: spec_descriptor.Descriptor
+    operand: readmap.Operand
+    layout: ComposedLayout
+    start_address: int            # B, the tile's base byte address
+
+
+@lru_cache(maxsize=4096)
+def _parsed(text: str):
+    return parse_layout(text)
+
+
+def parse_case(case: dict, arch: str) -> DescCase:
+    """The case document {"descriptor", "dtype", "major", "mn", "k", "layout", "start_address", "kind"}
+    on `arch`; SpecError when malformed."""
+    for key in ("descriptor", "dtype", "major", "mn", "layout", "start_address"):
+        if key not in case:
+            raise SpecError(key, None, "missing from the desc case", MISREAD.id)
+    desc = spec_descriptor.decode(spec_descriptor.check_arch(arch), spec_descriptor.parse_word(str(case["descriptor"])))
+    operand = readmap.make_operand(desc, case["dtype"], case["major"], case["mn"], case.get("k"), case.get("kind"))
+    layout = _parsed(case["layout"]) if isinstance(case["layout"], str) else case["layout"]
+    if not isinstance(layout, ComposedLayout):
+        layout = ComposedLayout(DESCRIPTOR_SWIZZLES["none"], 0, layout)
+    start = case["start_address"]
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise SpecError("start_address", start, "a non-negative byte address", MISREAD.id)
+    return DescCase(desc, operand, layout, start)
+
+
+# --- The tile's side -----------------------------------------------------------------------------------
+def _byte(c: DescCase, offset: int) -> int:
+    per_chunk = c.operand.elements_per_chunk
+    return (offset // per_chunk) * 16 + dtypes.byte_in_chunk(c.operand.dtype, c.operand.kind, offset % per_chunk)
+
+
+def linear_address(c: DescCase, mn: int, k: int) -> int:
+    """The tile's address of element (mn, k) before its swizzle."""
+    return c.start_address + _byte(c, c.layout.offset + c.layout.layout(mn, k))
+
+
+def tile_address(c: DescCase, mn: int, k: int) -> int:
+    return c.layout.swizzle(linear_address(c, mn, k))
+
+
+def tile_swizzle(c: DescCase) -> Optional[str]:
+    """The descriptor swizzle name of the layout's swizzle (None: no descriptor swizzle is it)."""
+    s = c.layout.swizzle
+    if s.bits == 0:
+        return "none"
+    return next((name for name, d in DESCRIPTOR_SWIZZLES.items() if d == s), None)
+
+
+def _second_elements(c: DescCase, swizzle: str) -> dict:
+    """field -> the element (mn, k) whose distance from (0, 0) it is (the table in the docstring)."""
+    T = c.operand.elements_per_chunk
+    atom = T * readmap._row_bytes(swizzle) // 16           # elements in one W-byte swizzle row
+    if c.operand.major == "K":
+        return {"sbo": (8, 0), "lbo": (0, T if swizzle == "none" else atom)}
+    if swizzle == "none":
+        return {"sbo": (T, 0), "lbo": (0, 8)}
+    return {"sbo": (0, 4 if swizzle == "128B_atom32B" else 8), "lbo": (atom, 0)}
+
+
+def tile_fields(c: DescCase) -> dict:
+    """What the tile needs: {"swizzle", "start_address", "sbo", "lbo"}; sbo / lbo are None where the
+    instruction does not read the element they lead to (the field is then free)."""
+    swizzle = tile_swizzle(c)
+    fields = {"swizzle": swizzle, "start_address": linear_address(c, 0, 0), "sbo": None, "lbo": None}
+    if swizzle is None:
+        return fields
+    origin = linear_address(c, 0, 0)
+    for name, (mn, k) in _second_elements(c, swizzle).items():
+        if mn < c.operand.mn and k < c.operand.k:
+            fields[name] = linear_address(c, mn, k) - origin
+    return fields
+
+
+@SWIZZLE.checker
+def _swizzle(c: DescCase):
+    want = tile_swizzle(c)
+    if c.desc.swizzle != want:
+        return f"the descriptor says {c.desc.swizzle}; the tile is swizzled {want or c.layout.swizzle}"
+    return None
+
+
+@START.checker
+def _start(c: DescCase):
+    want = linear_address(c, 0, 0)
+    if c.desc.start_address != want:
+        return f"start address {c.desc.start_address:#x}; element (0, 0) is at {want:#x}"
+    return None
+
+
+@SBO.checker
+def _sbo(c: DescCase):
+    want = tile_fields(c)["sbo"]
+    if want is not None and c.desc.stride_byte_offset != want:
+        return f"SBO {c.desc.stride_byte_offset}; the tile's stride is {want}"
+    return None
+
+
+@LBO.checker
+def _lbo(c: DescCase):
+    want = tile_fields(c)["lbo"]
+    if c.desc.lbo_mode != "absolute" and want is not None and c.desc.leading_byte_offset != want:
+        return f"LBO {c.desc.leading_byte_offset}; the tile's stride is {want}"
+    return None
+
+
+@BASE_OFFSET.checker
+def _base_offset(c: DescCase):
+    if c.desc.swizzle in DESCRIPTOR_SWIZZLES and c.desc.swizzle != "none" \
+            and c.desc.base_offset % pattern_rows(c.desc.swizzle):
+        return f"base offset {c.desc.base_offset} re-phases the tile's absolute-address swizzle"
+    return None
+
+
+def violations(c: DescCase) -> list:
+    """Every rule the case breaks: the descriptor's, the operand request's, and the tile's."""
+    return readmap.violations(c.operand) + check_all(SUBJECT, c)
+
+
+def _mode_offsets(layout, mode: int, count: int) -> list:
+    """L restricted to one top-level mode at indices 0 .. count-1 (colexicographic, PTX / CuTe order):
+    an odometer over the mode's flat shape, each digit adding its stride."""
+    shape, stride = flatten(layout.shape[mode]), flatten(layout.stride[mode])
+    if any(not isinstance(d, int) for d in stride):
+        return [layout(*((i, 0) if mode == 0 else (0, i))) for i in range(count)]
+    digits, offset, offsets = [0] * len(shape), 0, []
+    for _ in range(count):
+        offsets.append(offset)
+        for j, size in enumerate(shape):        # increment the odometer, lowest digit first
+            digits[j] += 1
+            offset += stride[j]
+            if digits[j] < size or j == len(shape) - 1:
+                break
+            offset -= size * stride[j]
+            digits[j] = 0
+    return offsets
+
+
+def first_misread(c: DescCase) -> Optional[dict]:
+    """The first element (mn, k) read from elsewhere than the tile holds it, or None. A CuTe layout of
+    two modes is the sum of its modes, L(mn, k) = L(mn, 0) + L(0, k), so the offsets come from MN + K
+    evaluations; the byte addresses need the chunk arithmetic of _byte per element."""
+    reads = readmap.read_addresses(c.operand)
+    along_mn = [c.layout.offset + o for o in _mode_offsets(c.layout.layout, 0, c.operand.mn)]
+    along_k = _mode_offsets(c.layout.layout, 1, c.operand.k)
+    per_chunk, d, kind = c.operand.elements_per_chunk, c.operand.dtype, c.operand.kind
+    in_chunk = [dtypes.byte_in_chunk(d, kind, i) for i in range(per_chunk)]
+    swizzle, start = c.layout.swizzle, c.start_address
+    mask, shift = swizzle.yyy_mask, swizzle.shift     # swizzle(a) = a ^ ((a & mask) >> shift), S >= 0
+    if shift < 0:
+        return _first_misread_slow(c, reads, along_mn, along_k, in_chunk)
+    bits = d.bits
+    if bits >= 8 and all(in_chunk[i] == i * bits // 8 for i in range(per_chunk)):
+        # unpadded whole-byte elements: byte(o) = o * bits / 8, one row of K at a time
+        k_bytes = [step * bits // 8 for step in along_k]
+        for mn, row in enumerate(along_mn):
+            base = start + row * bits // 8
+            held_row = [a ^ ((a & mask) >> shift) for a in [base + b for b in k_bytes]]
+            if held_row != reads[mn]:
+                k = next(k for k, (x, y) in enumerate(zip(held_row, reads[mn])) if x != y)
+                return {"element": {"mn": mn, "k": k}, "read_from": reads[mn][k], "held_at": held_row[k]}
+        return None
+    for mn, row in enumerate(along_mn):
+        read_row = reads[mn]
+        for k, step in enumerate(along_k):
+            chunk, index = divmod(row + step, per_chunk)
+            linear = start + chunk * 16 + in_chunk[index]
+            held = linear ^ ((linear & mask) >> shift)
+            if read_row[k] != held:
+                return {"element": {"mn": mn, "k": k}, "read_from": read_row[k], "held_at": held}
+    return None
+
+
+def _first_misread_slow(c: DescCase, reads, along_mn, along_k, in_chunk) -> Optional[dict]:
+    per_chunk = len(in_chunk)
+    for mn, row in enumerate(along_mn):
+        for k, step in enumerate(along_k):
+            chunk, index = divmod(row + step, per_chunk)
+            held = c.layout.swizzle(c.start_address + chunk * 16 + in_chunk[index])
+            if reads[mn][k] != held:
+                return {"element": {"mn": mn, "k": k}, "read_from": reads[mn][k], "held_at": held}
+    return None

@@ -1,0 +1,339 @@
+"""A whole TMA + MMA recipe for one operand tile: the TMA boxes that fill shared memory and the
+descriptor of each MMA instruction along K (the `recipe` target of `layoutproof fuzz`).
+
+A case: {"dtype", "major": "K"|"MN", "mn", "k_tile", "smem_address",
+         "tma": {"swizzle", "boxDim": [inner elements, rows], "box_count", "box_stride_bytes"},
+         "descriptors": [{"k_offset", "descriptor"}, ...]}   one per instruction K along k_tile.
+
+Where the data lands (spec.tma.place): box b is written at smem_address + b * box_stride_bytes, in
+order b = 0, 1, ...; K-major, box b holds K elements [b*inner, (b+1)*inner) of rows 0 .. rows-1 (the
+MN rows); MN-major, MN elements [b*inner, (b+1)*inner) of K rows 0 .. rows-1. Where it is read from:
+spec.mma.readmap, each k-step descriptor reading (mn, k_offset + k) for k < the instruction K.
+
+The recipe rules say what the boxes and the descriptors must be for the two to agree, from the layout
+a TMA box writes (solver/synth/recipe.py): W = the TMA swizzle's row (its span; 16 bytes, one chunk, with no
+swizzle: an unswizzled box row is dense, and core-matrix rows are 16 bytes apart), E = element bytes,
+T = 16 / E, Kinst = 32 / E (the instruction K), S = box_stride_bytes, A = smem_address:
+
+  | major | box        | k-step j starts at                  | SBO (where used)      | LBO (where used)  |
+  | K     | W/E x mn   | A + (32j div W)*S + (32j mod W)      | 8W (mn > 8)           | S (no swizzle)    |
+  | MN    | W/E x k    | A + j*Kinst*W                        | none: S (mn > T);     | none: 128 (Kinst > 8); |
+  |       |            |                                      | else R*W (Kinst > R)  | else S (mn > W/E) |
+
+(R = 8 K rows; 4 for 128B_ATOM_32B.) The boxes lie back to back (S = rows * W). Element types: whole
+bytes with no padding (8-, 16-, 32-bit); the kind is the type's default kind.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from spec.mma import descriptor as spec_descriptor
+from spec.mma import dtypes
+from spec.mma import readmap
+from spec.tma import place as tma_place
+from spec.rules import SpecError, check_all, rule
+from spec.cute.swizzle import pattern_rows, repeat_bytes
+
+SUBJECT = "recipe_case"
+SOURCE = "solver/synth/recipe.py (the layout a TMA box writes); PTX 5.5.7, 9.7.16.3.1-2"
+# TMA swizzle -> the descriptor swizzle that reads the same pattern (absolute-address XOR, PTX 5.5.7 and
+# 9.7.16.10.6); the TMA modes a recipe case may use
+TMA_TO_DESC = {"NONE": "none", "32B": "32B", "64B": "64B", "128B": "128B", "128B_ATOM_32B": "128B_atom32B"}
+ROW_BYTES = {"NONE": 16, "32B": 32, "64B": 64, "128B": 128, "128B_ATOM_32B": 128}
+
+SWIZZLE_MATCHES = rule(
+    "recipe.box.swizzle_matches", "PTX 5.5.7 (TMA swizzle modes), 9.7.16.10.6 (descriptor swizzles)",
+    "Every k-step descriptor's swizzle is the TMA box's: NONE-none, 32B, 64B, 128B, "
+    "128B_ATOM_32B-128B_atom32B.", subject=SUBJECT)
+INNER_IS_ROW = rule(
+    "recipe.box.inner_is_swizzle_row", SOURCE,
+    "A box row is one swizzle row: boxDim[0] * element size = W, the TMA swizzle's span (16 bytes, one "
+    "core-matrix row, with no swizzle: unswizzled TMA rows are dense).", subject=SUBJECT)
+COVERS_TILE = rule(
+    "recipe.box.covers_tile", SOURCE,
+    "The boxes cover the tile exactly: K-major, rows = mn and box_count * boxDim[0] = k_tile; MN-major, "
+    "rows = k_tile and box_count * boxDim[0] = mn.", subject=SUBJECT)
+BOX_STRIDE = rule(
+    "recipe.box.stride", SOURCE,
+    "With more than one box, consecutive boxes land back to back: box_stride_bytes = rows * W.",
+    subject=SUBJECT)
+SWIZZLE_ALIGNMENT = rule(
+    "recipe.case.swizzle_alignment", "PTX 5.5.7; PTX Table 41 (as rule recipe.swizzle_alignment)",
+    "With a swizzle, smem_address is on the swizzle's repeat boundary (1024 B for 128B, 512 B for 64B "
+    "and 128B_ATOM_32B, 256 B for 32B).", subject=SUBJECT,
+    note="The H100 reads absolute-address swizzles from any start (rule readmap.swizzle_phase), so an "
+         "unaligned tile can still be read right; code that swizzles offsets from the tile cannot.")
+K_STEP_START = rule(
+    "recipe.k_step.start", SOURCE + "; PTX 9.7.16.3.1 (matrix start address)",
+    "Each k-step descriptor's start address is where the TMA boxes put its first element (0, k_offset) "
+    "before the swizzle: K-major A + (32j div W)*S + (32j mod W), MN-major A + j*Kinst*W.",
+    subject=SUBJECT)
+K_STEP_SBO = rule(
+    "recipe.k_step.sbo", SOURCE + "; PTX 9.7.16.3.2 (SBO)",
+    "Where the instruction uses it, each descriptor's SBO is the placement's: K-major 8W (mn > 8); "
+    "MN-major no swizzle S (mn > T), swizzled R*W (Kinst > R; R = 8, 4 for 128B_ATOM_32B).",
+    subject=SUBJECT)
+K_STEP_LBO = rule(
+    "recipe.k_step.lbo", SOURCE + "; PTX 9.7.16.3.2 (LBO)",
+    "Where the instruction uses it, each descriptor's LBO is the placement's: K-major no swizzle S (the "
+    "next box holds the next K chunk); MN-major no swizzle 128 (Kinst > 8), swizzled S (mn > W/E).",
+    subject=SUBJECT)
+K_STEP_BASE_OFFSET = rule(
+    "recipe.k_step.base_offset", "H100 (rule readmap.swizzle_phase); PTX 5.5.7",
+    "With a swizzle, each descriptor's base offset is 0 modulo the pattern's rows (2 for 32B, 4 for 64B "
+    "and 128B_atom32B, 8 for 128B): TMA swizzles absolute addresses, and base offset 0 reads them so "
+    "(as rule desc.tile.base_offset).", subject=SUBJECT, evidence="hardware")
+READS = rule(
+    "recipe.case.reads", "CLI contract (fuzz recipe); spec.tma.place; spec.mma.readmap",
+    "Definition: a recipe reads right when every element (mn, k) each k-step descriptor reads is read "
+    "from the address where the TMA boxes last wrote that element.")
+
+
+@dataclass(frozen=True)
+class RecipeCase:
+    arch: str
+    dtype: dtypes.DType
+    major: str
+    mn: int
+    k_tile: int
+    smem_address: int
+    tma_swizzle: str
+    inner: int
+    rows: int
+    box_count: int
+    box_stride: int
+    steps: tuple          # (k_offset, readmap.Operand) per instruction
+
+    @property
+    def element_bytes(self) -> int:
+        return self.dtype.bits // 8
+
+    @property
+    def k_inst(self) -> int:
+        return 32 // self.element_bytes
+
+    @property
+    def row(self) -> int:
+        return ROW_BYTES[self.tma_swizzle]
+
+
+def _int(value, name, lo=0, hi=None, multiple=1, rule_id=READS.id):
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value >= hi) \
+            or value % multiple:
+        bound = f" below {hi}" if hi is not None else ""
+        raise SpecError(name, value, f"expected an integer >= {lo}{bound}"
+                        + (f", a multiple of {multiple}" if multiple > 1 else ""), rule_id)
+    return value
+
+
+def parse_case(case: dict, arch: str) -> RecipeCase:
+    """The case document on `arch`; SpecError (naming the field) when malformed."""
+    spec_descriptor.check_arch(arch)
+    if not isinstance(case, dict):
+        raise SpecError("case", case, "expected a JSON object", READS.id)
+    for key in ("dtype", "major", "mn", "k_tile", "smem_address", "tma", "descriptors"):
+        if key not in case:
+            raise SpecError(key, None, "missing from the recipe case", READS.id)
+    d = dtypes.dtype(case["dtype"])
+    if d.bits < 8:
+        raise SpecError("dtype", d.name, "a recipe case takes whole-byte element types", dtypes.PACKING.id)
+    if case["major"] not in readmap.MAJORS:
+        raise SpecError("major", case["major"], "expected K or MN", readmap.MN_EXTENT.id)
+    mn = _int(case["mn"], "mn", 8, 1 << 12, 8, readmap.MN_EXTENT.id)
+    k_inst = 256 // d.bits
+    k_tile = _int(case["k_tile"], "k_tile", k_inst, 1 << 12, k_inst, readmap.MN_EXTENT.id)
+    smem = _int(case["smem_address"], "smem_address", 0, 1 << 18, 16, spec_descriptor.FIELD_ENCODING.id)
+    tma = case["tma"]
+    if not isinstance(tma, dict):
+        raise SpecError("tma", tma, "expected an object", READS.id)
+    for key in ("swizzle", "boxDim", "box_count", "box_stride_bytes"):
+        if key not in tma:
+            raise SpecError(f"tma.{key}", None, "missing from the recipe case", READS.id)
+    swizzle = tma["swizzle"]
+    allowed = [m for m in TMA_TO_DESC if arch != "sm90" or m != "128B_ATOM_32B"]
+    if swizzle not in allowed:
+        raise SpecError("tma.swizzle", swizzle, f"expected one of {' '.join(allowed)} on {arch}",
+                        SWIZZLE_MATCHES.id)
+    box = tma["boxDim"]
+    if not isinstance(box, list) or len(box) != 2:
+        raise SpecError("tma.boxDim", box, "expected [inner elements, rows]", tma_place.BOX_RANGE.id)
+    inner = _int(box[0], "tma.boxDim[0]", 1, rule_id=tma_place.BOX_RANGE.id)
+    rows = _int(box[1], "tma.boxDim[1]", 1, rule_id=tma_place.BOX_RANGE.id)
+    count = _int(tma["box_count"], "tma.box_count", 1, 1 << 12)
+    stride = _int(tma["box_stride_bytes"], "tma.box_stride_bytes", 0, 1 << 18, 16)
+    descs = case["descriptors"]
+    if not isinstance(descs, list) or len(descs) != k_tile // k_inst:
+        raise SpecError("descriptors", None, f"expected a list of {k_tile // k_inst} k-steps (k_tile / "
+                        f"instruction K {k_inst})", READS.id)
+    steps = []
+    for j, step in enumerate(descs):
+        if not isinstance(step, dict) or step.get("k_offset") != j * k_inst or "descriptor" not in step:
+            raise SpecError(f"descriptors[{j}]", step, f"expected {{'k_offset': {j * k_inst}, "
+                            f"'descriptor': '0x...'}}", READS.id)
+        desc = spec_descriptor.decode(arch, spec_descriptor.parse_word(str(step["descriptor"])))
+        steps.append((j * k_inst, readmap.make_operand(desc, d.name, case["major"], mn, k_inst)))
+    return RecipeCase(arch, d, case["major"], mn, k_tile, smem, swizzle, inner, rows, count, stride, tuple(steps))
+
+
+# --- Where the boxes put the tile -----------------------------------------------------------------------
+def boxes(c: RecipeCase) -> list:
+    """The TMA boxes, in issue order: (box, tma_place.Box)."""
+    return [tma_place.make_box(c.tma_swizzle, c.element_bytes, (c.inner, c.rows),
+                               c.smem_address + b * c.box_stride, coord0=b * c.inner)
+            for b in range(c.box_count)]
+
+
+def written(c: RecipeCase) -> tuple:
+    """(written_at, holds): written_at[(mn, k)] = the address where a box wrote element (mn, k) of the
+    tile (its last write); holds[address] = the element the last write there left."""
+    written_at, holds = {}, {}
+    for b, box in enumerate(boxes(c)):
+        addresses = tma_place.place(box)
+        for row in range(c.rows):
+            for i in range(c.inner):
+                element = (row, b * c.inner + i) if c.major == "K" else (b * c.inner + i, row)
+                address = addresses[row * c.inner + i]
+                previous = holds.get(address)
+                if previous is not None and written_at.get(previous) == address:
+                    del written_at[previous]
+                holds[address] = element
+                written_at[element] = address
+    return written_at, holds
+
+
+def needs(c: RecipeCase) -> dict:
+    """What the recipe's layout needs of the descriptors (the table in the module docstring): "starts"
+    (one per k-step), "sbo", "lbo" (None where the instruction does not use the field)."""
+    W, S, A, E, kinst = c.row, c.box_stride, c.smem_address, c.element_bytes, c.k_inst
+    count = len(c.steps)
+    if c.major == "K":
+        starts = [A + (32 * j // W) * S + (32 * j) % W for j in range(count)]
+        sbo = 8 * W if c.mn > 8 else None
+        lbo = S if c.tma_swizzle == "NONE" else None
+    else:
+        starts = [A + j * kinst * W for j in range(count)]
+        if c.tma_swizzle == "NONE":
+            sbo = S if c.mn > 16 // E else None
+            lbo = 128 if kinst > 8 else None
+        else:
+            R = 4 if c.tma_swizzle == "128B_ATOM_32B" else 8
+            sbo = R * W if kinst > R else None
+            lbo = S if c.mn > W // E else None
+    return {"starts": starts, "sbo": sbo, "lbo": lbo}
+
+
+# --- Checks ------------------------------------------------------------------------------------------------
+@SWIZZLE_MATCHES.checker
+def _swizzle_matches(c: RecipeCase):
+    want = TMA_TO_DESC[c.tma_swizzle]
+    for k0, op in c.steps:
+        if op.desc.swizzle != want:
+            return f"k-step {k0}: descriptor swizzle {op.desc.swizzle}; the TMA box is {c.tma_swizzle}"
+    return None
+
+
+@INNER_IS_ROW.checker
+def _inner_is_row(c: RecipeCase):
+    inner = c.inner * c.element_bytes
+    return None if inner == c.row else f"boxDim[0] = {inner} bytes; the {c.tma_swizzle} row is {c.row}"
+
+
+@COVERS_TILE.checker
+def _covers(c: RecipeCase):
+    along, across = (c.k_tile, c.mn) if c.major == "K" else (c.mn, c.k_tile)
+    if c.rows != across:
+        return f"boxes of {c.rows} rows; the tile has {across}"
+    if c.box_count * c.inner != along:
+        return f"{c.box_count} boxes x {c.inner} cover {c.box_count * c.inner}; the tile has {along}"
+    return None
+
+
+@BOX_STRIDE.checker
+def _stride(c: RecipeCase):
+    want = c.rows * c.row
+    if c.box_count > 1 and c.box_stride != want:
+        return f"boxes {c.box_stride} bytes apart; back to back is {want}"
+    return None
+
+
+@SWIZZLE_ALIGNMENT.checker
+def _alignment(c: RecipeCase):
+    if c.tma_swizzle == "NONE":
+        return None
+    boundary = repeat_bytes(TMA_TO_DESC[c.tma_swizzle])
+    return None if c.smem_address % boundary == 0 else \
+        f"smem address {c.smem_address:#x} is not on the {c.tma_swizzle} repeat boundary ({boundary} B)"
+
+
+@K_STEP_START.checker
+def _start(c: RecipeCase):
+    for (k0, op), want in zip(c.steps, needs(c)["starts"]):
+        if op.desc.start_address != want:
+            return f"k-step {k0}: start {op.desc.start_address:#x}; element (0, {k0}) lands at {want:#x}"
+    return None
+
+
+@K_STEP_SBO.checker
+def _sbo(c: RecipeCase):
+    want = needs(c)["sbo"]
+    for k0, op in c.steps:
+        if want is not None and op.desc.stride_byte_offset != want:
+            return f"k-step {k0}: SBO {op.desc.stride_byte_offset}; the placement needs {want}"
+    return None
+
+
+@K_STEP_LBO.checker
+def _lbo(c: RecipeCase):
+    want = needs(c)["lbo"]
+    for k0, op in c.steps:
+        if want is not None and op.desc.leading_byte_offset != want:
+            return f"k-step {k0}: LBO {op.desc.leading_byte_offset}; the placement needs {want}"
+    return None
+
+
+@K_STEP_BASE_OFFSET.checker
+def _base_offset(c: RecipeCase):
+    for k0, op in c.steps:
+        if op.desc.swizzle != "none" and op.desc.base_offset % pattern_rows(op.desc.swizzle):
+            return f"k-step {k0}: base offset {op.desc.base_offset} re-phases TMA's absolute swizzle"
+    return None
+
+
+def _once(found: list, seen: set, items) -> None:
+    for v in items:
+        if v.rule.id not in seen:
+            seen.add(v.rule.id)
+            found.append(v)
+
+
+def violations(c: RecipeCase) -> list:
+    """Every rule the case breaks, each once: the boxes' (tma_box), each k-step's descriptor and operand
+    rules (spec.mma.readmap), and the recipe's."""
+    found, seen = [], set()
+    for box in boxes(c):
+        _once(found, seen, tma_place.violations(box))
+    for _, op in c.steps:
+        _once(found, seen, readmap.violations(op))
+    _once(found, seen, check_all(SUBJECT, c))
+    return found
+
+
+def first_misread(c: RecipeCase) -> Optional[dict]:
+    """The first element (k-step order, then mn, then k) some k-step descriptor reads from elsewhere than
+    the boxes left it: {"k_step", "element": {"mn", "k"}, "read_from", "written_at"} (written_at None:
+    no box wrote it; "holds": the element left at read_from, when another), or None."""
+    written_at, holds = written(c)
+    for k0, op in c.steps:
+        reads = readmap.read_addresses(op)
+        for mn in range(c.mn):
+            row = reads[mn]
+            for k in range(op.k):
+                element = (mn, k0 + k)
+                if holds.get(row[k]) != element:
+                    witness = {"k_step": k0, "element": {"mn": mn, "k": k0 + k}, "read_from": row[k],
+                               "written_at": written_at.get(element)}
+                    if row[k] in holds:
+                        witness["holds"] = {"mn": holds[row[k]][0], "k": holds[row[k]][1]}
+                    return witness
+    return None

@@ -1,0 +1,165 @@
+"""Where a tiled TMA box load puts each element in shared memory (PTX 5.5.7; REFERENCE.md 5).
+
+The box is written row by row from the destination address, dimension 0 fastest: boxDim[0] elements
+per row (no traversal stride along dimension 0), ceil(box_i / stride_i) rows along every other
+dimension i. Without a swizzle the rows are dense; with one, each row starts a new swizzle-span row
+(rule tma.place.row_pitch). Then every byte goes where the swizzle mode's table sends its absolute
+address (spec.tma.swizzle). Both were observed on an H100 (tests/hardware/tma_loads_sm90.json.gz,
+replayed by tests/test_tma_replay.py), which also showed that a load whose first element along
+dimension 0 is not on a 16-byte column traps (rule tma.load.coord0_16B).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spec.tma import swizzle as tma_swizzle
+from spec.rules import SpecError, check_all, rule
+
+PLACEMENT = rule(
+    "tma.place.tiled", "PTX 5.5.7 (seed 004); REFERENCE.md 5; H100",
+    "A tiled box lands row by row from the destination address, dimension 0 fastest: boxDim[0] elements "
+    "per row, ceil(box_i / elementStrides_i) along every other dimension i (elementStrides[0] is "
+    "ignored), rows tma.place.row_pitch apart, each byte then moved by the swizzle mode's table applied "
+    "to its absolute address.", evidence="hardware",
+    note="H100 (tests/hardware/tma_loads_sm90.json.gz): 1198 loads, swizzle NONE/32B/64B/128B, 1/2/4-byte "
+         "elements, destinations at every 128-byte offset of the 1024-byte repeat (the phase follows the "
+         "absolute address, as the seed's tables read), boxes partly out of bounds (filled with zeros, "
+         "or the NaN pattern), traversal strides (elementStrides[0] = 2 or 3 loads boxDim[0] elements), "
+         "rank 3. 96B and the 128B atomicity sub-modes are sm100 modes: the manual's tables, unobserved.")
+ROW_PITCH = rule(
+    "tma.place.row_pitch", "H100 (tests/hardware/tma_loads_sm90.json.gz); PTX 5.5.7",
+    "With a swizzle, each row of a load (a tiled box's boxDim[0] elements, an im2col pixel's channels) "
+    "starts a new swizzle-span row in shared memory: a row narrower than the span is padded to it, and "
+    "the padding is left unwritten. Without a swizzle rows are dense.", evidence="hardware",
+    note="The manual does not say; the H100 put 32-byte rows 64 bytes apart under 64B, 16-byte rows 32 "
+         "apart under 32B, 64-byte rows (and 64-byte im2col pixels) 128 apart under 128B, and 48-byte rows "
+         "48 apart with no swizzle.")
+COORD0_ALIGNMENT = rule(
+    "tma.load.coord0_16B", "H100 (tests/hardware/tma_loads_sm90.json.gz)",
+    "A tiled load's tensor coordinate along dimension 0, times the element size, is a multiple of 16 "
+    "bytes; otherwise the copy traps (illegal instruction) at run time. The encoder cannot see it.",
+    subject="tma_box", evidence="hardware",
+    note="Not in the manual. On the H100 every tiled load whose first column was off a 16-byte boundary "
+         "stopped with 'an illegal instruction was encountered' (649 loads of a first run: 1, 2 and 4-byte "
+         "elements, inside the tensor and partly outside, coordinates -2, 4, ...; 12 kept in the record), "
+         "and every aligned one ran.")
+BOX_RANGE = rule("tma.box.range", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
+                 "Every boxDim is in [1, 256].", subject="tma_box")
+INNER_BYTES = rule("tma.box.inner_16B", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
+                   "Without interleave, boxDim[0] * element size is a multiple of 16 bytes.", subject="tma_box")
+SWIZZLE_SPAN = rule("tma.box.swizzle_span", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
+                    "With a swizzle, boxDim[0] * element size is at most the swizzle span (32, 64, 96; 128 for "
+                    "every 128B mode).", subject="tma_box")
+STRIDE_RANGE = rule("tma.box.element_strides", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
+                    "elementStrides are in [1, 8].", subject="tma_box")
+DESTINATION = rule("tma.box.destination_alignment", "CUDA programming guide (TMA); PTX 5.5.3.1",
+                   "The shared-memory destination of a tensor copy is 128-byte aligned.", subject="tma_box")
+
+
+NAN_FILL = rule(
+    "tma.place.oob_fill", "PTX 5.5.3.3; H100 (tests/hardware/tma_loads_sm90.json.gz)",
+    "An out-of-bounds element of a load is written as zero, or with oobFill NAN_REQUEST_ZERO_FMA as the "
+    "pattern 0x7FF7 in every 16-bit half of the element (a NaN for 16-bit floats; 0x7FF77FF7 for 32-bit).",
+    evidence="hardware",
+    note="PTX names the NaN fill without giving its bits; the H100 wrote 0x7FF7 (FLOAT16) and 0x7FF77FF7 "
+         "(FLOAT32).")
+
+
+def fill_pattern(oob_fill: str, element_bytes: int) -> int:
+    """Rule tma.place.oob_fill: the bits an out-of-bounds element is written with."""
+    if oob_fill == "NONE":
+        return 0
+    return int.from_bytes(b"\xf7\x7f" * (element_bytes // 2), "little")
+
+
+def row_pitch(swizzle: str, row_bytes: int) -> int:
+    """Rule tma.place.row_pitch: bytes from one row of a load to the next in shared memory."""
+    span = tma_swizzle.mode_info(swizzle).span
+    return row_bytes if span is None else max(row_bytes, span)
+
+
+@dataclass(frozen=True)
+class Box:
+    swizzle: str
+    element_bytes: int
+    dims: tuple
+    smem_address: int
+    element_strides: tuple
+    coord0: int = 0   # the load's tensor coordinate along dimension 0 (rule tma.load.coord0_16B)
+
+    @property
+    def counts(self) -> tuple:
+        """Elements loaded along each dimension: all of boxDim[0] (TMA has no stride along dimension 0),
+        ceil(box_i / stride_i) along the others."""
+        return (self.dims[0],) + tuple(-(-d // s) for d, s in zip(self.dims[1:], self.element_strides[1:]))
+
+
+def make_box(swizzle: str, element_bytes: int, dims, smem_address: int, element_strides=None,
+             coord0: int = 0) -> Box:
+    tma_swizzle.mode_info(swizzle)
+    if element_bytes not in (1, 2, 4, 8, 16):
+        raise SpecError("elem_bytes", element_bytes, "expected 1, 2, 4, 8 or 16", PLACEMENT.id)
+    dims = tuple(dims)
+    if not 1 <= len(dims) <= 5 or any(not isinstance(d, int) or d <= 0 for d in dims):
+        raise SpecError("box", ",".join(map(str, dims)), "1 to 5 positive sizes", BOX_RANGE.id)
+    strides = tuple(element_strides) if element_strides else (1,) * len(dims)
+    if len(strides) != len(dims) or any(s <= 0 for s in strides):
+        raise SpecError("element_strides", ",".join(map(str, strides)), "one positive stride per box dimension",
+                        STRIDE_RANGE.id)
+    if smem_address < 0:
+        raise SpecError("smem_address", smem_address, "must be non-negative", DESTINATION.id)
+    return Box(swizzle, element_bytes, dims, smem_address, strides, coord0)
+
+
+def place(box: Box) -> list:
+    """The absolute address of the first byte of every loaded element, dimension 0 fastest."""
+    per_row = box.counts[0]
+    rows = 1
+    for c in box.counts[1:]:
+        rows *= c
+    pitch = row_pitch(box.swizzle, per_row * box.element_bytes)
+    return [tma_swizzle.swizzle_byte_address(box.swizzle, box.smem_address + row * pitch + i * box.element_bytes)
+            for row in range(rows) for i in range(per_row)]
+
+
+def violations(box: Box):
+    return check_all("tma_box", box)
+
+
+@BOX_RANGE.checker
+def _box_range(box: Box):
+    bad = [d for d in box.dims if d > 256]
+    return f"boxDim {bad[0]} > 256" if bad else None
+
+
+@INNER_BYTES.checker
+def _inner(box: Box):
+    inner = box.dims[0] * box.element_bytes
+    return None if inner % 16 == 0 else f"boxDim[0] * element size = {inner} bytes, not a multiple of 16"
+
+
+@SWIZZLE_SPAN.checker
+def _span(box: Box):
+    if box.swizzle == "NONE":
+        return None
+    span = tma_swizzle.mode_info(box.swizzle).span
+    inner = box.dims[0] * box.element_bytes
+    return None if inner <= span else f"boxDim[0] * element size = {inner} bytes > the {box.swizzle} span {span}"
+
+
+@STRIDE_RANGE.checker
+def _strides(box: Box):
+    bad = [s for s in box.element_strides if s > 8]
+    return f"element stride {bad[0]} > 8" if bad else None
+
+
+@COORD0_ALIGNMENT.checker
+def _coord0(box: Box):
+    offset = box.coord0 * box.element_bytes
+    return None if offset % 16 == 0 else (f"the load starts {offset} bytes into dimension 0, not on a 16-byte "
+                                          f"column: the copy traps")
+
+
+@DESTINATION.checker
+def _destination(box: Box):
+    return None if box.smem_address % 128 == 0 else f"destination {box.smem_address:#x} is not 128-byte aligned"
