@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-import spec.catalogue  # noqa: F401  (registers every rule)
+import spec.rules  # noqa: F401  (registers every rule)
 from solver.fuzz.formats import ptx as fuzz_ptx
 from solver.fuzz.adapters import ptxas as adapter
 from spec.mma import descriptor as desc_mod

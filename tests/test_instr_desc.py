@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import spec.catalogue  # noqa: F401  (registers every rule)
+import spec.rules  # noqa: F401  (registers every rule)
 from spec.mma import instr_desc as idesc
 from spec.rules import SpecError, rules_for
 

@@ -22,7 +22,7 @@ import pytest
 import z3
 from hypothesis import example, given, settings, strategies as st
 
-import spec.catalogue  # noqa: F401  (registers every rule, so violations() sees all checks)
+import spec.rules  # noqa: F401  (registers every rule, so violations() sees all checks)
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes as spec_dtypes
 from spec.mma import readmap

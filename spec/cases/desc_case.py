@@ -32,7 +32,7 @@ from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
 from spec.cute.layout import ComposedLayout, flatten, parse_layout
-from spec.rules import SpecError, check_all, rule
+from spec.rule import SpecError, check_all, rule
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, pattern_rows
 
 SUBJECT = "desc_case"

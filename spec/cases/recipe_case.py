@@ -32,7 +32,7 @@ from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
 from spec.tma import place as tma_place
-from spec.rules import SpecError, check_all, rule
+from spec.rule import SpecError, check_all, rule
 from spec.cute.swizzle import pattern_rows, repeat_bytes
 
 SUBJECT = "recipe_case"

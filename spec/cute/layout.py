@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from spec.rules import SpecError, rule
+from spec.rule import SpecError, rule
 from spec.cute.swizzle import Swizzle
 
 NOTATION = rule(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.rules import SpecError, rule
+from spec.rule import SpecError, rule
 
 SWIZZLE_FORMULA = rule(
     "swizzle.cute.formula", "cute/swizzle.hpp; REFERENCE.md 1",

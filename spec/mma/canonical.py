@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spec.cute.layout import ComposedLayout, Layout
-from spec.rules import SpecError, rule
+from spec.rule import SpecError, rule
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES
 
 CANONICAL_TABLE = rule(

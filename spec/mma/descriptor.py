@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from spec.rules import SpecError, check_all, parse_number, rule
+from spec.rule import SpecError, check_all, parse_number, rule
 
 ARCHES = ("sm90", "sm100", "sm103")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.rules import SpecError, rule
+from spec.rule import SpecError, rule
 
 DTYPE_TABLE = rule(
     "dtype.table", "PTX 9.7.16.3.3; REFERENCE.md 3-4",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from spec.mma import dtypes
 from spec.mma.descriptor import BitField
-from spec.rules import SpecError, check_all, rule
+from spec.rule import SpecError, check_all, rule
 
 TABLE42 = (BitField("sparsity_selector", 0, 2), BitField("sparse", 2, 1), BitField("saturate", 3, 1),
            BitField("dtype", 4, 2), BitField("atype", 7, 3), BitField("btype", 10, 3),

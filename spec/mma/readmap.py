@@ -22,7 +22,7 @@ from typing import Optional
 from spec.mma import dtypes
 from spec.mma.descriptor import Descriptor
 from spec.mma.dtypes import DType
-from spec.rules import SpecError, check_all, rule
+from spec.rule import SpecError, check_all, rule
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, pattern_rows
 
 MAJORS = ("K", "MN")

@@ -38,7 +38,7 @@ from typing import Iterator, Optional
 from spec.tma import tensormap
 from spec.tma import place as tma_place
 from spec.tma import swizzle as tma_swizzle
-from spec.rules import SpecError, check_all, rule
+from spec.rule import SpecError, check_all, rule
 
 MODES = {"im2col": ".im2col", "w": ".im2col::w", "w128": ".im2col::w::128"}  # model name -> PTX qualifier
 WIDE_MODES = ("w", "w128")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spec.tma import swizzle as tma_swizzle
-from spec.rules import SpecError, check_all, rule
+from spec.rule import SpecError, check_all, rule
 
 PLACEMENT = rule(
     "tma.place.tiled", "PTX 5.5.7 (seed 004); REFERENCE.md 5; H100",

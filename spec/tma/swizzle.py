@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from spec.rules import Rule, SpecError, rule
+from spec.rule import Rule, SpecError, rule
 from spec.cute.swizzle import Swizzle
 
 ROW_BYTES = 128    # one shared-memory "line": the 8 numbered cells of one table row

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 from typing import Optional
 
 from spec.tma import swizzle as tma_swizzle
-from spec.rules import SpecError, Violation, check_all, parse_number, rule
+from spec.rule import SpecError, Violation, check_all, parse_number, rule
 
 SUBJECT = "tensormap"
 ENCODES = ("tiled", "im2col", "im2col_wide")
@@ -116,7 +116,7 @@ ARCH = rule(
 
 # --- Constraint rules, in the order of the DRV parameter list -----------------------------------------
 def _map_rule(id: str, source: str, statement: str, **kw):
-    return rule(id, source, statement, subject=SUBJECT, **kw)
+    return rule(id, source, statement, subject=SUBJECT, stack_depth=2, **kw)
 
 
 RANK = _map_rule(

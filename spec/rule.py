@@ -1,0 +1,167 @@
+"""What a rule is: id, source, statement, check(s), who enforces it and what decided it, in one record.
+
+A *constraint* rule has a check per subject it applies to: a function of one subject (a decoded
+descriptor, an operand request, a tensor map, a TMA box, ...) that returns None when the subject obeys
+the rule and a one-line message when it does not. A rule that constrains several subjects (the same
+limit on a tensor map's box and on a box placed by `tma place`) is one rule with one check per subject,
+not one rule per subject. A *definition* rule states how something is computed (a bit position, a
+formula); it has no check, and its tests are the manual's worked examples and the independent oracles.
+
+Every rule records:
+  * `source`: a primary document a user can open: a PTX ISA section or table, a CUDA driver API page,
+    or one of our evidence files under tests/hardware/;
+  * `evidence`: what decided it: the manual's text, a hardware observation, the CUDA driver, ptxas,
+    CUTLASS, or an interpretation of ambiguous text that hardware can later confirm or overturn;
+  * `enforced_by`: who refuses an input that breaks it: the driver's encoder, ptxas, or nobody (it
+    shows at run time as a trap or as wrong data, or not at all);
+  * `defined_in`: the file and line where the rule is created (for `layoutproof rules --where`).
+
+This module only defines the record and the registry; spec/rules.py is the whole catalogue.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+EVIDENCE_KINDS = ("manual", "hardware", "driver", "ptxas", "cutlass", "interpretation")
+ENFORCERS = ("driver", "ptxas", "nobody")
+DEFINITION = "definition"
+
+_REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+Check = Callable[[Any], Optional[str]]
+
+
+@dataclass
+class Rule:
+    id: str
+    source: str
+    statement: str
+    subjects: tuple = ()               # what its checks look at; () for a definition
+    evidence: str = "manual"
+    note: str = ""
+    enforced_by: str = ""              # "driver", "ptxas", "nobody"; "" for a definition
+    defined_in: str = ""               # "<path>.py:<line>" relative to the repository root
+    checks: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def subject(self) -> str:
+        """The first subject (the one the rule is listed under), or "definition"."""
+        return self.subjects[0] if self.subjects else DEFINITION
+
+    @property
+    def check(self) -> Optional[Check]:
+        """The check of the first subject (None for a definition, or before it is attached)."""
+        return self.checks.get(self.subject)
+
+    def checker(self, function: Optional[Check] = None, *, subject: Optional[str] = None):
+        """Decorator: attach `function` as this rule's check of `subject` (default: its only subject)."""
+        def attach(check: Check) -> Check:
+            target = subject
+            if target is None:
+                if len(self.subjects) != 1:
+                    raise ValueError(f"rule {self.id}: name the subject of this check ({self.subjects})")
+                target = self.subjects[0]
+            if target not in self.subjects:
+                raise ValueError(f"rule {self.id}: {target!r} is not one of its subjects {self.subjects}")
+            if target in self.checks:
+                raise ValueError(f"rule {self.id} already has a check of {target}")
+            self.checks[target] = check
+            return check
+        return attach(function) if function is not None else attach
+
+    def violation(self, message: str) -> "Violation":
+        return Violation(self, message)
+
+    def as_json(self) -> dict:
+        document = {"id": self.id, "source": self.source, "statement": self.statement,
+                    "subject": self.subject, "subjects": list(self.subjects), "evidence": self.evidence,
+                    "enforced_by": self.enforced_by or None, "defined_in": self.defined_in}
+        if self.note:
+            document["note"] = self.note
+        return document
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: Rule
+    message: str
+
+    def as_json(self) -> dict:
+        return {"rule": self.rule.id, "source": self.rule.source, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"{self.rule.id}: {self.message} [{self.rule.source}]"
+
+
+CATALOGUE: dict[str, Rule] = {}
+
+
+def _caller_location(depth: int) -> str:
+    frame = sys._getframe(depth + 1)
+    path = os.path.relpath(os.path.abspath(frame.f_code.co_filename), _REPOSITORY)
+    return f"{path.replace(os.sep, '/')}:{frame.f_lineno}"
+
+
+def rule(id: str, source: str, statement: str, *, subject: Optional[str] = None, subjects: Iterable[str] = (),
+         evidence: str = "manual", note: str = "", enforced_by: str = "", stack_depth: int = 1) -> Rule:
+    """Create and register a rule. Ids are unique across the whole catalogue.
+
+    `subject` (one) or `subjects` (several) name what its checks look at; neither makes a definition.
+    A constraint names who enforces it (`enforced_by`); it defaults to "nobody". `stack_depth` says
+    which caller's line is `defined_in` (1: the caller of rule(); 2 when called through a helper)."""
+    if id in CATALOGUE:
+        raise ValueError(f"duplicate rule id {id}")
+    if evidence not in EVIDENCE_KINDS:
+        raise ValueError(f"rule {id}: unknown evidence kind {evidence!r}")
+    named = tuple(subjects) + ((subject,) if subject and subject != DEFINITION else ())
+    if enforced_by and enforced_by not in ENFORCERS:
+        raise ValueError(f"rule {id}: unknown enforcer {enforced_by!r}")
+    if named and not enforced_by:
+        enforced_by = "nobody"
+    if not named and enforced_by:
+        raise ValueError(f"rule {id}: a definition is not enforced by anyone")
+    created = Rule(id, source, statement, named, evidence, note, enforced_by,
+                   _caller_location(stack_depth))
+    CATALOGUE[id] = created
+    return created
+
+
+def rules_for(subject: str) -> list[Rule]:
+    if subject == DEFINITION:
+        return [r for r in CATALOGUE.values() if not r.subjects]
+    return [r for r in CATALOGUE.values() if subject in r.subjects]
+
+
+def check_all(subject: str, value: Any, only: Optional[Iterable[str]] = None) -> list[Violation]:
+    """Run every constraint rule about `subject` on `value`, in catalogue order."""
+    wanted = None if only is None else set(only)
+    found = []
+    for r in rules_for(subject):
+        check = r.checks.get(subject)
+        if check is None or (wanted is not None and r.id not in wanted):
+            continue
+        message = check(value)
+        if message:
+            found.append(Violation(r, message))
+    return found
+
+
+class SpecError(ValueError):
+    """Malformed input: names the field, the value and the rule. The CLI turns it into exit 2."""
+
+    def __init__(self, field_name: str, value: Any, problem: str, rule_id: str = ""):
+        self.field_name = field_name
+        self.value = value
+        self.problem = problem
+        self.rule_id = rule_id
+        where = f" ({rule_id})" if rule_id else ""
+        super().__init__(f"{field_name}={value!r}: {problem}{where}")
+
+
+def parse_number(text: str) -> int:
+    """A number as users write them: decimal or 0x-hex, '_' separators allowed. ValueError if not."""
+    cleaned = text.strip().lower().replace("_", "")
+    return int(cleaned, 16) if cleaned.startswith("0x") else int(cleaned, 10)
