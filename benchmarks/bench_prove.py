@@ -6,7 +6,7 @@
    (timeout 30 s each), in process; one table row per property (median seconds over the repeats), the
    total wall time of one pass, and whether every status equals its expected status. When the command
    line has `layoutproof prove --all` (../shared/CLI.md), its wall time in a fresh process is timed too
-   (with --no-save, so that the benchmark writes no counterexample files).
+   (without --save, so that the benchmark writes no counterexample files).
 2. Bijectivity of swizzled layouts, Z3 against enumeration, in the same run: the CuTe ComposedLayout
    Sw<3,4,3> o L with L a compact layout of 2^n byte offsets. Enumeration evaluates spec's
    ComposedLayout on every index and counts distinct images; Z3 proves "for all x != y in [0, 2^n):
@@ -93,9 +93,8 @@ def print_catalogue(c: dict, repeat: int) -> None:
 
 def bench_cli(repeat: int, timeout: float) -> dict:
     """`layoutproof prove --all` in a fresh interpreter (imports included), if the command exists."""
-    # --no-save: a benchmark must not add counterexample files to the repository
-    argv = [sys.executable, "-m", "solver.cli.main", "prove", "--all", "--timeout", f"{timeout:g}", "--json",
-            "--no-save"]
+    # no --save: a benchmark must not add counterexample files to the repository
+    argv = [sys.executable, "-m", "layoutproof", "prove", "--all", "--timeout", f"{timeout:g}", "--json"]
     runs = []
     for _ in range(repeat):
         began = time.perf_counter()

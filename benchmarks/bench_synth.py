@@ -58,7 +58,8 @@ from solver.synth import descriptor as synth
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
-from spec.cute.layout import ComposedLayout, Layout, parse_layout
+from spec.cute.layout import ComposedLayout, Layout
+from spec.cute.notation import parse_layout
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -13,7 +13,8 @@ Every rule records:
   * `evidence`: what decided it: the manual's text, a hardware observation, the CUDA driver, ptxas,
     CUTLASS, or an interpretation of ambiguous text that hardware can later confirm or overturn;
   * `enforced_by`: who refuses an input that breaks it: the driver's encoder, ptxas, or nobody (it
-    shows at run time as a trap or as wrong data, or not at all);
+    shows at run time as a trap or as wrong data, or not at all); `not_enforced_on` names the
+    architectures whose observed driver accepts such input all the same (spec/tma/driver.py);
   * `defined_in`: the file and line where the rule is created (for `layoutproof rules --where`).
 
 This module only defines the record and the registry; spec/rules.py is the whole catalogue.
@@ -43,6 +44,7 @@ class Rule:
     evidence: str = "manual"
     note: str = ""
     enforced_by: str = ""              # "driver", "ptxas", "nobody"; "" for a definition
+    not_enforced_on: tuple = ()        # architectures whose observed enforcer accepts it all the same
     defined_in: str = ""               # "<path>.py:<line>" relative to the repository root
     checks: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -50,6 +52,10 @@ class Rule:
     def subject(self) -> str:
         """The first subject (the one the rule is listed under), or "definition"."""
         return self.subjects[0] if self.subjects else DEFINITION
+
+    def is_about(self, subject: str) -> bool:
+        """Is `subject` one of the rule's subjects ("definition" for a definition)?"""
+        return subject in (self.subjects or (DEFINITION,))
 
     @property
     def check(self) -> Optional[Check]:
@@ -79,6 +85,8 @@ class Rule:
         document = {"id": self.id, "source": self.source, "statement": self.statement,
                     "subject": self.subject, "subjects": list(self.subjects), "evidence": self.evidence,
                     "enforced_by": self.enforced_by or None, "defined_in": self.defined_in}
+        if self.not_enforced_on:
+            document["not_enforced_on"] = list(self.not_enforced_on)
         if self.note:
             document["note"] = self.note
         return document
@@ -106,12 +114,14 @@ def _caller_location(depth: int) -> str:
 
 
 def rule(id: str, source: str, statement: str, *, subject: Optional[str] = None, subjects: Iterable[str] = (),
-         evidence: str = "manual", note: str = "", enforced_by: str = "", stack_depth: int = 1) -> Rule:
+         evidence: str = "manual", note: str = "", enforced_by: str = "", not_enforced_on: Iterable[str] = (),
+         stack_depth: int = 1) -> Rule:
     """Create and register a rule. Ids are unique across the whole catalogue.
 
     `subject` (one) or `subjects` (several) name what its checks look at; neither makes a definition.
     A constraint names who enforces it (`enforced_by`); it defaults to "nobody". `stack_depth` says
-    which caller's line is `defined_in` (1: the caller of rule(); 2 when called through a helper)."""
+    which caller's line is `defined_in` (1: the caller of rule(); 2 when called through a helper).
+    `not_enforced_on` lists the architectures on which the enforcer was seen to accept a breach."""
     if id in CATALOGUE:
         raise ValueError(f"duplicate rule id {id}")
     if evidence not in EVIDENCE_KINDS:
@@ -123,7 +133,10 @@ def rule(id: str, source: str, statement: str, *, subject: Optional[str] = None,
         enforced_by = "nobody"
     if not named and enforced_by:
         raise ValueError(f"rule {id}: a definition is not enforced by anyone")
-    created = Rule(id, source, statement, named, evidence, note, enforced_by,
+    not_enforced_on = tuple(not_enforced_on)
+    if not_enforced_on and enforced_by in ("", "nobody"):
+        raise ValueError(f"rule {id}: not_enforced_on needs an enforcer")
+    created = Rule(id, source, statement, named, evidence, note, enforced_by, not_enforced_on,
                    _caller_location(stack_depth))
     CATALOGUE[id] = created
     return created

@@ -8,7 +8,7 @@ from spec.mma import descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
 from spec.mma.canonical import CanonicalParams
-from spec.cute.layout import parse_layout
+from spec.cute.notation import parse_layout
 from spec.cute.swizzle import repeat_bytes
 
 # The five worked examples as the manual prints them (seed 000, Figures 188-192). Values are copied

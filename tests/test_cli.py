@@ -1,7 +1,7 @@
 """The `layoutproof` command line against its contract (../shared/CLI.md): `desc decode`,
 `desc encode`, `desc addresses` and `rules`.
 
-Most tests call `solver.cli.main(argv)` in-process (fast); a few run the installed console script in a
+Most tests call `solver.cli.main.main(argv)` in-process (fast); a few run the installed console script in a
 subprocess to prove the entry point and the process exit status work end to end.
 
 Expected values are derived from the PTX text (bit positions of PTX 9.7.15.5.1.2.2 / 9.7.16.4.1
@@ -518,7 +518,7 @@ def _script():
     if candidate.exists():
         return [str(candidate)]
     found = shutil.which("layoutproof")
-    return [found] if found else [sys.executable, "-m", "solver.cli.main"]
+    return [found] if found else [sys.executable, "-m", "layoutproof"]
 
 
 def _subprocess(*argv):
@@ -568,3 +568,161 @@ def test_addresses_map_draws_each_chunk_where_it_is_read(capsys):
                 assert addresses[mn][8 * chunk] == int(base, 16) + 16 * slot
                 seen += 1
     assert seen == 16 * 2
+
+
+# --- every command: --json is one document ------------------------------------------------------------
+TILE_ARGS = ["--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "64",
+             "--layout", "Sw<3,4,3> o ((8,8),64):((64,512),1)", "--start-address", "0x400"]
+EVERY_COMMAND = [
+    ["desc", "decode", "--arch", "sm90", "0x4000004000010040"],
+    encode_args("sm100", 0x400, 16, 1024, "128B"),
+    ["desc", "addresses", "--arch", "sm90", "0x4000004000010040", "--dtype", "bf16", "--major", "K", "--mn", "8"],
+    ["synth", *TILE_ARGS],
+    ["check", "0x4000004000010040", *TILE_ARGS],
+    ["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
+     "--swizzle", "128B", "--smem-address", "0x400"],
+    ["tma", "check", "--params", str(ROOT / "examples" / "tensormap_tiled_bf16.json"), "--arch", "sm90"],
+    ["tma", "place", "--swizzle", "128B", "--elem-bytes", "2", "--box", "64,8", "--smem-address", "0x400"],
+    ["tma", "box", "--dtype", "bf16", "--rows", "128", "--inner", "64", "--global-dim", "4096,4096",
+     "--global-strides", "8192", "--arch", "sm90"],
+    ["im2col", "--mode", "im2col", "--tensor", "16,4,4,1", "--lower=0,0", "--upper=-1,-1",
+     "--channels-per-pixel", "16", "--pixels-per-column", "4", "--coords", "0,0,0,0", "--elem-bytes", "2",
+     "--swizzle", "NONE", "--smem-address", "0x400"],
+    ["prove", "k48"],
+    ["prove", "--list"],
+    ["rules"],
+    ["rules", "desc.sm90.layout", "--where"],
+    ["fuzz", "--target", "tensormap", "--arch", "sm90", "--count", "2", "--seed", "1"],
+    ["fuzz", "--coverage", "--target", "desc"],
+]
+
+
+@pytest.mark.parametrize("argv", EVERY_COMMAND, ids=[" ".join(a[:2]) for a in EVERY_COMMAND])
+def test_every_command_json_is_one_document(capsys, argv):
+    rc, out, err = run(capsys, *argv, "--json")
+    assert rc in (0, 1), err
+    assert_one_json_document(out)
+
+
+# --- rules: ids, merged ids, where, the one catalogue ----------------------------------------------------
+def test_rules_json_is_the_spec_catalogue():
+    """One catalogue: `layoutproof rules --json` lists exactly spec.rules.all_rules(), in the same order,
+    and no module of spec/ or solver/ adds a rule that spec.rules does not already hold (each side in a
+    fresh interpreter, so nothing imported by other tests counts)."""
+    listed = subprocess.run([sys.executable, "-m", "layoutproof", "rules", "--json"], capture_output=True,
+                            text=True, cwd=ROOT, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    document = assert_one_json_document(listed.stdout)
+    script = ("import importlib, json, pkgutil, spec, solver\n"
+              "from spec import rules\n"
+              "for package in (spec, solver):\n"
+              "    for info in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
+              "        if '.adapters.' not in info.name and not info.name.endswith('__main__'):\n"
+              "            importlib.import_module(info.name)\n"
+              "print(json.dumps([r.id for r in rules.all_rules()]))\n")
+    everything = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                                timeout=120)
+    assert everything.returncode == 0, everything.stderr
+    assert [r["id"] for r in document["rules"]] == json.loads(everything.stdout)
+    for r in document["rules"]:
+        assert {"id", "source", "statement", "evidence", "defined_in"} <= set(r)
+
+
+def test_rules_named_in_the_order_given(capsys):
+    rc, doc = run_json(capsys, "rules", "desc.lbo_mode.arch", "desc.sm90.layout")
+    assert rc == 0 and [r["id"] for r in doc["rules"]] == ["desc.lbo_mode.arch", "desc.sm90.layout"]
+    for r in doc["rules"]:
+        assert isinstance(r["properties"], list) and isinstance(r["tests"], list)
+
+
+def test_rules_merged_id_resolves_to_its_successor(capsys, monkeypatch):
+    """An id that was merged into another rule (spec/rule_aliases.json) answers with the successor."""
+    from spec import rules as catalogue
+    merged = dict(catalogue.aliases())
+    for old, new in merged.items():
+        rc, doc = run_json(capsys, "rules", old)
+        assert rc == 0 and [r["id"] for r in doc["rules"]] == [new]
+    # and one made up here, so the test does not depend on which merges the catalogue has had
+    monkeypatch.setattr(catalogue, "aliases", lambda: {**merged, "desc.sm90.old_layout": "desc.sm90.layout"})
+    rc, doc = run_json(capsys, "rules", "desc.sm90.old_layout")
+    assert rc == 0 and [r["id"] for r in doc["rules"]] == ["desc.sm90.layout"]
+    assert doc["rules"][0]["statement"] == catalogue.resolve("desc.sm90.layout").statement
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_rules_unknown_id_exits_2_naming_it(capsys, as_json):
+    rc, out, err = run(capsys, "rules", "desc.sm90.layout", "no.such.rule", *(["--json"] if as_json else []))
+    assert_malformed(rc, out, err, ["no.such.rule"])
+
+
+def test_rules_where_prints_file_and_line_that_define_the_rule(capsys):
+    """--where: each rule's `path.py:line` exists and is where the rule is made: the line calls rule(...)
+    (or a helper ending in rule), or writes the rule's id."""
+    rc, out, err = run(capsys, "rules", "--where")
+    assert rc == 0 and err == ""
+    rc, doc = run_json(capsys, "rules")
+    for r in doc["rules"]:
+        path, line = r["defined_in"].rsplit(":", 1)
+        assert f"defined in {r['defined_in']}" in out
+        source = (ROOT / path).read_text().splitlines()
+        assert 1 <= int(line) <= len(source), r["defined_in"]
+        text = source[int(line) - 1]
+        assert "rule(" in text or r["id"] in text, (r["id"], r["defined_in"], text)
+
+
+def test_rules_named_lists_tests_that_mention_it(capsys):
+    """Every test listed holds the id as a quoted string: `tests/x.py::test_name` inside that test's
+    body, `tests/x.py:LINE` on that line (a shared table); this very test is found by name."""
+    import ast
+    rule_id = "desc.base_offset.no_swizzle"
+    quoted = (f'"{rule_id}"', f"'{rule_id}'")
+    rc, doc = run_json(capsys, "rules", rule_id)
+    tests = doc["rules"][0]["tests"]
+    assert "tests/test_cli.py::test_rules_named_lists_tests_that_mention_it" in tests
+    for t in tests:
+        if "::" in t:
+            path, name = t.split("::")
+            source = (ROOT / path).read_text()
+            test = next(n for n in ast.parse(source).body if getattr(n, "name", None) == name)
+            body = ast.get_source_segment(source, test)
+        else:
+            path, line = t.rsplit(":", 1)
+            body = (ROOT / path).read_text().splitlines()[int(line) - 1]
+        assert any(q in body for q in quoted), t
+
+
+def test_rules_named_lists_properties_that_name_it(capsys, monkeypatch):
+    from solver.prove.catalogue import all_properties
+    chosen = all_properties()[0]
+    monkeypatch.setattr(chosen, "rules", ("desc.sm90.layout",))
+    rc, doc = run_json(capsys, "rules", "desc.sm90.layout")
+    assert chosen.id in doc["rules"][0]["properties"]
+    named = [p.id for p in all_properties() if "desc.sm90.layout" in p.rules]
+    assert doc["rules"][0]["properties"] == named
+
+
+# --- python -m layoutproof, --version, no Z3 where it is not needed ------------------------------------
+def _pyproject_version() -> str:
+    import tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_python_m_layoutproof_version():
+    proc = subprocess.run([sys.executable, "-m", "layoutproof", "--version"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.strip() == f"layoutproof {_pyproject_version()}"
+
+
+def test_python_m_layoutproof_is_the_command():
+    proc = subprocess.run([sys.executable, "-m", "layoutproof", *map(str, encode_args("sm90", 0, 128, 256, "none")), "--json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert assert_one_json_document(proc.stdout)["descriptor"] == "0x%016x" % expected_word("sm90", 0, 128, 256, "none")
+
+
+def test_desc_decode_does_not_import_z3():
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "layoutproof", "desc", "decode", "--arch", "sm90",
+                           "0x4000004000010040"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0
+    assert "z3" not in proc.stderr

@@ -1,6 +1,7 @@
 """The solver commands through the command line: prove, synth, check, recipe (CLI.md contract: --json
 prints one document, exit 0/1/2, one-line errors)."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +87,53 @@ def test_solver_commands_bad_input(capsys, argv, field):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and field in err
     assert "Traceback" not in err
+
+
+# --- prove writes counterexamples only with --save -----------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tree(folder: Path) -> dict:
+    """Every file under folder: relative path -> (size, mtime)."""
+    if not folder.exists():
+        return {}
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-save"]], ids=["default", "no-save"])
+def test_prove_without_save_writes_no_file(capsys, monkeypatch, tmp_path, flags):
+    """k48.contiguous is refuted (CLI.md example): a counterexample exists, and nothing is written, neither
+    in the working directory nor in the repository's counterexamples/."""
+    corpus = _tree(ROOT / "counterexamples")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "prove", "k48.contiguous", "--json", *flags)
+    result = json.loads(out)["results"][0]
+    assert code == 0 and result["status"] == "refuted" and result["counterexample"]
+    assert "saved_as" not in result
+    assert list(tmp_path.iterdir()) == []
+    assert _tree(ROOT / "counterexamples") == corpus
+
+
+def test_prove_save_writes_the_counterexample_under_dir(capsys, monkeypatch, tmp_path):
+    corpus = _tree(ROOT / "counterexamples")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "prove", "k48", "--json", "--save", "saved")
+    results = {r["id"]: r for r in json.loads(out)["results"]}
+    assert code == 0 and "saved_as" not in results["k48.contained"]      # proved: nothing to save
+    saved = Path(results["k48.contiguous"]["saved_as"])
+    saved = saved if saved.is_absolute() else tmp_path / saved
+    assert saved.is_file() and (tmp_path / "saved") in saved.parents
+    assert json.loads(saved.read_text())["counterexample"] == results["k48.contiguous"]["counterexample"]
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == [saved]
+    assert _tree(ROOT / "counterexamples") == corpus
+
+
+# --- recipe text: the TMA loads are readable, not a Python dict ---------------------------------------
+def test_recipe_text_names_each_load_by_its_coordinate(capsys):
+    """128 x 128 bf16 K-major, 128B swizzle: a box is 64 elements of K (128 bytes) x 128 rows = 16 KiB, so
+    two loads, at K = 0 and K = 64, landing at 0x400 and 0x400 + 16384 = 0x4400."""
+    code, out, _ = run(capsys, "recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128",
+                       "--k-tile", "128", "--swizzle", "128B", "--smem-address", "0x400")
+    assert code == 0 and "{" not in out and "'" not in out
+    assert "K=0 -> 0x400" in out and "K=64 -> 0x4400" in out

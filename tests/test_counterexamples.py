@@ -1,33 +1,71 @@
-"""The counterexample corpus (counterexamples/<property-id>/<n>.json): every case still shows its
-failure when replayed through spec/, and every refuted property has at least one case kept."""
+"""The counterexample corpus (counterexamples/<property-id>.json): every case still shows its failure
+when replayed through spec/, every refuted property has its file, and the files are exactly what the
+prover writes (solver.prove.corpus.write_corpus), in this process and in a fresh one."""
 import glob
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 from solver.prove.catalogue import all_properties
+from solver.prove.prover import save_counterexample
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "counterexamples")
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "counterexamples"))
 PROPERTIES = {p.id: p for p in all_properties()}
 # counterexamples/against/ holds differential disagreements (tests/test_fuzz_against_replay.py)
-CASES = sorted(p for p in glob.glob(os.path.join(ROOT, "*", "*.json")) if "against" not in p.split(os.sep)[-2:])
+CASES = sorted(glob.glob(os.path.join(ROOT, "*.json")))
+EXPECTED_REFUTED = sorted(pid for pid, p in PROPERTIES.items() if p.expected == "refuted")
 
 
-def test_corpus_is_not_empty():
-    assert len(CASES) >= 19
+def _property_id(path: str) -> str:
+    return os.path.basename(path)[:-len(".json")]
 
 
-@pytest.mark.parametrize("path", CASES, ids=lambda p: os.path.relpath(p, ROOT))
-def test_case_replays_through_spec(path):
+def _read(path: str) -> str:
     with open(path) as f:
-        case = json.load(f)
-    assert os.path.basename(os.path.dirname(path)) == case["property"]
+        return f.read()
+
+
+def test_corpus_is_not_empty_and_holds_no_numbered_folders():
+    assert len(CASES) >= 19
+    folders = [d for d in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, d))]
+    assert folders == ["against"]
+
+
+@pytest.mark.parametrize("path", CASES, ids=os.path.basename)
+def test_case_replays_through_spec(path):
+    text = _read(path)
+    case = json.loads(text)
+    assert case["property"] == _property_id(path)
+    assert text == json.dumps(case, indent=1, sort_keys=True) + "\n"        # the prover's format
     p = PROPERTIES[case["property"]]
+    assert case["rules"] == list(p.rules) and case["statement"] == p.statement
     assert p.replay is not None and p.replay(case["counterexample"])
 
 
-def test_every_refuted_property_has_a_kept_counterexample():
-    kept = {os.path.basename(os.path.dirname(p)) for p in CASES}
-    expected_refuted = {pid for pid, p in PROPERTIES.items() if p.expected == "refuted"}
-    assert expected_refuted <= kept, expected_refuted - kept
+def test_every_refuted_property_has_its_file_and_no_other_file_is_kept():
+    assert sorted(_property_id(path) for path in CASES) == EXPECTED_REFUTED
+
+
+def test_the_corpus_is_what_the_prover_writes_now(proved_catalogue, tmp_path):
+    for pid in EXPECTED_REFUTED:
+        result = proved_catalogue[pid]
+        assert result.status == "refuted", (pid, result.reason)
+        written = save_counterexample(result.property, result.counterexample, str(tmp_path))
+        assert _read(written) == _read(os.path.join(ROOT, f"{pid}.json")), pid
+
+
+@pytest.mark.slow
+def test_write_corpus_in_a_fresh_process_gives_the_same_bytes(tmp_path):
+    """`layoutproof prove --all --save DIR`'s library call, in a process of its own: byte for byte the
+    repository's corpus (the prover is deterministic; a difference means a changed model or property)."""
+    script = ("import json, sys; from solver.prove.corpus import write_corpus; "
+              "print(json.dumps(write_corpus(sys.argv[1])))")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True,
+                          check=True, cwd=os.path.dirname(ROOT))
+    written = json.loads(done.stdout)
+    assert sorted(_property_id(path) for path in written) == EXPECTED_REFUTED
+    for path in written:
+        assert _read(path) == _read(os.path.join(ROOT, os.path.basename(path))), path

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from spec.tma import tensormap
+from spec.rules import rules_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATH = os.path.join(HERE, "hardware", "tensormap_encode_sm90.json.gz")
@@ -87,7 +88,7 @@ def test_every_refusal_names_a_rule():
             assert tensormap.check_document(case["document"], "sm90")["violations"], case["id"]
 
 
-@pytest.mark.parametrize("rule_id", sorted(r for r in tensormap.DRIVER_ENFORCED if tensormap.enforced(r, "sm90")))
+@pytest.mark.parametrize("rule_id", sorted(r.id for r in rules_for("tensormap") if tensormap.enforced(r.id, "sm90")))
 def test_every_enforced_rule_is_seen_refusing_alone_or_is_sm100_only(rule_id):
     """Each rule the model calls enforced on sm90 is, in the record, the only violation of some argument
     set the driver refused; rules only sm100 can show are listed here with that reason."""

@@ -4,6 +4,7 @@ import json
 import pathlib
 import subprocess
 import sys
+from functools import lru_cache
 
 import pytest
 
@@ -43,33 +44,49 @@ def redescribe(case: dict, arch: str, step=None, **fields) -> dict:
     return out
 
 
-K128 = recipe.build("sm90", "bf16", "K", 64, 64, "128B", 1024)               # one box, 4 k-steps
-K128_2 = recipe.build("sm90", "bf16", "K", 64, 128, "128B", 1024)            # two boxes, 8 k-steps
-K_NONE = recipe.build("sm90", "bf16", "K", 64, 64, "none", 1024)             # LBO used: box stride
-VALID = [K128, K128_2, K_NONE, recipe.build("sm90", "bf16", "MN", 64, 32, "none", 1024),
-         recipe.build("sm100", "bf16", "MN", 128, 32, "64B", 2048),
-         recipe.build("sm100", "tf32", "MN", 64, 16, "128B_atom32B", 0),
-         recipe.build("sm90", "e4m3", "K", 128, 128, "32B", 0), recipe.build("sm100", "s8", "MN", 256, 64, "128B", 0)]
+@lru_cache(maxsize=None)
+def built(*args, **options) -> recipe.Recipe:
+    """recipe.build(*args), once per session (recipes are synthesized when a test first needs them)."""
+    return recipe.build(*args, **options)
+
+
+def K128():
+    return built("sm90", "bf16", "K", 64, 64, "128B", 1024)                  # one box, 4 k-steps
+
+
+def K128_2():
+    return built("sm90", "bf16", "K", 64, 128, "128B", 1024)                 # two boxes, 8 k-steps
+
+
+def K_NONE():
+    return built("sm90", "bf16", "K", 64, 64, "none", 1024)                  # LBO used: box stride
+
+
+VALID = [("sm90", "bf16", "K", 64, 64, "128B", 1024), ("sm90", "bf16", "K", 64, 128, "128B", 1024),
+         ("sm90", "bf16", "K", 64, 64, "none", 1024), ("sm90", "bf16", "MN", 64, 32, "none", 1024),
+         ("sm100", "bf16", "MN", 128, 32, "64B", 2048), ("sm100", "tf32", "MN", 64, 16, "128B_atom32B", 0),
+         ("sm90", "e4m3", "K", 128, 128, "32B", 0), ("sm100", "s8", "MN", 256, 64, "128B", 0)]
 
 
 def _stride_breaker():
     # boxes twice as far apart as back to back, and the descriptors follow the boxes: reads right
-    c = case_of(K128_2, box_stride_bytes=16384)
+    c = case_of(K128_2(), box_stride_bytes=16384)
     return redescribe(c, "sm90", start_address=lambda j: 1024 + (32 * j // 128) * 16384 + (32 * j) % 128)
 
 
-BREAKERS = {   # rule id -> (arch, case, misreads?)
-    "recipe.box.swizzle_matches": ("sm90", redescribe(case_of(K128), "sm90", swizzle="64B"), True),
-    "recipe.box.inner_is_swizzle_row": ("sm90", case_of(K128, boxDim=[32, 64], box_count=2, box_stride_bytes=8192),
-                                        True),
-    "recipe.box.covers_tile": ("sm90", case_of(K128, boxDim=[64, 32]), True),
-    "recipe.box.stride": ("sm90", _stride_breaker(), False),
-    "recipe.case.swizzle_alignment": ("sm90", case_of(recipe.build("sm90", "bf16", "K", 64, 64, "128B", 1536,
-                                                                   allow_unaligned=True)), False),
-    "recipe.k_step.start": ("sm90", redescribe(case_of(K128), "sm90", step=1, start_address=1056 + 32), True),
-    "recipe.k_step.sbo": ("sm90", redescribe(case_of(K128), "sm90", step=0, stride_byte_offset=512), True),
-    "recipe.k_step.lbo": ("sm90", redescribe(case_of(K_NONE), "sm90", leading_byte_offset=2048), True),
-    "recipe.k_step.base_offset": ("sm90", redescribe(case_of(K128), "sm90", base_offset=1), True),
+BREAKERS = {   # rule id -> () -> (arch, case, misreads?)
+    "recipe.box.swizzle_matches": lambda: ("sm90", redescribe(case_of(K128()), "sm90", swizzle="64B"), True),
+    "recipe.box.inner_is_swizzle_row": lambda: (
+        "sm90", case_of(K128(), boxDim=[32, 64], box_count=2, box_stride_bytes=8192), True),
+    "recipe.box.covers_tile": lambda: ("sm90", case_of(K128(), boxDim=[64, 32]), True),
+    "recipe.box.stride": lambda: ("sm90", _stride_breaker(), False),
+    "recipe.swizzle_alignment": lambda: (
+        "sm90", case_of(built("sm90", "bf16", "K", 64, 64, "128B", 1536, allow_unaligned=True)), False),
+    "recipe.k_step.start": lambda: (
+        "sm90", redescribe(case_of(K128()), "sm90", step=1, start_address=1056 + 32), True),
+    "recipe.k_step.sbo": lambda: ("sm90", redescribe(case_of(K128()), "sm90", step=0, stride_byte_offset=512), True),
+    "recipe.k_step.lbo": lambda: ("sm90", redescribe(case_of(K_NONE()), "sm90", leading_byte_offset=2048), True),
+    "recipe.k_step.base_offset": lambda: ("sm90", redescribe(case_of(K128()), "sm90", base_offset=1), True),
 }
 
 
@@ -79,7 +96,7 @@ def test_breakers_cover_every_recipe_case_rule():
 
 @pytest.mark.parametrize("rule_id", sorted(BREAKERS))
 def test_breaker_breaks_its_rule_alone(rule_id):
-    arch, case, misreads = BREAKERS[rule_id]
+    arch, case, misreads = BREAKERS[rule_id]()
     c = recipe_case.parse_case(case, arch)
     assert [v.rule.id for v in recipe_case.violations(c)] == [rule_id]
     witness = recipe_case.first_misread(c)
@@ -88,28 +105,29 @@ def test_breaker_breaks_its_rule_alone(rule_id):
     assert label.violates == (rule_id,) and label.outcome == ("wrong-data" if misreads else "unknown")
 
 
-@pytest.mark.parametrize("r", VALID, ids=lambda r: f"{r.arch}-{r.dtype}-{r.major}-{r.swizzle}")
-def test_valid_recipe_reads_right(r):
+@pytest.mark.parametrize("args", VALID, ids=lambda a: f"{a[0]}-{a[1]}-{a[2]}-{a[5]}")
+def test_valid_recipe_reads_right(args):
+    r = built(*args)
     c = recipe_case.parse_case(case_of(r), r.arch)
     assert recipe_case.violations(c) == [] and recipe_case.first_misread(c) is None
     assert fuzz_recipe.label(case_of(r), r.arch).outcome == "ok"
 
 
 def test_misread_witness_names_the_step_and_element():
-    _, case, _ = BREAKERS["recipe.k_step.start"]
+    _, case, _ = BREAKERS["recipe.k_step.start"]()
     witness = recipe_case.first_misread(recipe_case.parse_case(case, "sm90"))
     assert witness["k_step"] == 16 and witness["element"]["k"] >= 16 and witness["read_from"] != witness["written_at"]
 
 
 def test_driver_refuses_a_box_wider_than_the_span():
-    case = case_of(K128, boxDim=[128, 64])                   # 256 bytes > the 128B span
+    case = case_of(K128(), boxDim=[128, 64])                   # 256 bytes > the 128B span
     label = fuzz_recipe.label(case, "sm90")
-    assert "tma.box.swizzle_span" in label.violates and label.outcome == "refused"
+    assert "tma.map.box_swizzle_span" in label.violates and label.outcome == "refused"
 
 
 @pytest.mark.parametrize("field,change", [("tma", {"swizzle": "96B"}), ("descriptors", None), ("mn", 12)])
 def test_malformed_case_names_the_field(field, change):
-    case = case_of(K128)
+    case = case_of(K128())
     if field == "tma":
         case["tma"] = dict(case["tma"], **change)
     elif field == "descriptors":
@@ -121,7 +139,7 @@ def test_malformed_case_names_the_field(field, change):
 
 
 # --- Generation ------------------------------------------------------------------------------------------
-NOT_ALONE = {"tma.box.range", "tma.box.inner_16B", "tma.box.swizzle_span", "tma.load.coord0_16B",
+NOT_ALONE = {"tma.map.box_range", "tma.map.box_inner_16B", "tma.map.box_swizzle_span", "tma.load.coord0_16B",
              "operand.sm103.kind_i8"}
 ALONE = {"sm90": set(fuzz_recipe.RULE_IDS) - NOT_ALONE - {"operand.swizzle.table54"},
          "sm100": set(fuzz_recipe.RULE_IDS) - NOT_ALONE - {"operand.mn_major.dtype", "operand.sm90.n_extent"}}
@@ -149,9 +167,9 @@ def test_valid_cases_are_ok(arch):
     assert {r["outcome"] for r in records} == {"ok"}
 
 
-@pytest.mark.parametrize("violate", [{"tma.box.range", "recipe.box.covers_tile"},
-                                     {"tma.box.swizzle_span", "recipe.box.inner_is_swizzle_row"},
-                                     {"tma.load.coord0_16B", "tma.box.inner_16B", "recipe.box.inner_is_swizzle_row"}])
+@pytest.mark.parametrize("violate", [{"tma.map.box_range", "recipe.box.covers_tile"},
+                                     {"tma.map.box_swizzle_span", "recipe.box.inner_is_swizzle_row"},
+                                     {"tma.load.coord0_16B", "tma.map.box_inner_16B", "recipe.box.inner_is_swizzle_row"}])
 def test_tied_rules_break_together_and_are_refused(violate):
     records, stats = _generated("sm100", violate)
     assert len(records) == 5 and stats.disagreements == []
@@ -172,8 +190,9 @@ def test_same_seed_same_cases():
     assert len(cases) == 30 == len(set(cases))
 
 
+@pytest.mark.slow
 def test_coverage_report():
     report = {e["id"]: e for e in fuzz_coverage.coverage("recipe")}
     assert set(report) == set(fuzz_recipe.RULE_IDS)
     assert {i for i, e in report.items() if not e["breakable"]} == NOT_ALONE - {"operand.sm103.kind_i8"}
-    assert report["tma.box.range"]["tied_to"] == ["recipe.box.covers_tile"]
+    assert report["tma.map.box_range"]["tied_to"] == ["recipe.box.covers_tile"]

@@ -10,12 +10,10 @@ dimension of size S spans [lower corner, S - 1 + upper corner], ends included.
 """
 import dataclasses
 import json
-import sys
 
 import pytest
 
-from solver.cli import im2col as cli_im2col
-from solver.cli.main import Parser, UsageError, add_json, emit
+from solver.cli.main import main
 from spec.tma import im2col
 from spec.rules import SpecError, rules_for
 
@@ -117,7 +115,11 @@ def test_w128_ignores_pixels_per_column():
     expected = im2col.pixels(seed_w_load("w128"))
     assert im2col.pixels(seed_w_load("w128", pixels_per_column=5)) == expected
     assert im2col.pixels(seed_w_load("w128", pixels_per_column=4096)) == expected
-    assert im2col.violations(seed_w_load("w128", pixels_per_column=4096)) == []
+    assert im2col.violations(seed_w_load("w128", pixels_per_column=None)) == []
+    # ... but the driver still holds a W128 map's pixelsPerColumn to [1, 1024] (the H100's driver refused
+    # 1025 in mode W128: tests/hardware/tensormap_encode_sm90.json.gz), so a load naming 4096 breaks it.
+    assert [v.rule.id for v in im2col.violations(seed_w_load("w128", pixels_per_column=4096))] == [
+        "tma.map.im2col.pixels_range"]
 
 
 def test_w128_each_block_carries_its_own_filter_taps():
@@ -372,23 +374,23 @@ def w_valid(mode="w", **changes):
 
 BREAKERS = {
     "im2col.filter_base_in_box": im2col_valid(coords=(0, 8, -1, 0)),          # box W in [-1, 7]
-    "im2col.corner_range": im2col_valid(lower=(-129, -1)),                    # rank 4: [-128, 127]
-    "im2col.box_not_empty": im2col_valid(upper=(-10, -1)),                    # W in [-1, -2]
+    "tma.map.im2col.corner_range": im2col_valid(lower=(-129, -1)),                    # rank 4: [-128, 127]
+    "tma.map.im2col.box_area": im2col_valid(upper=(-10, -1)),                    # W in [-1, -2]
     "im2col.offset_range": im2col_valid(offsets=(256, 0)),                    # rank 4: [0, 255]
-    "im2col.channels_per_pixel": im2col_valid(channels_per_pixel=512, elem_bytes=1, swizzle="NONE"),
-    "im2col.pixels_per_column": im2col_valid(pixels_per_column=1025),
-    "im2col.element_strides": im2col_valid(element_strides=(1, 9, 1, 1)),
-    "im2col.inner_stride": im2col_valid(element_strides=(2, 1, 1, 1)),
-    "im2col.swizzle_span": im2col_valid(swizzle="64B"),                        # 128 bytes > 64
-    "im2col.row_16B": im2col_valid(channels_per_pixel=4),                     # 8 bytes
-    "im2col.destination_alignment": im2col_valid(smem_address=0x410),
+    "tma.map.im2col.channels_range": im2col_valid(channels_per_pixel=512, elem_bytes=1, swizzle="NONE"),
+    "tma.map.im2col.pixels_range": im2col_valid(pixels_per_column=1025),
+    "tma.map.element_strides_range": im2col_valid(element_strides=(1, 9, 1, 1)),
+    "tma.map.element_strides_inner": im2col_valid(element_strides=(2, 1, 1, 1)),
+    "tma.map.im2col.channel_span": im2col_valid(swizzle="64B"),                        # 128 bytes > 64
+    "tma.map.im2col.channels_16B": im2col_valid(channels_per_pixel=4),                     # 8 bytes
+    "tma.box.destination_alignment": im2col_valid(smem_address=0x410),
     "im2col.w.first_element": w_valid(coords=(0, 300, 3, 0)),                 # box W in [0, 299]
     "im2col.w.whalo_range": w_valid("w128", w_halo=32),                       # w128: [0, 32)
     "im2col.w.woffset_range": w_valid(w_offset=32),
-    "im2col.w.corner_range": w_valid(lower=(-40000,)),
+    "tma.map.im2col_wide.corner_range": w_valid(lower=(-40000,)),
     "im2col.w.swizzle": w_valid(swizzle="NONE"),
-    "im2col.w.swizzle_driver": w_valid(channels_per_pixel=16, swizzle="32B"),  # PTX allows 32B, the driver not
-    "im2col.w.no_interleave": w_valid(interleave="16B"),
+    "tma.map.im2col_wide.swizzle": w_valid(channels_per_pixel=16, swizzle="32B"),  # PTX allows 32B, the driver not
+    "tma.map.im2col_wide.interleave": w_valid(interleave="16B"),
 }
 
 
@@ -451,16 +453,8 @@ def test_w_modes_take_no_im2col_offsets_and_footprints_need_a_w_mode():
 
 # === layoutproof im2col ==============================================================================
 def run_cli(argv):
-    """What solver.cli.main does with the command once build_parser registers it."""
-    top = Parser(prog="layoutproof")
-    commands = top.add_subparsers(dest="command", required=True, parser_class=Parser)
-    cli_im2col.register(commands, Parser, add_json, emit)
-    try:
-        args = top.parse_args(argv)
-        return args.run(args)
-    except (UsageError, SpecError) as error:
-        print(f"layoutproof: error: {error}", file=sys.stderr)
-        return 2
+    """`layoutproof ARGV` in-process: the exit status."""
+    return main(argv)
 
 
 SEED_W_ARGS = ["im2col", "--mode", "w", "--tensor", "128,9,7,64", "--lower", "0", "--upper", "0",
@@ -493,7 +487,7 @@ def test_cli_human_table_and_negative_lists(capsys):
 def test_cli_violation_exits_1_and_malformed_exits_2(capsys):
     assert run_cli(SEED_W_ARGS[:-4] + ["--swizzle", "NONE", "--smem-address", "0", "--json"]) == 1
     found = json.loads(capsys.readouterr().out)["violations"]
-    assert {v["rule"] for v in found} == {"im2col.w.swizzle", "im2col.w.swizzle_driver"}
+    assert {v["rule"] for v in found} == {"im2col.w.swizzle", "tma.map.im2col_wide.swizzle"}
     assert run_cli(SEED_W_ARGS + ["--offsets", "1"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "offsets" in error

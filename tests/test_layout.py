@@ -7,7 +7,8 @@ import pycute
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spec.cute.layout import ArithTuple, Basis, ComposedLayout, Layout, compact_col_major, congruent, crd2idx, depth, flatten, idx2crd, parse_layout, product, rank, weakly_congruent
+from spec.cute.layout import ArithTuple, Basis, ComposedLayout, Layout, compact_col_major, congruent, crd2idx, depth, flatten, idx2crd, product, rank, weakly_congruent
+from spec.cute.notation import parse_layout
 from spec.rules import CATALOGUE, SpecError
 from spec.cute.swizzle import Swizzle
 

@@ -1,14 +1,18 @@
-"""The property catalogue: every property comes out as expected, refutations carry counterexamples
-that spec/ confirms, and the prover never says "proved" for what Z3 did not prove."""
+"""The property catalogue: every property comes out as expected, names the spec rules it is about,
+refutations carry counterexamples that spec/ confirms, and the prover never says "proved" for what Z3
+did not prove. The proofs run once per session (tests/conftest.py: proved_catalogue)."""
+import json
+
 import z3
 import pytest
 
 from solver.prove import prover
 from solver.model.bitvec import var
-from solver.prove.catalogue import Property, Query, all_properties
+from solver.prove.catalogue import all_properties
+from solver.prove.property import Property, Query
+from spec.rules import resolve
 
-CATALOGUE = all_properties()
-RESULTS = {p.id: prover.prove(p, timeout=60) for p in CATALOGUE}
+CATALOGUE = all_properties()            # registration only: nothing is solved at collection
 
 REQUIRED = ["swizzle.cute.bijective", "swizzle.cute.involution", "swizzle.tma.table_equals_formula",
             "swizzle.tma.bijective", "canonical.injective", "canonical.atom_confined", "k48.contained",
@@ -26,23 +30,34 @@ def test_properties_state_range_source_and_expectation():
         assert p.statement and p.domain and p.source and p.expected in ("proved", "refuted"), p.id
 
 
-@pytest.mark.parametrize("pid", sorted(RESULTS))
-def test_status_is_expected(pid):
-    result = RESULTS[pid]
+@pytest.mark.parametrize("pid", sorted(p.id for p in CATALOGUE))
+def test_status_is_expected(pid, proved_catalogue):
+    result = proved_catalogue[pid]
     assert result.status == result.property.expected, (result.status, result.reason, result.counterexample)
 
 
-def test_every_proved_property_has_a_refuted_neighbour_or_is_a_definition_check():
+@pytest.mark.parametrize("pid", sorted(p.id for p in CATALOGUE))
+def test_property_names_rules_spec_resolves(pid):
+    p = next(p for p in CATALOGUE if p.id == pid)
+    assert p.rules, "a property names at least one rule"
+    assert len(set(p.rules)) == len(p.rules)
+    for rule_id in p.rules:
+        assert resolve(rule_id).id, rule_id           # spec.rules.resolve raises on an unknown id
+    assert p.as_json()["rules"] == list(p.rules)
+    json.dumps(p.as_json())
+
+
+def test_every_proved_property_has_a_refuted_neighbour_or_is_a_definition_check(proved_catalogue):
     """Refuted variants exist for the main families, so the catalogue shows it can fail."""
-    refuted = {pid for pid, r in RESULTS.items() if r.status == "refuted"}
+    refuted = {pid for pid, r in proved_catalogue.items() if r.status == "refuted"}
     for family in ("swizzle.cute.bijective", "swizzle.cute.involution", "canonical.injective",
                    "k48", "base_offset.phase", "alignment.phase", "desc.roundtrip",
                    "swizzle.tma.table_equals_formula"):
         assert any(pid.startswith(family) for pid in refuted), family
 
 
-def test_refutations_are_confirmed_by_spec():
-    for result in RESULTS.values():
+def test_refutations_are_confirmed_by_spec(proved_catalogue):
+    for result in proved_catalogue.values():
         if result.status == "refuted":
             assert result.counterexample and result.property.replay(result.counterexample)
 

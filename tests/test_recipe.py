@@ -45,7 +45,7 @@ def test_cutlass_k_major_128b_recipe():
 
 
 @pytest.mark.parametrize("address, rule_id", [(0x480, "recipe.swizzle_alignment"),
-                                              (0x410, "recipe.tma_destination_alignment")])
+                                              (0x410, "tma.box.destination_alignment")])
 def test_misaligned_addresses_are_refused(address, rule_id):
     r = recipe.build("sm90", "bf16", "K", 128, 64, "128B", address)
     assert rule_id in [v.rule.id for v in r.violations] and not r.instructions
@@ -86,4 +86,4 @@ def test_bad_recipe_input(kwargs, field):
 
 def test_every_recipe_rule_is_broken_above():
     from spec.rules import rules_for
-    assert {r.id for r in rules_for("recipe")} == {"recipe.swizzle_alignment", "recipe.tma_destination_alignment"}
+    assert {r.id for r in rules_for("recipe")} == {"recipe.swizzle_alignment", "tma.box.destination_alignment"}

@@ -3,11 +3,14 @@
 Breaking cases for the descriptor, instruction-descriptor and TMA-swizzle rules live in their own
 test files, each with a completeness check of its own; the operand and swizzle rules are broken here.
 """
+import os
+import re
+
 import pytest
 
 from spec.mma import descriptor
 from spec.mma import readmap
-from spec.rules import EVIDENCE_KINDS, all_rules, check_all, rules_for
+from spec.rules import ENFORCERS, EVIDENCE_KINDS, aliases, all_rules, check_all, resolve, rules_for
 from spec.cute.swizzle import Swizzle, brute_force_is_bijective, brute_force_is_involution
 
 SUBJECTS_WITH_BREAKERS = {
@@ -19,8 +22,10 @@ SUBJECTS_WITH_BREAKERS = {
 }
 
 
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def test_catalogue_is_well_formed():
-    import solver.synth.recipe  # noqa: F401  (the recipe rules live with the recipe)
     rules = all_rules()
     assert len({r.id for r in rules}) == len(rules) > 40
     for r in rules:
@@ -32,7 +37,7 @@ def test_catalogue_is_well_formed():
 
 
 def test_every_subject_has_a_breaker_file():
-    subjects = {r.subject for r in all_rules()} - {"definition"}
+    subjects = {s for r in all_rules() for s in r.subjects}
     assert subjects <= set(SUBJECTS_WITH_BREAKERS), subjects - set(SUBJECTS_WITH_BREAKERS)
 
 
@@ -106,3 +111,104 @@ def test_swizzle_properties_by_enumeration(b, m, s):
 def test_bijective_but_not_involution_exists():
     sw = Swizzle(2, 0, 1)  # |S| < B, S != 0: source and target overlap
     assert brute_force_is_bijective(sw) and not brute_force_is_involution(sw)
+
+
+# --- One rule per constraint: where it is, what it cites, which ids it replaced -------------------------
+def test_the_catalogue_is_complete_without_importing_the_solver():
+    """spec.rules.all_rules() holds every rule: none is registered from solver/ (the recipe rules too)."""
+    ids = [r.id for r in all_rules()]
+    assert len(ids) == len(set(ids))
+    assert {"recipe.swizzle_alignment", "tma.box.destination_alignment"} <= set(ids)
+    assert {r.id for r in rules_for("recipe")} == {"recipe.swizzle_alignment", "tma.box.destination_alignment"}
+    assert not [r.id for r in all_rules() if not r.defined_in.startswith("spec/")]
+
+
+def test_every_constraint_rule_checks_each_subject_and_names_its_enforcer():
+    for r in all_rules():
+        if not r.subjects:
+            assert not r.checks and not r.enforced_by and not r.not_enforced_on, r.id
+            continue
+        assert set(r.checks) == set(r.subjects), r.id
+        assert r.enforced_by in ENFORCERS, r.id
+        if r.not_enforced_on:
+            assert r.enforced_by != "nobody", r.id
+
+
+def test_ptxas_decided_rules_are_enforced_by_ptxas():
+    """A rule whose evidence is what ptxas refused (tests/hardware/ptxas_forms.json) is ptxas's to enforce."""
+    for r in all_rules():
+        if r.evidence == "ptxas":
+            assert r.enforced_by == "ptxas", r.id
+
+
+@pytest.mark.parametrize("r", all_rules(), ids=lambda r: r.id)
+def test_defined_in_points_at_the_rule(r):
+    """`layoutproof rules --where` sends a reader to the file and line where the rule's block starts."""
+    path, line = r.defined_in.rsplit(":", 1)
+    with open(os.path.join(REPOSITORY, path)) as handle:
+        lines = handle.read().splitlines()
+    start = int(line) - 1
+    assert 0 <= start < len(lines), r.defined_in
+    block = "\n".join(lines[start:start + 3])
+    generated = re.findall(r'f"([^"{]+)\{', block)      # rule(f"tma.swizzle.table.{name}", ...) in a loop
+    assert f'"{r.id}"' in block or any(r.id.startswith(prefix) for prefix in generated), (r.id, r.defined_in)
+
+
+FORBIDDEN_CITATIONS = ("REFERENCE.md", "seed", "CLI contract", "CLI.md", "../shared", "solver/")
+
+
+@pytest.mark.parametrize("r", all_rules(), ids=lambda r: r.id)
+def test_sources_cite_documents_a_user_can_open(r):
+    for text in (r.source, r.note):
+        for word in FORBIDDEN_CITATIONS:
+            assert word not in text, f"{r.id} cites {word!r}"
+    for cited in re.findall(r"tests/hardware/[\w.\-]+", r.source + " " + r.note):
+        assert os.path.exists(os.path.join(REPOSITORY, cited)), f"{r.id} cites missing {cited}"
+
+
+def test_spec_modules_cite_no_internal_digest():
+    for folder, _, files in os.walk(os.path.join(REPOSITORY, "spec")):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name)) as handle:
+                    text = handle.read()
+                for word in ("REFERENCE.md", "../shared", "seed 00", "CLI contract"):
+                    assert word not in text, f"{name} cites {word!r}"
+                for cited in re.findall(r"tests/hardware/[\w.\-]+\w", text):
+                    assert os.path.exists(os.path.join(REPOSITORY, cited)), f"{name} cites missing {cited}"
+
+
+def test_every_retired_id_resolves_to_its_live_successor():
+    table = aliases()
+    live = {r.id for r in all_rules()}
+    assert table, "the merges are listed in spec/rule_aliases.json"
+    for old, successor in table.items():
+        assert old not in live, f"{old} is both retired and live"
+        assert successor in live, f"{old} -> {successor}, which does not exist"
+        assert resolve(old).id == successor
+
+
+def test_every_retired_id_is_listed_in_changes():
+    with open(os.path.join(REPOSITORY, "CHANGES.md")) as handle:
+        changes = handle.read()
+    for old, successor in aliases().items():
+        assert f"`{old}` | `{successor}`" in changes, old
+
+
+def test_no_code_names_a_retired_id():
+    """Scripts keep working through the alias table, but the project's own code uses the live ids."""
+    retired = set(aliases())
+    pattern = re.compile(r"[\"']([a-z0-9_]+(?:\.[A-Za-z0-9_]+)+)[\"']")
+    for top in ("spec", "solver", "layoutproof", "benchmarks", "hardware"):
+        for folder, _, files in os.walk(os.path.join(REPOSITORY, top)):
+            for name in files:
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, name)) as handle:
+                        used = set(pattern.findall(handle.read()))
+                    assert not used & retired, (name, used & retired)
+
+
+def test_malformed_tensormap_fields_name_live_rules():
+    from spec.tma import tensormap_params
+    for key, rule_id in tensormap_params._FIELD_RULES.items():
+        assert resolve(rule_id).id == rule_id, key

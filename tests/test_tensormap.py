@@ -16,7 +16,7 @@ import pytest
 
 from solver.cli.main import main
 from spec.tma import tensormap as tm
-from spec.rules import SpecError, rules_for
+from spec.rules import SpecError, resolve, rules_for
 
 # --- Valid documents ---------------------------------------------------------------------------------
 # CUTLASS-style bf16 operand tile: a 4096 x 4096 row-major bf16 matrix, box 64 x 128 with 128B swizzle.
@@ -205,9 +205,21 @@ def test_breakers_cover_every_tensormap_rule():
     assert set(BREAKERS) == {r.id for r in rules_for("tensormap")}
 
 
-def test_enforcement_flags_cover_every_rule_and_default_to_the_manual():
-    assert set(tm.DRIVER_ENFORCED) == {r.id for r in rules_for("tensormap")}
-    assert {rule_id for rule_id, on in tm.DRIVER_ENFORCED.items() if not on} == WARNING_ONLY
+def test_every_rule_names_its_enforcer_and_the_copy_rules_are_warnings():
+    """The encoder refuses what breaks a rule on its arguments; the rules on the copy (destination,
+    direction), the stride the driver calls ignored and the loaded size it does not count are warnings."""
+    rules = rules_for("tensormap")
+    assert all(r.enforced_by in ("driver", "nobody") for r in rules)
+    assert {r.id for r in rules if r.enforced_by == "nobody"} == WARNING_ONLY
+
+
+def test_sm90_exceptions_are_the_ones_the_h100_driver_showed():
+    """tests/hardware/tensormap_encode_sm90.json.gz: the H100's driver encodes interleave 32B with any
+    swizzle and im2col_wide maps without checking the architecture, swizzle or interleave."""
+    assert {r.id for r in rules_for("tensormap") if "sm90" in r.not_enforced_on} == {
+        "tma.map.interleave_swizzle", "tma.map.im2col_wide.arch", "tma.map.im2col_wide.swizzle",
+        "tma.map.im2col_wide.interleave"}
+    assert all(tm.enforced(rule_id, "sm100") for rule_id in ("tma.map.interleave_swizzle", "tma.map.im2col_wide.arch"))
 
 
 @pytest.mark.parametrize("rule_id", sorted(BREAKERS))
@@ -221,8 +233,9 @@ def test_breaker_breaks_exactly_its_rule(rule_id):
 
 
 def test_enforcement_is_flipped_in_one_place(monkeypatch):
-    """Hardware evidence that the encoder accepts a box of 257 turns the violation into a warning."""
-    monkeypatch.setitem(tm.DRIVER_ENFORCED, "tma.map.box_range", False)
+    """Hardware evidence that the encoder accepts a box of 257 turns the violation into a warning: the
+    rule's own enforced_by is the one place that says so."""
+    monkeypatch.setattr(resolve("tma.map.box_range"), "enforced_by", "nobody")
     report = tm.check_document(BREAKERS["tma.map.box_range"][0])
     assert report["legal"] and [w["rule"] for w in report["warnings"]] == ["tma.map.box_range"]
 

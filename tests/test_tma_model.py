@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from solver.model import tma_swizzle as model
 from solver.prove import tma as tma_properties  # noqa: F401  (registers the swizzle.tma.* properties)
 from solver.model.bitvec import evaluate, var
-from solver.prove.catalogue import PROPERTIES, Property, Query
+from solver.prove.property import PROPERTIES, Property, Query
 from solver.prove.prover import prove
 from spec.tma import swizzle as spec_tma
 from spec.cute.swizzle import Swizzle
@@ -51,17 +51,17 @@ def test_registry_lists_every_mode():
 
 
 @pytest.mark.parametrize("p", TMA_PROPERTIES, ids=lambda p: p.id)
-def test_property(p):
-    result = prove(p, timeout=TIMEOUT)
+def test_property(p, proved_catalogue):
+    result = proved_catalogue[p.id]
     assert result.status == p.expected, (result.status, result.reason, result.counterexample)
     if p.expected == "refuted":
         assert result.counterexample is not None
         assert p.replay(result.counterexample)
 
 
-def test_refuted_variant_counterexample_is_an_odd_line():
+def test_refuted_variant_counterexample_is_an_odd_line(proved_catalogue):
     """Without the flip, the formula is wrong exactly on the odd 128-byte lines (spec agrees)."""
-    result = prove(PROPERTIES[REFUTED_VARIANT], timeout=TIMEOUT)
+    result = proved_catalogue[REFUTED_VARIANT]
     address = result.counterexample["address"]
     assert (address >> 7) & 1 == 1
     assert spec_tma.flips_8b("128B_ATOM_32B_FLIP_8B", address)

@@ -42,10 +42,10 @@ def test_flip_mode_swaps_8_byte_halves_on_odd_lines():
 
 
 BREAKERS = {
-    "tma.box.range": tma_place.make_box("NONE", 1, (512, 2), 0),
-    "tma.box.inner_16B": tma_place.make_box("NONE", 2, (7, 2), 0),
-    "tma.box.swizzle_span": tma_place.make_box("32B", 2, (64, 2), 0),
-    "tma.box.element_strides": tma_place.make_box("NONE", 4, (8, 2), 0, element_strides=(1, 9)),
+    "tma.map.box_range": tma_place.make_box("NONE", 1, (512, 2), 0),
+    "tma.map.box_inner_16B": tma_place.make_box("NONE", 2, (7, 2), 0),
+    "tma.map.box_swizzle_span": tma_place.make_box("32B", 2, (64, 2), 0),
+    "tma.map.element_strides_range": tma_place.make_box("NONE", 4, (8, 2), 0, element_strides=(1, 9)),
     "tma.box.destination_alignment": tma_place.make_box("NONE", 4, (8, 2), 0x410),
     # a load starting 2 x 2 = 4 bytes into dimension 0 (the H100 traps)
     "tma.load.coord0_16B": tma_place.make_box("NONE", 2, (8, 2), 0, coord0=2),

@@ -376,7 +376,7 @@ def test_rules_registered_with_sources():
     ids += [f"tma.swizzle.table.{m}" for m in ALL_MODES]
     for rule_id in ids:
         r = CATALOGUE[rule_id]
-        assert r.source.startswith(("PTX 5.5.7", "REFERENCE.md")), r
+        assert r.source.startswith(("PTX 5.5.7", "PTX ISA 5.5.7")), r
         assert r.statement
     assert CATALOGUE["tma.swizzle.atomicity_legal"].source == "PTX 5.5.7 Table 14"
     assert CATALOGUE["tma.swizzle.table.128B"].statement.count("/") == 7

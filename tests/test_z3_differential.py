@@ -106,6 +106,7 @@ def spec_cute(x, B, M, S):
     return Swizzle(B, M, S)(x)
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(B=st.integers(0, 4), M=st.integers(0, 8), S=st.integers(-8, 8), x=st.integers(0, 2**20 - 1))
 @example(B=3, M=4, S=0, x=0b1111111111)      # S = 0: the bits XOR themselves (clears them)
@@ -171,6 +172,7 @@ def z3_descriptor_swizzle_absolute(name: str) -> Compiled:
 @EXAMPLES
 @given(name=st.sampled_from(SWIZZLE_NAMES), address=st.integers(0, 2**18 - 1),
        base_offset=st.integers(0, 7), origin=st.integers(0, 2**18 - 1))
+@pytest.mark.slow
 @example(name="128B", address=0, base_offset=7, origin=0)
 @example(name="128B_atom32B", address=2**18 - 1, base_offset=5, origin=0)
 @example(name="32B", address=128, base_offset=1, origin=128)
@@ -385,6 +387,7 @@ def test_read_address_matches_spec(combo, data, start, lbo, sbo, base_offset, mn
 @settings(max_examples=800, deadline=None)
 @given(start=byte_field, lbo=byte_field, sbo=byte_field, mn_extent=st.integers(1, 16).map(lambda v: 8 * v),
        data=st.data())
+@pytest.mark.slow
 @example(start=96, lbo=4096, sbo=1024, mn_extent=8, data=None)     # 48 B from line offset 96: split
 @example(start=0, lbo=4096, sbo=1024, mn_extent=8, data=None)      # whole K in the first line
 def test_absolute_lbo_k48_matches_spec(start, lbo, sbo, mn_extent, data):

@@ -9,27 +9,18 @@ import shlex
 import subprocess
 import sys
 
+from solver.cli import render
+from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_json, number, positive_number
 from solver.fuzz import engine as fuzz
 
-EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED = 0, 1, 2
-ARCHES = ("sm90", "sm100", "sm103")
 FORMATS = ("jsonl", "cuda", "ptx")
 
 
 class FuzzUsage(ValueError):
-    """Bad arguments: one line, exit 2."""
+    """Arguments that do not go together: the CLI prints the message on one line and exits 2."""
 
 
-def count_argument(text: str) -> int:
-    """--count: a number of at least 1 (argparse reports anything else in one line, exit 2)."""
-    from solver.cli.main import number
-    value = number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
-    return value
-
-
-def add_parser(commands, add_json, number) -> None:
+def register(commands) -> None:
     p = commands.add_parser(
         "fuzz", help="generate configurations that break exactly the rules you choose (or none)",
         description="Cases for compiler tests. Each breaks exactly the --violate rules (and keeps every other "
@@ -45,7 +36,7 @@ def add_parser(commands, add_json, number) -> None:
                "  layoutproof fuzz --coverage --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap or recipe")
-    p.add_argument("--count", type=count_argument, default=10, help="cases to generate (default 10)")
+    p.add_argument("--count", type=positive_number, default=10, help="cases to generate (default 10)")
     p.add_argument("--seed", type=number, default=0, help="random seed (default 0)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--violate", metavar="RULE[,RULE...]", help="the rule ids every case breaks, and only them")
@@ -143,46 +134,38 @@ def _coverage(args) -> int:
     from solver.fuzz import coverage as fuzz_coverage
     targets = (args.target,) if args.target else fuzz.TARGETS
     document = fuzz_coverage.coverage_document(targets)
-    if args.json:
-        print(json.dumps(document))
-        return EXIT_OK
-    from solver.cli.render import coverage_text
-    print(coverage_text(document).rstrip("\n"))
+    render.emit(args, document, render.coverage_text(document))
     return EXIT_OK
 
 
 def run(args) -> int:
-    try:
-        if args.coverage:
-            return _coverage(args)
-        records, stats, violate, count = _records(args)
-        short = _shortfall(args, records, violate, count)
-        if short:
-            print(short, file=sys.stderr)
-        if stats.disagreements:       # a bug in the Z3 model or in spec: say so loudly
-            print(f"fuzz: {len(stats.disagreements)} Z3 solutions that spec labels otherwise (a model/spec "
-                  f"disagreement; please report)", file=sys.stderr)
-        differences = against(args.against, records) if args.against else None
-        files = _rendered(args, records) if args.format != "jsonl" else {}
-        if args.out:
-            _write_out(args.out, {"cases.jsonl": _jsonl(records), **files})
-        if args.json:
-            document = {"target": args.target, "arch": args.arch, "cases": records,
-                        "stats": {"emitted": stats.emitted, "rejected": stats.rejected, "anchors": stats.anchors,
-                                  "disagreements": len(stats.disagreements)}}
-            if differences is not None:
-                document["differences"] = differences
-            print(json.dumps(document))
-        elif differences is not None:
-            for d in differences:
-                print(json.dumps(d))
-            print(f"fuzz: {len(differences)} of {len(records)} cases where {args.against!r} differs from us",
-                  file=sys.stderr)
-        elif not args.out:
-            sys.stdout.write(_jsonl(records) if args.format == "jsonl" else "".join(files.values()))
-        if not records:
-            return EXIT_VIOLATION
-        return EXIT_VIOLATION if differences else EXIT_OK
-    except FuzzUsage as error:
-        print(f"layoutproof: error: {error}", file=sys.stderr)
-        return EXIT_MALFORMED
+    if args.coverage:
+        return _coverage(args)
+    records, stats, violate, count = _records(args)
+    short = _shortfall(args, records, violate, count)
+    if short:
+        print(short, file=sys.stderr)
+    if stats.disagreements:       # a bug in the Z3 model or in spec: say so loudly
+        print(f"fuzz: {len(stats.disagreements)} Z3 solutions that spec labels otherwise (a model/spec "
+              f"disagreement; please report)", file=sys.stderr)
+    differences = against(args.against, records) if args.against else None
+    files = _rendered(args, records) if args.format != "jsonl" else {}
+    if args.out:
+        _write_out(args.out, {"cases.jsonl": _jsonl(records), **files})
+    if args.json:
+        document = {"target": args.target, "arch": args.arch, "cases": records,
+                    "stats": {"emitted": stats.emitted, "rejected": stats.rejected, "anchors": stats.anchors,
+                              "disagreements": len(stats.disagreements)}}
+        if differences is not None:
+            document["differences"] = differences
+        print(json.dumps(document))
+    elif differences is not None:
+        for d in differences:
+            print(json.dumps(d))
+        print(f"fuzz: {len(differences)} of {len(records)} cases where {args.against!r} differs from us",
+              file=sys.stderr)
+    elif not args.out:
+        sys.stdout.write(_jsonl(records) if args.format == "jsonl" else "".join(files.values()))
+    if not records:
+        return EXIT_VIOLATION
+    return EXIT_VIOLATION if differences else EXIT_OK

@@ -1,16 +1,38 @@
-"""Human-readable output of the CLI: tables, kept apart from the semantics (spec/) and the commands."""
+"""Everything the CLI prints: the human-readable text of each command (tables, lists), built from the
+document the command computed, and `emit`, which prints that document as JSON or as text.
+
+Kept apart from the semantics (spec/, solver/) and from the argument handling (the command modules).
+"""
 from __future__ import annotations
 
+import json
+import sys
 import textwrap
 
 from spec.mma import descriptor as desc_mod
 from spec.mma import readmap
+from spec.tma import im2col
+from spec.tma import swizzle as tma_swizzle
+
+
+def emit(args, document: dict, text: str) -> None:
+    """With --json the document (one JSON document, one line), else the human-readable text."""
+    if args.json:
+        json.dump(document, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text.rstrip("\n") + "\n")
 
 
 def _table(header: list, rows: list) -> str:
     widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def _assignments(named: dict) -> str:
+    """{'K': 0, 'MN': 64} -> 'K=0 MN=64' (never a Python dict on the screen)."""
+    return " ".join(f"{name}={value}" for name, value in named.items())
 
 
 def violations_text(found: list) -> str:
@@ -78,14 +100,25 @@ def chunk_map(op: readmap.Operand, addresses: list, max_lines: int = 64) -> str:
     return f"shared memory, 16-byte chunks ({legend} read from each):\n" + _table(header, rows) + more
 
 
-def rules_table(rules: list) -> str:
-    """One block per rule: id, what decided it, its source, then the statement wrapped."""
+def rules_table(documents: list, where: bool = False) -> str:
+    """One block per rule (its JSON document): id, what decided it, its source, the statement wrapped;
+    with `where` the file:line that defines it; for rules asked for by id, the properties and tests
+    that name it."""
     blocks = []
-    for r in rules:
-        kind = "constraint" if r.check else "definition"
-        text = textwrap.fill(r.statement, width=100, initial_indent="    ", subsequent_indent="    ")
-        blocks.append(f"{r.id}  [{kind}, {r.evidence}]  {r.source}\n{text}")
-    return "\n".join(blocks) + f"\n{len(rules)} rules"
+    for r in documents:
+        kind = "constraint" if r.get("subjects") else "definition"
+        lines = [f"{r['id']}  [{kind}, {r['evidence']}]  {r['source']}"]
+        if r.get("requested_as"):
+            lines.append(f"    (asked for as {r['requested_as']}, which was merged into {r['id']})")
+        lines.append(textwrap.fill(r["statement"], width=100, initial_indent="    ", subsequent_indent="    "))
+        if where:
+            lines.append(f"    defined in {r['defined_in']}")
+        for key, label in (("properties", "properties"), ("tests", "tests")):
+            if key in r:
+                lines.append(textwrap.fill(f"{label}: " + (", ".join(r[key]) or "none"), width=100,
+                                           initial_indent="    ", subsequent_indent="        "))
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks) + f"\n{len(documents)} rule{'' if len(documents) == 1 else 's'}"
 
 
 def property_list(properties: list) -> str:
@@ -99,7 +132,7 @@ def prove_table(results: list) -> str:
         mark = "" if r.as_expected else "  <- expected " + r.property.expected
         detail = ""
         if r.counterexample:
-            detail = " ".join(f"{k}={v}" for k, v in r.counterexample.items())
+            detail = _assignments(r.counterexample)
         if r.reason:
             detail = (detail + "; " if detail else "") + r.reason
         rows.append([r.property.id, r.status + mark, f"{r.seconds:.2f}", detail[:90]])
@@ -121,7 +154,7 @@ def synth_text(tile, outcome, violations: list) -> str:
     if outcome.ignored:
         lines.append("ignored by the hardware here (any value reads the same): " + ", ".join(outcome.ignored))
     for s in outcome.solutions[1:]:
-        lines.append(f"also: {s['descriptor']} {s['fields']}")
+        lines.append(f"also: {s['descriptor']} {_assignments(s['fields'])}")
     return "\n".join(lines)
 
 
@@ -149,17 +182,25 @@ def recipe_text(doc: dict) -> str:
     tma = doc["tma"]
     lines = [head, f"smem layout: {doc['layout']}",
              f"size {doc['size_bytes']} bytes, alignment {doc['alignment']} bytes",
-             f"TMA: swizzle {tma['swizzle']}, box {tma['box']} ({tma['box_order']}), {len(tma['loads'])} load(s): "
-             + ", ".join(f"{l['box_origin']} -> {l['smem_address']:#x}" for l in tma["loads"])]
+             f"TMA: swizzle {tma['swizzle']}, box {tma['box']} ({tma['box_order']}), {len(tma['loads'])} load(s):"]
+    lines += [f"  box at {_assignments(l['box_origin'])} -> {l['smem_address']:#x}" for l in tma["loads"]]
     rows = [[str(i["k_offset"]), i["descriptor"] or "-", (f"start {i['fields']['start_address']:#x} "
              f"LBO {i['fields']['leading_byte_offset']} SBO {i['fields']['stride_byte_offset']} "
              f"base offset {i['fields']['base_offset']}") if i["fields"] else i["reason"]]
             for i in doc["instructions"]]
     lines.append(_table(["k offset", "descriptor", "fields"], rows))
-    proof = doc["proof"]
-    lines.append(f"proof: {proof['status']}" + (f" ({proof['method']}, {proof['elements']} elements): "
-                                                f"{proof['statement']}" if proof["status"] == "proved" else f": {proof}"))
+    lines.append("proof: " + _recipe_proof(doc["proof"]))
     return "\n".join(lines)
+
+
+def _recipe_proof(proof: dict) -> str:
+    if proof["status"] == "proved":
+        return f"proved ({proof['method']}, {proof['elements']} elements): {proof['statement']}"
+    if "element" in proof:
+        mn, k = proof["element"]
+        return (f"refuted: element (mn={mn}, k={k}) is written at {proof['written']:#x} but read at "
+                f"{proof['read']:#x}")
+    return f"{proof['status']}: {proof.get('reason', '')}".rstrip(": ")
 
 
 def placement_text(box, offsets: list, found: list) -> str:
@@ -203,3 +244,39 @@ def coverage_text(document: dict) -> str:
         parts.append(f"{target}: {alone} of {len(entry['rules'])} rules can be broken alone\n"
                      + _table(["rule", "breaks"], rows))
     return "\n\n".join(parts)
+
+
+def tma_box_text(document: dict, rows: int, inner: int, arch: str) -> str:
+    """`tma box`: the chosen swizzle and box for a tile of rows x inner elements, or the rules that
+    exclude every box."""
+    if document["status"] != "found":
+        return f"no legal box: {', '.join(document['reasons']) or 'see --json'}"
+    along_inner, along_rows = document["loads_along"] or (None, None)
+    return (f"{document['dataType']} tile {rows} x {inner} on {arch}: swizzle "
+            f"{document['swizzle']}, box {document['box']} ({document['bytes_per_load']} bytes per load), "
+            f"{document['loads']} loads ({along_inner} along the inner extent x {along_rows} along the rows)")
+
+
+def im2col_text(load, box: dict, found: list) -> str:
+    """`im2col`: one line per shared-memory row: its pixel, halo / out-of-bounds marks, the row's
+    (unswizzled) start address and where its first channel lands after swizzling. `box` is the
+    bounding box document {"w": [low, high], ...}."""
+    loaded = im2col.pixels(load)
+    starts = im2col.row_addresses(load)
+    spans = ", ".join(f"{name} [{a}, {b}]" for name, (a, b) in box.items())
+    lines = [f"{im2col.MODES[load.mode]} load of a {load.layout} tensor {'x'.join(map(str, load.tensor))}: "
+             f"{len(loaded)} rows of {load.channels_per_pixel} channels ({load.row_bytes} bytes), "
+             f"channels {load.coords[0]}..{load.coords[0] + load.channels_per_pixel - 1}, box {spans}, "
+             f"swizzle {load.swizzle}, destination {load.smem_address:#x}",
+             f"{'row':>5} {'n':>6} {'d':>5} {'h':>5} {'w':>6}  {'kind':<5} {'oob':<4} {'row at':>9} {'c0 at':>9}"]
+    for p, row_start in zip(loaded, starts):
+        first = tma_swizzle.swizzle_byte_address(load.swizzle, row_start)
+        lines.append(f"{p.row:>5} {p.n:>6} {p.d:>5} {p.h:>5} {p.w:>6}  {'halo' if p.halo else 'main':<5} "
+                     f"{'OOB' if p.oob else '':<4} {row_start:>#9x} {first:>#9x}")
+    channels = [c for c in range(load.coords[0], load.coords[0] + load.channels_per_pixel)
+                if not 0 <= c < load.tensor[0]]
+    if channels:
+        lines.append(f"channels {channels[0]}..{channels[-1]} are outside C = {load.tensor[0]}: "
+                     f"filled ({im2col.fill_value(load)}) in every row")
+    lines.append("violations: none" if not found else "violations:\n" + "\n".join(f"  {v}" for v in found))
+    return "\n".join(lines)

@@ -21,22 +21,14 @@ import networkx as nx
 import z3
 
 from solver.model import desc_case as desc_case_model
+from solver.model.bitvec import free_constants
 from solver.model import tensormap as tensormap_model
 from solver.fuzz.engine import TARGETS, target_module
 
 
 def _fields_of(term) -> set:
     """The model fields a Z3 term reads: its uninterpreted constants, list indices dropped."""
-    found, stack, seen = set(), [term], set()
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            found.add(re.sub(r"\[\d+\]$", "", t.decl().name()))
-        stack.extend(t.children())
-    return found
+    return {re.sub(r"\[\d+\]$", "", c.decl().name()) for c in free_constants(term)}
 
 
 class Model:

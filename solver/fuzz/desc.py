@@ -23,25 +23,29 @@ from typing import Iterator
 from spec.cases import desc_case as spec_desc_case
 
 from solver.model import desc_case as model
-from solver.fuzz.engine import Label, Stats, anchored, exactly
+from solver.model import descriptor
+from solver.model.swizzle import DESCRIPTOR_BITS, LINE_SHIFT
+from solver.model.vocab import DESCRIPTOR_ROW_BYTES
+from solver.fuzz.engine import Stats, anchored, exactly
+from solver.fuzz.outcome import first_found, ptxas_refusal
 
 RULE_IDS = model.RULE_IDS
-# Rules that make the sm90 wgmma instruction itself ill-formed: ptxas refuses it (PTX 9.7.15.5).
-PTXAS_REFUSES = {"sm90": frozenset({"operand.sm90.dtype", "operand.mn_major.dtype", "operand.instruction_k",
-                                    "operand.sm90.n_extent"}),
-                 "sm103": frozenset({"operand.sm103.kind_i8"})}
-SWIZZLE_FUNCTORS = {"32B": "Sw<1,4,3>", "64B": "Sw<2,4,3>", "128B": "Sw<3,4,3>", "128B_atom32B": "Sw<2,5,2>"}
+# CuTe's functor of each descriptor swizzle: Swizzle<B,M,7-M> (REFERENCE.md 1)
+SWIZZLE_FUNCTORS = {name: f"Sw<{b},{m},{LINE_SHIFT - m}>" for name, (b, m) in DESCRIPTOR_BITS.items() if b}
 
 
 # --- Rendering the model's values as a case ---------------------------------------------------------------
 def descriptor_word(v: dict) -> int:
     """The 64-bit descriptor of the field values (bit positions: PTX 9.7.15.5.1.2.2 for sm90,
-    9.7.16.4.1 Table 40 for sm100/sm103)."""
-    sm90 = model.ARCHES[v["arch"]] == "sm90"
-    word = (v["start"] >> 4) | (v["lbo"] >> 4) << 16 | (v["sbo"] >> 4) << 32 | v["fixed"] << 46
-    word |= v["base_offset"] << 49 | v["swizzle_code"] << (62 if sm90 else 61)
-    if not sm90:
-        word |= v["lbo_mode"] << 52
+    9.7.16.4.1 Table 40 for sm100/sm103), with the model's bits outside the fields: sm90's unused bits
+    [46,49) hold `fixed` too, and `stray` sets one bit of an unused or reserved region."""
+    arch = model.ARCHES[v["arch"]]
+    sm90 = arch == "sm90"
+    word = descriptor.pack(arch, {"start": v["start"], "lbo": v["lbo"], "sbo": v["sbo"], "fixed": v["fixed"],
+                                  "base_offset": v["base_offset"], "lbo_mode": v["lbo_mode"],
+                                  "swizzle": v["swizzle_code"]})
+    if sm90:
+        word |= v["fixed"] << model.FIXED_BITS[0]
     if v["stray"]:
         low, _ = model.STRAY_REGIONS[v["stray"]][0 if sm90 else 1]
         word |= 1 << low
@@ -53,7 +57,7 @@ def tile_layout(v: dict) -> str:
     bits = model.BITS[model.DTYPES[v["dtype"]]]
     swizzle = model.SWIZZLES[v["tile_swizzle"]]
     T = 128 // bits
-    row = T * model.ROW_BYTES[swizzle] // 16                  # elements in one W-byte row
+    row = T * DESCRIPTOR_ROW_BYTES[swizzle] // 16                  # elements in one W-byte row
     sbo, lbo = v["tile_sbo"] // 16 * T, v["tile_lbo"] // 16 * T
     mn, k = v["mn"], v["k"]
     ceil = lambda a, b: -(-a // b)                             # noqa: E731
@@ -80,22 +84,12 @@ def label(case: dict, arch: str, expect=None):
     ids), None as soon as the broken rules are known to differ from it (the outcome is not computed)."""
     c = spec_desc_case.parse_case(case, arch)
     broken = spec_desc_case.violations(c)
-    ids = tuple(v.rule.id for v in broken)
-    if expect is not None and set(ids) != expect:
-        return None
-    refusing = [v for v in broken if v.rule.id in PTXAS_REFUSES.get(arch, ())]
-    if refusing:
-        instruction = "wgmma.mma_async (sm_90a)" if arch == "sm90" else "tcgen05.mma (sm_103a)"
-        return Label(ids, "refused", {"by": "ptxas", "instruction": instruction,
-                                      "because": [str(v) for v in refusing]})
-    if not c.desc.swizzle.startswith("invalid"):
-        misread = spec_desc_case.first_misread(c)
-        if misread:
-            return Label(ids, "wrong-data", misread)
-    if ids:
-        return Label(ids, "unknown", {"note": "no element is read from the wrong address under spec's read "
-                                              "map; what the hardware does with these bits is not observed"})
-    return Label(ids, "ok", None)
+    readable = not c.desc.swizzle.startswith("invalid")
+    return first_found(broken, expect,
+                       [("refused", lambda: ptxas_refusal(broken, arch)),
+                        ("wrong-data", lambda: spec_desc_case.first_misread(c) if readable else None)],
+                       "no element is read from the wrong address under spec's read map; what the hardware "
+                       "does with these bits is not observed")
 
 
 # --- Sampling ----------------------------------------------------------------------------------------------

@@ -1,14 +1,14 @@
 """Compiler fuzzing: configurations that break exactly the rules asked for, labelled.
 
 A *target* is one kind of configuration a compiler builds (a descriptor with its tile, the arguments of
-a tensor-map encoder, a whole TMA + MMA recipe). For each target a module (solver/fuzz_<target>.py)
+a tensor-map encoder, a whole TMA + MMA recipe). For each target a module (solver/fuzz/<target>.py)
 gives:
   * RULE_IDS, the catalogue rules a configuration of that kind can break;
   * generate(arch, violate, count, seed): the cases, each breaking exactly `violate` (a frozenset of
     rule ids; empty = valid), found with Z3 over that target's constraints and varied by sampling; the
     same arguments give the same cases;
   * label(case, arch): what the concrete executor (spec/) says of a case: the rules it breaks, what
-    it leads to (Outcome) and the witness.
+    it leads to (solver/fuzz/outcome.py) and the witness.
 
 Every case goes out as a Record (CLI.md `fuzz`): {"target", "arch", "violates", "outcome", "witness",
 "case"} plus "rules" (each broken rule's id, source and statement) and "index". The labels come from
@@ -27,23 +27,9 @@ from typing import Callable, Iterator, Optional, Sequence
 
 from spec.rules import SpecError, all_rules
 
+from solver.fuzz.outcome import Label
+
 TARGETS = ("desc", "tensormap", "recipe")
-# What a case leads to, worst first. "unknown": the manual and our evidence do not say (the label says
-# why); a fuzz label never guesses.
-OUTCOMES = ("refused", "trap", "wrong-data", "unknown", "ok")
-
-
-@dataclass(frozen=True)
-class Label:
-    violates: tuple          # rule ids, catalogue order
-    outcome: str
-    witness: Optional[dict]
-
-
-def worst(outcomes) -> str:
-    """The outcome of a case from the outcomes of the rules it breaks ("ok" when it breaks none)."""
-    present = set(outcomes) or {"ok"}
-    return next(o for o in OUTCOMES if o in present)
 
 
 @dataclass

@@ -20,25 +20,23 @@ from typing import Iterator, Optional
 
 from spec.cases import recipe_case as spec_recipe
 
+from solver.model import descriptor
 from solver.model import recipe as model
-from solver.fuzz.engine import Label, Stats, anchored, exactly
-from solver.fuzz.desc import PTXAS_REFUSES
+from solver.model.vocab import swizzle_codes
+from solver.fuzz.engine import Stats, anchored, exactly
+from solver.fuzz.outcome import blamed, first_found, ptxas_refusal
 
 RULE_IDS = model.RULE_IDS
-DRIVER_REFUSES = frozenset({"tma.box.range", "tma.box.inner_16B", "tma.box.swizzle_span", "tma.box.element_strides"})
+DRIVER_REFUSES = frozenset({"tma.map.box_range", "tma.map.box_inner_16B", "tma.map.box_swizzle_span",
+                            "tma.map.element_strides_range"})
 TRAPS = frozenset({"tma.load.coord0_16B"})
-# Raw descriptor swizzle codes: sm90 bits [62,64) (PTX 9.7.15.5.1.2.2); sm100 bits [61,64) (Table 40)
-SM90_CODES = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
-SM100_CODES = {"none": 0, "128B_atom32B": 1, "128B": 2, "64B": 4, "32B": 6}
 
 
 # --- Rendering the model's values as a case ---------------------------------------------------------------
 def descriptor_word(arch: str, start: int, lbo: int, sbo: int, base_offset: int, swizzle: str) -> int:
     """The 64-bit descriptor (relative LBO mode; sm100/sm103 fixed bits [46,49) = 0b001)."""
-    word = (start >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | base_offset << 49
-    if arch == "sm90":
-        return word | SM90_CODES[swizzle] << 62
-    return word | 1 << 46 | SM100_CODES[swizzle] << 61
+    return descriptor.pack(arch, {"start": start, "lbo": lbo, "sbo": sbo, "base_offset": base_offset,
+                                  "swizzle": swizzle_codes(arch)[swizzle]})
 
 
 def _starts(v: dict) -> list:
@@ -79,29 +77,13 @@ def label(case: dict, arch: str, expect=None):
     ids), None as soon as the broken rules are known to differ from it (the outcome is not computed)."""
     c = spec_recipe.parse_case(case, arch)
     broken = spec_recipe.violations(c)
-    ids = tuple(v.rule.id for v in broken)
-    if expect is not None and set(ids) != expect:
-        return None
-    refused = [v for v in broken if v.rule.id in DRIVER_REFUSES]
-    if refused:
-        return Label(ids, "refused", {"by": "driver", "call": "cuTensorMapEncodeTiled",
-                                      "because": [str(v) for v in refused]})
-    refused = [v for v in broken if v.rule.id in PTXAS_REFUSES.get(arch, ())]
-    if refused:
-        instruction = "wgmma.mma_async (sm_90a)" if arch == "sm90" else "tcgen05.mma (sm_103a)"
-        return Label(ids, "refused", {"by": "ptxas", "instruction": instruction,
-                                      "because": [str(v) for v in refused]})
-    trapping = [v for v in broken if v.rule.id in TRAPS]
-    if trapping:
-        return Label(ids, "trap", {"by": "cp.async.bulk.tensor", "because": [str(v) for v in trapping]})
-    misread = spec_recipe.first_misread(c)
-    if misread:
-        return Label(ids, "wrong-data", misread)
-    if ids:
-        return Label(ids, "unknown", {"note": "every element is read from where the boxes left it under "
-                                              "spec's placement and read map; the broken rules are not "
-                                              "shown to misread"})
-    return Label(ids, "ok", None)
+    return first_found(broken, expect,
+                       [("refused", lambda: blamed(broken, DRIVER_REFUSES, by="driver", call="cuTensorMapEncodeTiled")),
+                        ("refused", lambda: ptxas_refusal(broken, arch)),
+                        ("trap", lambda: blamed(broken, TRAPS, by="cp.async.bulk.tensor")),
+                        ("wrong-data", lambda: spec_recipe.first_misread(c))],
+                       "every element is read from where the boxes left it under spec's placement and read "
+                       "map; the broken rules are not shown to misread")
 
 
 # --- Sampling ----------------------------------------------------------------------------------------------

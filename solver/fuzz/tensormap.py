@@ -24,7 +24,8 @@ from spec.tma import place as tma_place
 from spec.rules import SpecError
 
 from solver.model import tensormap as model
-from solver.fuzz.engine import Label, Stats, anchored, exactly, worst
+from solver.fuzz.engine import Stats, anchored, exactly
+from solver.fuzz.outcome import Label, blamed, broken_ids, worst
 
 RULE_IDS = model.RULE_IDS
 ENCODES = model.ENCODES
@@ -94,14 +95,14 @@ def label(document: dict, arch: str, expect=None) -> Label:
     `expect` (a set of rule ids), None as soon as the broken rules are known to differ from it."""
     params = spec_tensormap.parse_params(document)
     broken = spec_tensormap.violations(params, arch)
-    ids = tuple(v.rule.id for v in broken)
-    if expect is not None and set(ids) != expect:
+    ids = broken_ids(broken, expect)
+    if ids is None:
         return None
-    refusing = [v for v in broken if spec_tensormap.enforced(v.rule.id, arch)]
-    if refusing:
-        encoder = spec_tensormap.ENCODER_NAMES[document["encode"]]
-        return Label(ids, "refused", {"encoder": encoder, "driver_result": "CUDA_ERROR_INVALID_VALUE",
-                                      "because": [str(v) for v in refusing]})
+    enforced = {rule_id for rule_id in ids if spec_tensormap.enforced(rule_id, arch)}
+    refusal = blamed(broken, enforced, encoder=spec_tensormap.ENCODER_NAMES[document["encode"]],
+                     driver_result="CUDA_ERROR_INVALID_VALUE")
+    if refusal:
+        return Label(ids, "refused", refusal)
     outcomes = [_runtime_outcome(rule_id, document) for rule_id in ids]
     outcome = worst(o for o, _ in outcomes)
     witness = next((w for o, w in outcomes if o == outcome), None)

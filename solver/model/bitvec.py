@@ -66,7 +66,7 @@ def evaluate(expr, assignment: dict) -> int:
     substitutions = []
     key = expr.get_id()
     if key not in _CONSTANTS:
-        _CONSTANTS[key] = (expr, _free_constants(expr))    # keep expr alive so its id stays unique
+        _CONSTANTS[key] = (expr, free_constants(expr))    # keep expr alive so its id stays unique
     for constant in _CONSTANTS[key][1]:
         name = constant.decl().name()
         if name in assignment:
@@ -77,7 +77,8 @@ def evaluate(expr, assignment: dict) -> int:
 _CONSTANTS: dict = {}
 
 
-def _free_constants(expr) -> list:
+def free_constants(expr) -> list:
+    """The uninterpreted constants (the variables) a Z3 term reads, each once, depth first."""
     found, seen, stack = [], set(), [expr]
     while stack:
         e = stack.pop()

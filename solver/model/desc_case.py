@@ -18,59 +18,37 @@ e5m2 s8 u8, and e2m1 read dense (kind::mxf4 / mxf4nvf4). The padded sub-byte pac
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 import z3
 
 from solver.model import field as field_model
 from solver.model.field import between as _between, is_one_of as _is, table as _table
+from solver.model.vocab import (ARCHES, DESCRIPTOR_PATTERN_ROWS, DESCRIPTOR_SWIZZLES, MMA_DTYPE_BITS,
+                                SM90_SWIZZLE_CODES, SM100_SWIZZLE_CODES)
 
-ARCHES = ("sm90", "sm100", "sm103")
 DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8", "e2m1")
-BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8, "e2m1": 4}
+BITS = {d: MMA_DTYPE_BITS[d] for d in DTYPES}
 WGMMA_TYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8")     # PTX 9.7.15.5
 WGMMA_TRANSPOSABLE = ("f16", "bf16")                                         # PTX 9.7.15.5.1
 KINDS = {"f16": ("f16",), "bf16": ("f16",), "tf32": ("tf32",), "f32": ("tf32",), "e4m3": ("f8f6f4", "mxf8f6f4"),
          "e5m2": ("f8f6f4", "mxf8f6f4"), "s8": ("i8",), "u8": ("i8",), "e2m1": ("mxf4", "mxf4nvf4")}
 ALL_KINDS = ("f16", "tf32", "f8f6f4", "mxf8f6f4", "i8", "mxf4", "mxf4nvf4")
 MAJORS = ("K", "MN")
-SWIZZLES = ("none", "32B", "64B", "128B", "128B_atom32B")
-ROW_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}     # W
-# Raw descriptor swizzle codes: sm90 bits [62,64) (9.7.15.5.1.2.2); sm100 bits [61,64) (Table 40)
-SM90_CODES = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
-SM100_CODES = {0: "none", 1: "128B_atom32B", 2: "128B", 4: "64B", 6: "32B"}
+SWIZZLES = DESCRIPTOR_SWIZZLES
+# Raw descriptor swizzle code -> name: sm90 bits [62,64) (9.7.15.5.1.2.2); sm100 bits [61,64) (Table 40)
+SM90_CODES = {code: name for name, code in SM90_SWIZZLE_CODES.items()}
+SM100_CODES = {code: name for name, code in SM100_SWIZZLE_CODES.items()}
+# The 3 bits [46,49): sm100/sm103's fixed field (Table 40), unused on sm90 (9.7.15.5.1.2.2)
+FIXED_BITS = (46, 49)
 # Stray-bit regions: (sm90 bit range, sm100 bit range); 0 = no stray bit
 STRAY_REGIONS = {1: ((14, 16), (14, 16)), 2: ((30, 32), (30, 32)), 3: ((52, 62), (53, 61))}
 FIELD_LIMIT = 1 << 18          # 14-bit fields of 16-byte units
 
 
-@dataclass
-class Record:
-    arch: z3.ArithRef
-    dtype: z3.ArithRef
-    kind: z3.ArithRef
-    major: z3.ArithRef
-    mn: z3.ArithRef
-    k: z3.ArithRef
-    start: z3.ArithRef
-    lbo: z3.ArithRef
-    sbo: z3.ArithRef
-    base_offset: z3.ArithRef
-    swizzle_code: z3.ArithRef
-    lbo_mode: z3.ArithRef
-    fixed: z3.ArithRef
-    stray: z3.ArithRef
-    tile_swizzle: z3.ArithRef
-    tile_start: z3.ArithRef
-    tile_lbo: z3.ArithRef
-    tile_sbo: z3.ArithRef
-
-
-FIELDS = tuple(Record.__dataclass_fields__)
-
-
-def symbolic_record(prefix: str = "") -> Record:
-    return Record(*[z3.Int(prefix + name) for name in FIELDS])
+FIELDS = ("arch", "dtype", "kind", "major", "mn", "k", "start", "lbo", "sbo", "base_offset", "swizzle_code",
+          "lbo_mode", "fixed", "stray", "tile_swizzle", "tile_start", "tile_lbo", "tile_sbo")
+Record = field_model.record_type("Record", FIELDS)
+symbolic_record = Record.symbolic
 
 
 
@@ -85,8 +63,7 @@ def per_chunk(r):
     return _table(r.dtype, DTYPES, {d: 128 // b for d, b in BITS.items()})
 
 
-def row_bytes(swizzle_var):
-    return _table(swizzle_var, SWIZZLES, ROW_BYTES)
+row_bytes = field_model.descriptor_row_bytes
 
 
 def descriptor_swizzle(r):
@@ -138,13 +115,7 @@ def lbo_used(r):
 
 
 RULES: dict = {}
-
-
-def _rule(rule_id):
-    def register(predicate):
-        RULES[rule_id] = predicate
-        return predicate
-    return register
+_rule = field_model.rule_registry(RULES)
 
 
 SM90, SM103 = 0, 2
@@ -262,13 +233,10 @@ def _tile_lbo(r):
     return z3.Implies(z3.And(lbo_used(r), r.lbo_mode == 0), r.lbo == r.tile_lbo)
 
 
-PATTERN_ROWS = {"32B": 2, "64B": 4, "128B": 8, "128B_atom32B": 4}     # 128-byte lines per repeat
-
-
 @_rule("desc.tile.base_offset")
 def _tile_base_offset(r):
     """The phase is (line - base offset) mod rows: a multiple of the rows changes nothing."""
-    rows = _table(descriptor_swizzle(r), SWIZZLES, {"none": 1, **PATTERN_ROWS}, 1)
+    rows = _table(descriptor_swizzle(r), SWIZZLES, {"none": 1, **DESCRIPTOR_PATTERN_ROWS}, 1)
     return r.base_offset % rows == 0
 
 

@@ -44,3 +44,14 @@ def decode(arch: str, word: z3.BitVecRef, width: int = 32) -> dict:
 
 def defined_bits(arch: str) -> int:
     return sum(((1 << width) - 1) << lo for _, lo, width in LAYOUTS[arch])
+
+
+def pack(arch: str, fields: dict) -> int:
+    """The concrete 64-bit descriptor of integer field values named as in LAYOUTS (byte fields in bytes,
+    stored >> 4). A field not given is 0, the fixed field its constant unless given; names the arch's
+    layout lacks are ignored. Values are not masked: callers keep them inside their fields."""
+    word = 0
+    for name, lo, _ in LAYOUTS[arch]:
+        value = fields.get(name, FIXED.get(name, 0))
+        word |= (value >> 4 if name in BYTE_FIELDS else value) << lo
+    return word

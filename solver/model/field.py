@@ -1,12 +1,38 @@
 """What the field-level Z3 models of the fuzz targets share (solver/model/desc_case.py,
-solver/model/recipe.py): enum and range terms over Int fields, the Problem that finds field values
+solver/model/recipe.py, and the hint loop with solver/model/tensormap.py): records of Int fields, the
+rule registry, enum and range terms, the hint-dropping check, the Problem that finds field values
 breaking exactly some rules, one new shape at a time, and concrete evaluation."""
 from __future__ import annotations
 
 import random
+from dataclasses import fields as _fields, make_dataclass
 from typing import Callable, Optional
 
 import z3
+
+from solver.model.vocab import DESCRIPTOR_ROW_BYTES, DESCRIPTOR_SWIZZLES
+
+
+def _symbolic(record_class: type, prefix: str = ""):
+    """A record of fresh Int constants, each named prefix + its field's name."""
+    return record_class(*[z3.Int(prefix + f.name) for f in _fields(record_class)])
+
+
+def record_type(name: str, field_names: tuple) -> type:
+    """A dataclass with one z3 Int term per field (a fuzz target's field-level record); its class method
+    symbolic(prefix="") makes one of fresh constants."""
+    return make_dataclass(name, [(f, z3.ArithRef) for f in field_names],
+                          namespace={"symbolic": classmethod(_symbolic)})
+
+
+def rule_registry(rules: dict) -> Callable:
+    """The decorator factory `rule(rule_id)`: it records the predicate it decorates in `rules`."""
+    def rule(rule_id: str):
+        def register(predicate):
+            rules[rule_id] = predicate
+            return predicate
+        return register
+    return rule
 
 
 def is_one_of(var, names: tuple, *chosen: str):
@@ -27,17 +53,42 @@ def table(var, names: tuple, values: dict, default=0):
     return term
 
 
+def check_with_hints(solver: z3.Solver, hints: list, rng: random.Random, prefix: str = "hint"):
+    """A model honouring as many hints as the rules allow (hints in an unsat core are dropped one at a
+    time, chosen by rng), or None when the rules alone are unsatisfiable. Z3 'unknown' raises: never read
+    as unsat. `prefix` names the hint trackers (distinct per call on one solver)."""
+    trackers = {z3.Bool(f"{prefix}.{i}"): hint for i, hint in enumerate(hints)}
+    solver.add(*[z3.Implies(t, h) for t, h in trackers.items()])
+    live = list(trackers)
+    while True:
+        answer = solver.check(*live)
+        if answer == z3.sat:
+            return solver.model()
+        if answer == z3.unknown:
+            raise RuntimeError(f"z3 could not decide the query: {solver.reason_unknown()}")
+        if not live:
+            return None
+        core = [t for t in solver.unsat_core() if t in trackers]
+        if not core:
+            return None
+        live.remove(rng.choice(core))
+
+
+def descriptor_row_bytes(swizzle_var):
+    """W, the row bytes of the descriptor swizzle whose code (index in DESCRIPTOR_SWIZZLES) the term holds."""
+    return table(swizzle_var, DESCRIPTOR_SWIZZLES, DESCRIPTOR_ROW_BYTES)
+
+
 class Problem:
     """Field values that obey `domain` and `fixed`, break every rule in `break_` and keep the others.
     next(seed) gives one more (steered by hints(record, rng), dropped where they conflict), each of a
     new shape (the terms shape(record) differ from every earlier solution), or None when none is left."""
 
     def __init__(self, record, rules: dict, domain: list, fixed: list, break_, hints: Callable, shape: Callable):
-        from solver.model.tensormap import _check_with_hints          # the shared hint-dropping loop
         unknown = set(break_) - set(rules)
         if unknown:
             raise ValueError(f"unknown rule ids: {', '.join(sorted(unknown))}")
-        self._check, self._hints, self._shape = _check_with_hints, hints, shape
+        self._hints, self._shape = hints, shape
         self.record = record
         self.solver = z3.Solver()
         self.solver.add(*domain, *fixed)
@@ -48,7 +99,7 @@ class Problem:
         r = self.record
         self.solver.set("random_seed", seed)
         rng = random.Random(seed)
-        model = self._check(self.solver, self._hints(r, rng), rng, prefix=f"hint{self.found}")
+        model = check_with_hints(self.solver, self._hints(r, rng), rng, prefix=f"hint{self.found}")
         if model is None:
             return None
         self.found += 1

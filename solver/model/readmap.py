@@ -18,8 +18,7 @@ import z3
 
 from solver.model.bitvec import Arith, bv
 from solver.model import swizzle as swizzle_model
-
-ROW_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}
+from solver.model.vocab import DESCRIPTOR_ROW_BYTES as ROW_BYTES
 
 
 @dataclass(frozen=True)

@@ -19,61 +19,38 @@ a valid swizzle code and the relative LBO mode: the desc target breaks those.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 import z3
 
 from solver.model import field as field_model
 from solver.model.field import between as _between, is_one_of as _is, table as _table
+from solver.model.vocab import (ARCHES, DESCRIPTOR_PATTERN_ROWS, DESCRIPTOR_REPEAT_BYTES, DESCRIPTOR_ROW_BYTES,
+                                DESCRIPTOR_SWIZZLES, MMA_DTYPE_BITS, TMA_MODE)
 
-ARCHES = ("sm90", "sm100", "sm103")
 DTYPES = ("bf16", "f16", "tf32", "e4m3", "s8")
-BYTES = {"bf16": 2, "f16": 2, "tf32": 4, "e4m3": 1, "s8": 1}
+BYTES = {d: MMA_DTYPE_BITS[d] // 8 for d in DTYPES}
 MAJORS = ("K", "MN")
-SWIZZLES = ("none", "32B", "64B", "128B", "128B_atom32B")                  # descriptor names
-TMA_NAMES = ("NONE", "32B", "64B", "128B", "128B_ATOM_32B")                 # the same index: TMA's name
-ROW = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}  # W; TMA span (16: a chunk)
-REPEAT = {"none": 0, "32B": 256, "64B": 512, "128B": 1024, "128B_atom32B": 512}   # PTX Table 41
+SWIZZLES = DESCRIPTOR_SWIZZLES                                              # descriptor names
+TMA_NAMES = tuple(TMA_MODE[s] for s in SWIZZLES)                            # the same index: TMA's name
+ROW = DESCRIPTOR_ROW_BYTES                                                  # W; TMA span (16: a chunk)
+REPEAT = {"none": 0, **DESCRIPTOR_REPEAT_BYTES}                             # PTX Table 41
 INNER_BYTES = (8, 16, 24, 32, 48, 64, 96, 128, 160, 256)
 MAX_STEPS = 8
 FIELD_LIMIT = 1 << 18          # descriptor address fields: 14 bits of 16-byte units
 SM90, SM103 = 0, 2
 
 
-@dataclass
-class Record:
-    arch: z3.ArithRef
-    dtype: z3.ArithRef
-    major: z3.ArithRef
-    mn: z3.ArithRef
-    steps: z3.ArithRef
-    smem: z3.ArithRef
-    tma_swizzle: z3.ArithRef
-    inner_bytes: z3.ArithRef
-    rows: z3.ArithRef
-    box_count: z3.ArithRef
-    box_stride: z3.ArithRef
-    desc_swizzle: z3.ArithRef
-    sbo: z3.ArithRef
-    lbo: z3.ArithRef
-    base_offset: z3.ArithRef
-    start_err: z3.ArithRef
-    step_err: z3.ArithRef
-
-
-FIELDS = tuple(Record.__dataclass_fields__)
-
-
-def symbolic_record(prefix: str = "") -> Record:
-    return Record(*[z3.Int(prefix + name) for name in FIELDS])
+FIELDS = ("arch", "dtype", "major", "mn", "steps", "smem", "tma_swizzle", "inner_bytes", "rows", "box_count",
+          "box_stride", "desc_swizzle", "sbo", "lbo", "base_offset", "start_err", "step_err")
+Record = field_model.record_type("Record", FIELDS)
+symbolic_record = Record.symbolic
 
 
 def elem_bytes(r):
     return _table(r.dtype, DTYPES, BYTES)
 
 
-def row_bytes(swizzle_var):
-    return _table(swizzle_var, SWIZZLES, ROW)
+row_bytes = field_model.descriptor_row_bytes
 
 
 def k_inst(r):
@@ -134,27 +111,21 @@ def domain(r: Record) -> list:
 
 # --- Rules ----------------------------------------------------------------------------------------------
 RULES: dict = {}
-
-
-def _rule(rule_id):
-    def register(predicate):
-        RULES[rule_id] = predicate
-        return predicate
-    return register
+_rule = field_model.rule_registry(RULES)
 
 
 # The boxes (cuTensorMapEncodeTiled limits; the H100's coordinate trap; TMA destination alignment)
-@_rule("tma.box.range")
+@_rule("tma.map.box_range")
 def _box_range(r):
     return z3.And(r.inner_bytes <= 256 * elem_bytes(r), r.rows <= 256)
 
 
-@_rule("tma.box.inner_16B")
+@_rule("tma.map.box_inner_16B")
 def _inner_16(r):
     return r.inner_bytes % 16 == 0
 
 
-@_rule("tma.box.swizzle_span")
+@_rule("tma.map.box_swizzle_span")
 def _span(r):
     return z3.Implies(r.tma_swizzle != 0, r.inner_bytes <= row_bytes(r.tma_swizzle))
 
@@ -240,7 +211,7 @@ def _stride(r):
     return z3.Implies(r.box_count >= 2, r.box_stride == _by_row(r.tma_swizzle, lambda w: w * r.rows))
 
 
-@_rule("recipe.case.swizzle_alignment")
+@_rule("recipe.swizzle_alignment")
 def _alignment(r):
     return z3.Implies(r.tma_swizzle != 0, _by_row_repeat(r) == 0)
 
@@ -292,7 +263,7 @@ def _lbo(r):
 @_rule("recipe.k_step.base_offset")
 def _base_offset(r):
     """The phase is (line - base offset) mod rows: a multiple of the rows changes nothing."""
-    rows = _table(r.desc_swizzle, SWIZZLES, {"none": 1, "32B": 2, "64B": 4, "128B": 8, "128B_atom32B": 4}, 1)
+    rows = _table(r.desc_swizzle, SWIZZLES, {"none": 1, **DESCRIPTOR_PATTERN_ROWS}, 1)
     return r.base_offset % rows == 0
 
 

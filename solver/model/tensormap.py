@@ -43,11 +43,11 @@ from typing import Callable, Optional
 
 import z3
 
-from solver.model.field import between as _between, is_one_of as _is
+from solver.model.field import between as _between, check_with_hints, is_one_of as _is
+from solver.model.vocab import ARCHES, TMA_SPAN_BYTES
 
 # --- Vocabulary (codes are indices; cuda.h values where cuda.h has them) -------------------------------
 ENCODES = ("tiled", "im2col", "im2col_wide")
-ARCHES = ("sm90", "sm100", "sm103")
 # CUtensorMapDataType, in cuda.h order (the index is the enum value)
 DATA_TYPES = ("UINT8", "UINT16", "UINT32", "INT32", "UINT64", "INT64", "FLOAT16", "FLOAT32", "FLOAT64",
               "BFLOAT16", "FLOAT32_FTZ", "TFLOAT32", "TFLOAT32_FTZ", "16U4_ALIGN8B", "16U4_ALIGN16B",
@@ -61,8 +61,6 @@ PACKED_16B = ("16U4_ALIGN16B", "16U6_ALIGN16B")
 PACKED = ("16U4_ALIGN8B",) + PACKED_16B
 # CUtensorMapSwizzle in cuda.h order, then 96B (code 7 here: cuda.h has no enumerator for it)
 SWIZZLES = ("NONE", "32B", "64B", "128B", "128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B", "96B")
-SPAN_BYTES = {"32B": 32, "64B": 64, "96B": 96, "128B": 128, "128B_ATOM_32B": 128,
-              "128B_ATOM_32B_FLIP_8B": 128, "128B_ATOM_64B": 128}
 ENCODER_SWIZZLES = SWIZZLES[:-1]      # the ones cuda.h can pass to an encoder (not 96B)
 ATOM_SUBMODES = ("128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
 INTERLEAVES = ("NONE", "16B", "32B")
@@ -182,7 +180,7 @@ def _bits_of(r: Record, count):
 def _span_bits(r: Record):
     """8 * the swizzle span in bytes (32/64/96; 128 for every 128B mode); 0 for NONE."""
     term = z3.IntVal(0)
-    for name, span in SPAN_BYTES.items():
+    for name, span in TMA_SPAN_BYTES.items():
         term = z3.If(r.swizzle == code(SWIZZLES, name), 8 * span, term)
     return term
 
@@ -670,27 +668,6 @@ def _hints(r: Record, encode: str, rng: random.Random) -> list:
     return hints
 
 
-def _check_with_hints(solver: z3.Solver, hints: list, rng: random.Random, prefix: str = "hint"):
-    """A model honouring as many hints as the rules allow (hints in an unsat core are dropped one at a
-    time), or None when the rules alone are unsatisfiable. Z3 'unknown' raises: never read as unsat.
-    `prefix` names the hint trackers (distinct per call on one solver)."""
-    trackers = {z3.Bool(f"{prefix}.{i}"): hint for i, hint in enumerate(hints)}
-    solver.add(*[z3.Implies(t, h) for t, h in trackers.items()])
-    live = list(trackers)
-    while True:
-        answer = solver.check(*live)
-        if answer == z3.sat:
-            return solver.model()
-        if answer == z3.unknown:
-            raise RuntimeError(f"z3 could not decide the tensor-map query: {solver.reason_unknown()}")
-        if not live:
-            return None
-        core = [t for t in solver.unsat_core() if t in trackers]
-        if not core:
-            return None
-        live.remove(rng.choice(core))
-
-
 class Problem:
     """The documents for `encode` on `arch` that obey every rule in `keep` (default: every rule not in
     `break_`) and break every rule in `break_`. `swizzles` are the names a document may use: by default
@@ -733,7 +710,7 @@ class Problem:
     def next(self, seed: int = 0) -> Optional[dict]:
         self.solver.set("random_seed", seed)
         rng = random.Random(seed)
-        model = _check_with_hints(self.solver, _hints(self.record, self.encode, rng), rng,
+        model = check_with_hints(self.solver, _hints(self.record, self.encode, rng), rng,
                                   prefix=f"hint{self.found}")
         if model is None:
             return None

@@ -1,64 +1,11 @@
-"""The property catalogue: every theorem layoutproof proves or refutes.
-
-A property states a claim over a parameter range. Its `build` returns a Query: named variables, the
-assumptions that fix the range, and the claim. The prover asks Z3 for a model of
-assumptions AND NOT claim: none means "proved" (over exactly that range), one means "refuted" with a
-counterexample, and a timeout or an incomplete answer means "unknown". Every counterexample is
-replayed through spec/ (the concrete executor) by the property's `replay`, which must confirm it.
-"""
+"""The property catalogue: every theorem layoutproof proves or refutes (solver/prove/property.py says
+what a property is). Importing this module registers every topic module's properties."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Optional
-
-STATUSES = ("proved", "refuted", "unknown")
-
-
-@dataclass
-class Query:
-    variables: dict                     # name -> z3 expression to report in a counterexample
-    assumptions: list                   # the parameter range and side conditions
-    claim: object                       # z3 Bool that must hold everywhere in the range
-    signed: tuple = ()                  # variables to report as signed integers
-
-
-@dataclass
-class Property:
-    id: str
-    statement: str
-    domain: str                         # the parameter range, in words
-    source: str
-    expected: str                       # "proved" or "refuted"
-    build: Callable[[], Query] = field(repr=False)
-    replay: Optional[Callable[[dict], bool]] = field(default=None, repr=False)
-    family: str = ""
-
-    def as_json(self) -> dict:
-        return {"id": self.id, "statement": self.statement, "domain": self.domain,
-                "source": self.source, "expected": self.expected}
-
-
-PROPERTIES: dict = {}
-
-
-def prop(id: str, statement: str, domain: str, source: str, expected: str,
-         replay: Optional[Callable[[dict], bool]] = None, family: str = ""):
-    """Decorator: register the query builder it decorates as a property."""
-    if expected not in ("proved", "refuted"):
-        raise ValueError(f"{id}: expected must be proved or refuted")
-
-    def register(build):
-        if id in PROPERTIES:
-            raise ValueError(f"duplicate property {id}")
-        PROPERTIES[id] = Property(id, statement, domain, source, expected, build, replay, family)
-        return build
-    return register
+from solver.prove import descriptor, im2col, layout, swizzle, tma  # noqa: F401  (each registers its properties)
+from solver.prove.property import PROPERTIES
 
 
 def all_properties() -> list:
-    from solver.prove import descriptor as descriptor_properties
-    from solver.prove import im2col as im2col_properties
-    from solver.prove import layout as layout_properties
-    from solver.prove import swizzle as swizzle_properties
-    from solver.prove import tma as tma_properties
+    """Every property, in registration order (topic modules in the order imported above)."""
     return list(PROPERTIES.values())

@@ -8,7 +8,7 @@ from spec.mma import descriptor as spec_descriptor
 from spec.rules import SpecError
 
 from solver.model import descriptor as model
-from solver.prove.catalogue import Query, prop
+from solver.prove.property import Query, prop
 
 SOURCES = {"sm90": "PTX 9.7.15.5.1.2.2", "sm100": "PTX 9.7.16.4.1 Table 40",
            "sm103": "PTX 9.7.16.4.1 Table 40"}
@@ -68,15 +68,26 @@ def _replay_fields(arch: str):
     return replay
 
 
+# The bit tables the round trips check, and the rules on the bits outside the fields (PTX 9.7.15.5.1.2.2;
+# 9.7.16.4.1 Table 40)
+LAYOUT_RULES = {"sm90": ("desc.sm90.layout", "desc.field.encoding"),
+                "sm100": ("desc.sm100.layout", "desc.field.encoding"),
+                "sm103": ("desc.sm100.layout", "desc.field.encoding")}
+UNUSED_BITS_RULES = {"sm90": ("desc.sm90.unused_bits_zero",),
+                     "sm100": ("desc.sm100.fixed_bits", "desc.sm100.reserved_bits_zero"),
+                     "sm103": ("desc.sm100.fixed_bits", "desc.sm100.reserved_bits_zero")}
+
 for _arch in ("sm90", "sm100", "sm103"):
     prop(f"desc.roundtrip.{_arch}", f"{_arch}: decoding an encoded descriptor gives back every field.",
          "every value of every field (start, LBO, SBO: multiples of 16 below 2^18; base offset 0-7; "
-         "every swizzle code; LBO mode)", SOURCES[_arch], "proved", _replay_fields(_arch), "desc")(
+         "every swizzle code; LBO mode)", SOURCES[_arch], "proved", _replay_fields(_arch), "desc",
+         rules=LAYOUT_RULES[_arch])(
              lambda arch=_arch: _fields_query(arch))
     prop(f"desc.roundtrip.{_arch}.words", f"{_arch}: encoding a decoded descriptor gives back the word, "
          "for every word whose unused bits are 0 and whose fixed bits hold their constant.",
          "every 64-bit word with unused bits 0 (and bits [46,49) = 0b001 on sm100/sm103)", SOURCES[_arch],
-         "proved", _replay_word(_arch), "desc")(lambda arch=_arch: _word_query(arch, True))
+         "proved", _replay_word(_arch), "desc", rules=LAYOUT_RULES[_arch])(lambda arch=_arch: _word_query(arch, True))
     prop(f"desc.roundtrip.{_arch}.any_word", f"{_arch}: the same for every 64-bit word (false: unused "
          "and fixed bits do not survive decoding).", "every 64-bit word", SOURCES[_arch], "refuted",
-         _replay_word(_arch), "desc")(lambda arch=_arch: _word_query(arch, False))
+         _replay_word(_arch), "desc", rules=LAYOUT_RULES[_arch] + UNUSED_BITS_RULES[_arch])(
+             lambda arch=_arch: _word_query(arch, False))

@@ -20,10 +20,11 @@ import z3
 
 from spec.tma import im2col as spec_im2col
 
-from solver.prove.catalogue import Query, prop
+from solver.prove.property import Query, prop
 
 SOURCE = "PTX 5.5.5.2, 5.5.5.4 (seed 004); rules im2col.w.traversal, im2col.w.woffset"
 FAMILY = "im2col.w"
+RULES = ("im2col.w.traversal", "im2col.w.woffset", "im2col.w.bounding_box")
 DOMAIN = ("traversal stride S in [1, 8]; lower corner L in [-2^15, 2^15 - 1]; J in [1, 1024] pixels per "
           "buffer and image row; buffers k in [0, S) (wOffset k), pixels j in [0, J); a W position w of "
           "the row's footprint [L, L + S*J)")
@@ -87,7 +88,7 @@ def _buffers_cover(id: str, buffers, expected: str, statement: str):
         missing = set(range(stride * per_row)) - set(loaded)
         return bool(missing) or len(loaded) != len(set(loaded))
 
-    prop(id, statement, DOMAIN, SOURCE, expected, replay=replay, family=FAMILY)(build)
+    prop(id, statement, DOMAIN, SOURCE, expected, replay=replay, family=FAMILY, rules=RULES)(build)
 
 
 _buffers_cover("im2col.w.buffers_cover", lambda s: s, "proved",

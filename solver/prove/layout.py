@@ -14,9 +14,10 @@ from spec.mma import readmap as spec_readmap
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES
 
 from solver.model.bitvec import Arith, bv, encoded_bytes, in_range, multiple_of, narrow, var
-from solver.model.readmap import ROW_BYTES, Fields, Shape, element_bit_address, linear_address
-from solver.prove.catalogue import Query, prop
+from solver.model.readmap import Fields, Shape, element_bit_address, linear_address
+from solver.prove.property import Query, prop
 from solver.model.swizzle import descriptor_swizzle, descriptor_swizzle_absolute, repeat_bytes
+from solver.model.vocab import DESCRIPTOR_ROW_BYTES as ROW_BYTES
 
 FIELD_RANGE = "start, LBO, SBO multiples of 16 in [0, 2^18); base offset in [0, 8)"
 SPEC_DTYPE = {4: "e2m1", 8: "e4m3", 16: "bf16", 32: "tf32"}
@@ -202,6 +203,13 @@ def _injective_cases():
                 yield major, swizzle, bits
 
 
+def _layout_rules(major: str, swizzle: str) -> tuple:
+    """The canonical layout and the read map of (major, swizzle): PTX 9.7.16.3.1-3."""
+    layout = "canonical.mn_128b_atom32b" if swizzle == "128B_atom32B" else "canonical.table"
+    read_map = f"readmap.{major.lower()}_major.{'none' if swizzle == 'none' else 'swizzled'}"
+    return (layout, read_map, "readmap.element_byte", "readmap.swizzle_phase")
+
+
 def _register_injectivity():
     for major, swizzle, bits in _injective_cases():
         prop(f"canonical.injective.{major}.{swizzle}.{bits}bit",
@@ -210,7 +218,7 @@ def _register_injectivity():
              "(one of the two strides steps past every block along the other). Proved as four lemmas "
              "(decomposition, inside a block, disjoint blocks, injective swizzle).",
              FIELD_RANGE + "; 1 to 16 blocks along MN; the instruction's 32 bytes of K",
-             "PTX 9.7.16.3.3", "proved", None, "canonical")(
+             "PTX 9.7.16.3.3", "proved", None, "canonical", rules=_layout_rules(major, swizzle))(
                  lambda major=major, swizzle=swizzle, bits=bits: _injective_lemmas(major, swizzle, bits))
     for major in ("K", "MN"):
         for swizzle in ("none", "128B"):
@@ -218,7 +226,8 @@ def _register_injectivity():
                  f"{major}-major, {swizzle}, 16-bit: injective for every LBO and SBO (false: strides "
                  "shorter than a block make blocks overlap).",
                  FIELD_RANGE + "; 1 to 16 blocks along MN", "PTX 9.7.16.3.3", "refuted",
-                 _replay_collision(major, swizzle, 16), "canonical")(
+                 _replay_collision(major, swizzle, 16), "canonical",
+                 rules=_layout_rules(major, swizzle) + (("canonical.k_major.2k_overlaps",) if major == "K" else ()))(
                      lambda major=major, swizzle=swizzle: _overlapping_query(major, swizzle, 16))
 
 
@@ -250,7 +259,8 @@ for _swizzle in SWIZZLED:
          "that atom's repeat block, whatever the base offset.",
          "atom base a multiple of the repeat in [0, 2^18); every offset in the atom; base offset 0..7",
          "PTX 9.7.16.3.3; rule readmap.swizzle_phase", "proved", _replay_escape(_swizzle),
-         "canonical")(lambda swizzle=_swizzle: _confined_query(swizzle))
+         "canonical", rules=("readmap.swizzle_phase", "swizzle.descriptor.byte_functions"))(
+             lambda swizzle=_swizzle: _confined_query(swizzle))
 
 
 # --- k48: the sm103 48-byte K slice -------------------------------------------------------------------
@@ -285,12 +295,14 @@ prop("k48.contained", "Absolute LBO mode: each chunk of a 48-byte K slice (dense
      "from inside one aligned 128-byte line, for every start offset.",
      "start multiple of 16, LBO and SBO multiples of 128, all in [0, 2^18); base offset 0; 128 rows",
      "PTX 9.7.16.3.1.2; rule readmap.k48.absolute_split", "proved", _replay_k48(True),
-     "k48")(lambda: _k48_query(True))
+     "k48", rules=("readmap.k48.absolute_split", "operand.lbo_absolute.k48"))(lambda: _k48_query(True))
 prop("k48.contiguous", "Relative mode, the same 48-byte K slice packed contiguously: every chunk stays "
      "in the start's 128-byte line (false: from line offset 96 or 112 it crosses; the counterexample "
      "names the crossing byte).",
      "start multiple of 16, SBO multiple of 128, in [0, 2^18); base offset 0; 128 rows",
-     "PTX 9.7.16.3.1.2", "refuted", _replay_k48(False), "k48")(lambda: _k48_query(False))
+     "PTX 9.7.16.3.1.2", "refuted", _replay_k48(False), "k48",
+     rules=("operand.k_slice.inside_line", "operand.lbo_absolute.k48", "readmap.k_major.swizzled"))(
+         lambda: _k48_query(False))
 
 
 # --- base offset and alignment: what the phase does ----------------------------------------------------
@@ -311,6 +323,9 @@ def _phase_query(swizzle: str, which: str) -> Query:
     return Query({"start": start, "offset": offset}, assumptions, claim)
 
 
+PHASE_RULES = ("readmap.swizzle_phase", "swizzle.descriptor.byte_functions", "desc.tile.base_offset")
+
+
 def _replay_phase(swizzle: str, which: str):
     def replay(c: dict) -> bool:
         sw = DESCRIPTOR_SWIZZLES[swizzle]
@@ -322,24 +337,29 @@ def _replay_phase(swizzle: str, which: str):
     return replay
 
 
+# (id, which phase _phase_query claims, statement, range, source, expected, replayed): {s} is the swizzle
+PHASE_PROPERTIES = (
+    ("base_offset.zero.{s}", "zero",
+     "{s}: with base offset 0 the read map is CuTe's swizzle of absolute addresses, from any start (what TMA "
+     "writes and CuTe's smem pointers assume).",
+     "start multiple of 16 and offset in [0, 2^18)", "rule readmap.swizzle_phase (H100)", "proved", False),
+    ("base_offset.phase.{s}", "table41",
+     "{s}: for a start on a 128-byte line, Table 41's base offset ((start >> 7) & 7) makes the read map the "
+     "swizzle of offsets from the start: start + Swizzle(offset).",
+     "start multiple of 128 and offset in [0, 2^18)", "PTX Table 41; rule readmap.swizzle_phase (H100)",
+     "proved", True),
+    ("base_offset.phase.{s}.as_absolute", "as_absolute",
+     "{s}: Table 41's base offset makes the read map equal the absolute-address swizzle (false off the "
+     "repeat boundary: the H100 subtracts the base offset).",
+     "start multiple of 128 and offset in [0, 2^18)", "PTX Table 41; rule readmap.swizzle_phase (H100)",
+     "refuted", True),
+)
+
 for _swizzle in SWIZZLED:
-    prop(f"base_offset.zero.{_swizzle}",
-         f"{_swizzle}: with base offset 0 the read map is CuTe's swizzle of absolute addresses, from any "
-         "start (what TMA writes and CuTe's smem pointers assume).",
-         "start multiple of 16 and offset in [0, 2^18)", "rule readmap.swizzle_phase (H100)",
-         "proved", None, "base_offset")(lambda swizzle=_swizzle: _phase_query(swizzle, "zero"))
-    prop(f"base_offset.phase.{_swizzle}",
-         f"{_swizzle}: for a start on a 128-byte line, Table 41's base offset ((start >> 7) & 7) makes "
-         "the read map the swizzle of offsets from the start: start + Swizzle(offset).",
-         "start multiple of 128 and offset in [0, 2^18)", "PTX Table 41; rule readmap.swizzle_phase (H100)",
-         "proved", _replay_phase(_swizzle, "table41"), "base_offset")(
-             lambda swizzle=_swizzle: _phase_query(swizzle, "table41"))
-    prop(f"base_offset.phase.{_swizzle}.as_absolute",
-         f"{_swizzle}: Table 41's base offset makes the read map equal the absolute-address swizzle "
-         "(false off the repeat boundary: the H100 subtracts the base offset).",
-         "start multiple of 128 and offset in [0, 2^18)", "PTX Table 41; rule readmap.swizzle_phase (H100)",
-         "refuted", _replay_phase(_swizzle, "as_absolute"), "base_offset")(
-             lambda swizzle=_swizzle: _phase_query(swizzle, "as_absolute"))
+    for _id, _which, _statement, _range, _source, _expected, _replayed in PHASE_PROPERTIES:
+        prop(_id.format(s=_swizzle), _statement.format(s=_swizzle), _range, _source, _expected,
+             _replay_phase(_swizzle, _which) if _replayed else None, "base_offset", rules=PHASE_RULES)(
+                 lambda swizzle=_swizzle, which=_which: _phase_query(swizzle, which))
 
 
 def _alignment_query(swizzle: str, aligned: bool) -> Query:
@@ -349,6 +369,10 @@ def _alignment_query(swizzle: str, aligned: bool) -> Query:
     claim = (descriptor_swizzle_absolute(start + offset, swizzle)
              == start + descriptor_swizzle_absolute(offset, swizzle))
     return Query({"start": start, "offset": offset}, assumptions, claim)
+
+
+ALIGNMENT_RULES = ("recipe.swizzle_alignment", "tma.swizzle.repeat_boundary",
+                   "swizzle.descriptor.byte_functions")
 
 
 def _replay_alignment(swizzle: str):
@@ -363,12 +387,13 @@ for _swizzle in SWIZZLED:
          f"{_swizzle}: swizzling absolute addresses equals swizzling offsets from the tile start when the "
          "tile starts on the repeat boundary.",
          f"start a multiple of {repeat_bytes(_swizzle)} (the repeat) and offset in [0, 2^18)",
-         "REFERENCE.md 5; PTX 5.5.7", "proved", _replay_alignment(_swizzle), "alignment")(
+         "REFERENCE.md 5; PTX 5.5.7", "proved", _replay_alignment(_swizzle), "alignment", rules=ALIGNMENT_RULES)(
              lambda swizzle=_swizzle: _alignment_query(swizzle, True))
     prop(f"alignment.phase.{_swizzle}.line_aligned",
          f"{_swizzle}: the same for any start on a 128-byte line (false: at +128 the phases differ).",
          "start a multiple of 128 and offset in [0, 2^18)", "REFERENCE.md 5; PTX 5.5.7", "refuted",
-         _replay_alignment(_swizzle), "alignment")(lambda swizzle=_swizzle: _alignment_query(swizzle, False))
+         _replay_alignment(_swizzle), "alignment", rules=ALIGNMENT_RULES)(
+             lambda swizzle=_swizzle: _alignment_query(swizzle, False))
 
 
 def _alignment_only_if_query(swizzle: str) -> Query:
@@ -392,14 +417,17 @@ for _swizzle in SWIZZLED:
          f"{_swizzle}: for a tile start off the repeat boundary some byte's absolute-address swizzle "
          "differs from its offset-relative swizzle (so alignment.phase holds only on the boundary).",
          "start multiple of 16 in [0, 2^18), not a multiple of the repeat; some offset in [0, 2^18)",
-         "REFERENCE.md 5; PTX 5.5.7", "proved", _replay_alignment_only_if(_swizzle), "alignment")(
+         "REFERENCE.md 5; PTX 5.5.7", "proved", _replay_alignment_only_if(_swizzle), "alignment",
+         rules=ALIGNMENT_RULES)(
              lambda swizzle=_swizzle: _alignment_only_if_query(swizzle))
 
 
 # --- model.no_wrap --------------------------------------------------------------------------------------
 @prop("model.no_wrap", "No addition or multiplication of the Z3 read map overflows its 32-bit vectors, "
       "for every layout family, element width and LBO mode.",
-      FIELD_RANGE + "; MN < 256; K < 128 elements", "solver/model/bitvec.py", "proved", None, "model")
+      FIELD_RANGE + "; MN < 256; K < 128 elements", "solver/model/bitvec.py", "proved", None, "model",
+      rules=("readmap.k_major.none", "readmap.k_major.swizzled", "readmap.mn_major.none",
+             "readmap.mn_major.swizzled", "readmap.element_byte", "readmap.k48.absolute_split"))
 def no_wrap():
     f, ranges = _fields()
     mn, k = narrow("mn", 8), narrow("k", 7)

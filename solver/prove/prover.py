@@ -1,9 +1,14 @@
-"""Running properties: Z3 queries with a time limit, counterexamples replayed through spec/ and kept
-in counterexamples/<property-id>/<n>.json.
+"""Running properties: Z3 queries with a time limit, counterexamples replayed through spec/ and, only
+when asked, written to a directory as <property id>.json.
 
 Soundness: "proved" only when Z3 answers unsat for assumptions AND NOT claim; a timeout or "unknown"
 is reported as "unknown". A counterexample that spec/ does not confirm is reported as "unknown"
 with the reason, never as "refuted": it means the Z3 model and the executable spec disagree.
+
+Determinism: every query is translated into a fresh Z3 context (terms numbered afresh, so nothing built
+or solved before it matters) and asked of a fresh z3.Solver with a fixed random seed (SOLVER_SEED): a
+property gives the same counterexample run after run, in any process, alone or with the whole catalogue.
+A saved counterexample file holds no timing, so writing the corpus twice gives the same bytes.
 """
 from __future__ import annotations
 
@@ -15,10 +20,9 @@ from typing import Optional
 
 import z3
 
-from solver.prove.catalogue import Property
+from solver.prove.property import Property
 
-COUNTEREXAMPLE_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                   "counterexamples")
+SOLVER_SEED = 0             # z3.Solver's random_seed for every query
 
 
 @dataclass
@@ -55,22 +59,33 @@ def _value(model, expr, signed: bool) -> int:
     return int(str(value))
 
 
+def _into(context: z3.Context, term):
+    """The term in `context` (a Python bool as a Z3 constant)."""
+    return term.translate(context) if isinstance(term, z3.AstRef) else z3.BoolVal(bool(term), context)
+
+
 def _check(query, timeout: float):
-    solver = z3.Solver()
+    """Assumptions AND NOT claim, in a fresh context and solver with a fixed seed: (z3 answer, solver)."""
+    context = z3.Context()
+    solver = z3.Solver(ctx=context)
+    solver.set("random_seed", SOLVER_SEED)
     solver.set("timeout", max(1, int(timeout * 1000)))
-    solver.add(*query.assumptions)
-    solver.add(z3.Not(query.claim))
+    solver.add(*[_into(context, a) for a in query.assumptions])
+    solver.add(z3.Not(_into(context, query.claim)))
     return solver.check(), solver
 
 
 def _counterexample(query, solver) -> dict:
     model = solver.model()
-    return {name: _value(model, expr, name in query.signed) for name, expr in query.variables.items()}
+    return {name: _value(model, _into(solver.ctx, expr), name in query.signed)
+            for name, expr in query.variables.items()}
 
 
-def prove(p: Property, timeout: float = 30.0, save: bool = False,
-          root: str = COUNTEREXAMPLE_ROOT) -> Result:
-    """A property whose build returns a list of lemmas is proved when every lemma is; a lemma that
+def prove(p: Property, timeout: float = 30.0, save_dir: Optional[str] = None) -> Result:
+    """Prove or refute `p` within `timeout` seconds. With `save_dir`, a refutation's counterexample is
+    written to save_dir/<id>.json (save_counterexample); nothing is written otherwise.
+
+    A property whose build returns a list of lemmas is proved when every lemma is; a lemma that
     fails makes it "unknown" (a lemma is sufficient, not necessary), never "refuted"."""
     began = time.perf_counter()
     built = p.build()
@@ -98,23 +113,23 @@ def prove(p: Property, timeout: float = 30.0, save: bool = False,
         return Result(p, "unknown", seconds, counterexample,
                       reason="spec/ does not confirm the counterexample: model and spec disagree")
     result = Result(p, "refuted", seconds, counterexample)
-    if save:
-        result.saved_as = save_counterexample(p, counterexample, root)
+    if save_dir is not None:
+        result.saved_as = save_counterexample(p, counterexample, save_dir)
     return result
 
 
-def save_counterexample(p: Property, counterexample: dict, root: str = COUNTEREXAMPLE_ROOT) -> str:
-    """counterexamples/<id>/<n>.json; an identical counterexample already kept is not duplicated."""
-    folder = os.path.join(root, p.id)
-    os.makedirs(folder, exist_ok=True)
-    existing = sorted(f for f in os.listdir(folder) if f.endswith(".json"))
-    for name in existing:
-        with open(os.path.join(folder, name)) as f:
-            if json.load(f)["counterexample"] == counterexample:
-                return os.path.join(folder, name)
-    path = os.path.join(folder, f"{len(existing)}.json")
+def counterexample_path(directory: str, property_id: str) -> str:
+    return os.path.join(directory, f"{property_id}.json")
+
+
+def save_counterexample(p: Property, counterexample: dict, directory: str) -> str:
+    """directory/<id>.json: the property, its statement, range and rules, and the counterexample (JSON,
+    sorted keys, a trailing newline); an earlier file of the property is overwritten. The path."""
+    os.makedirs(directory, exist_ok=True)
+    path = counterexample_path(directory, p.id)
     with open(path, "w") as f:
-        json.dump({"property": p.id, "statement": p.statement, "domain": p.domain,
+        json.dump({"property": p.id, "statement": p.statement, "domain": p.domain, "rules": list(p.rules),
                    "counterexample": counterexample}, f, indent=1, sort_keys=True)
         f.write("\n")
     return path
+

@@ -10,11 +10,13 @@ import z3
 from spec.cute.swizzle import Swizzle
 
 from solver.model.bitvec import in_range, var
-from solver.prove.catalogue import Query, prop
+from solver.prove.property import Query, prop
 from solver.model.swizzle import cute_swizzle
 
 DOMAIN = "B in [0,4], M in [0,8], S in [-8,8]; x, y in [0, 2^20)"
 SOURCE = "cute/swizzle.hpp; REFERENCE.md 1"
+BIJECTIVE_RULES = ("swizzle.cute.bijective", "swizzle.cute.formula")
+INVOLUTION_RULES = ("swizzle.cute.involution", "swizzle.cute.formula")
 
 
 def _parameters():
@@ -36,16 +38,16 @@ def _replay_collision(c: dict) -> bool:
     return c["x"] != c["y"] and sw(c["x"]) == sw(c["y"])
 
 
-@prop("swizzle.cute.bijective", "Swizzle<B,M,S> is injective when S != 0 or B = 0.",
-      DOMAIN + "; S != 0 or B = 0", SOURCE, "proved", _replay_collision, "swizzle.cute")
-def bijective():
-    return _bijective_query(condition=True)
+def _with_and_without(id: str, claim: str, condition: str, why_false: str, query, replay, rules: tuple):
+    """The claim under its condition on S (proved) and, as `id`.any_shift, for every S (refuted)."""
+    prop(id, f"Swizzle<B,M,S> {claim} when {condition}.", f"{DOMAIN}; {condition}", SOURCE, "proved",
+         replay, "swizzle.cute", rules=rules)(lambda: query(condition=True))
+    prop(f"{id}.any_shift", f"Swizzle<B,M,S> {claim} for every S (false: {why_false}).", DOMAIN, SOURCE,
+         "refuted", replay, "swizzle.cute", rules=rules)(lambda: query(condition=False))
 
 
-@prop("swizzle.cute.bijective.any_shift", "Swizzle<B,M,S> is injective for every S (false: S = 0 "
-      "XORs bits with themselves).", DOMAIN, SOURCE, "refuted", _replay_collision, "swizzle.cute")
-def bijective_any_shift():
-    return _bijective_query(condition=False)
+_with_and_without("swizzle.cute.bijective", "is injective", "S != 0 or B = 0", "S = 0 XORs bits with themselves",
+                  _bijective_query, _replay_collision, BIJECTIVE_RULES)
 
 
 def _involution_query(condition: bool) -> Query:
@@ -60,14 +62,6 @@ def _replay_not_involution(c: dict) -> bool:
     return sw(sw(c["x"])) != c["x"]
 
 
-@prop("swizzle.cute.involution", "Swizzle<B,M,S> is its own inverse when |S| >= B.",
-      DOMAIN + "; |S| >= B", SOURCE, "proved", _replay_not_involution, "swizzle.cute")
-def involution():
-    return _involution_query(condition=True)
-
-
-@prop("swizzle.cute.involution.any_shift", "Swizzle<B,M,S> is its own inverse for every S (false: "
-      "0 < |S| < B overlaps source and target bits).", DOMAIN, SOURCE, "refuted",
-      _replay_not_involution, "swizzle.cute")
-def involution_any_shift():
-    return _involution_query(condition=False)
+_with_and_without("swizzle.cute.involution", "is its own inverse", "|S| >= B",
+                  "0 < |S| < B overlaps source and target bits", _involution_query, _replay_not_involution,
+                  INVOLUTION_RULES)

@@ -47,9 +47,10 @@ from spec.cute.swizzle import Swizzle
 
 from solver.model import tma_swizzle as model
 from solver.model.bitvec import Arith, bv, in_range, multiple_of, narrow, var
-from solver.model.readmap import ROW_BYTES, Fields, Shape, read_address
-from solver.prove.catalogue import Query, prop
-from solver.synth.recipe import TMA_MODE
+from solver.model.readmap import Fields, Shape, read_address
+from solver.prove.property import Query, prop
+from solver.model.vocab import DESCRIPTOR_ROW_BYTES as ROW_BYTES, TMA_MODE
+from solver.model import vocab
 
 FAMILY = "swizzle.tma"
 SOURCE = "PTX 5.5.7 (seed 004)"
@@ -89,7 +90,9 @@ def _table_equals_formula(mode: str, triples, expected: str, id_suffix: str = ""
     prop(f"swizzle.tma.table_equals_formula.{mode}{id_suffix}",
          f"TMA swizzle {mode}: the seed's chunk table{flip} equals {what} {notation} on absolute "
          f"byte addresses",
-         ADDRESS_DOMAIN, SOURCE, expected, replay=replay, family=FAMILY)(build)
+         ADDRESS_DOMAIN, SOURCE, expected, replay=replay, family=FAMILY,
+         rules=("tma.swizzle.xor_formula", f"tma.swizzle.table.{mode}", "tma.swizzle.table_reading")
+         + (("tma.swizzle.flip_rows",) if mode in model.FLIP_8B_MODES else ()))(build)
 
 
 # --- bijective within the repeat block ----------------------------------------------------------------
@@ -113,7 +116,8 @@ def _bijective(mode: str):
     prop(f"swizzle.tma.bijective.{mode}",
          f"TMA swizzle {mode} (seed table) permutes the bytes of each aligned {size}-byte repeat block: "
          f"distinct addresses land at distinct addresses, each in its own block",
-         PAIR_DOMAIN, SOURCE, "proved", replay=replay, family=FAMILY)(build)
+         PAIR_DOMAIN, SOURCE, "proved", replay=replay, family=FAMILY,
+         rules=(f"tma.swizzle.table.{mode}", "tma.swizzle.table_reading", "tma.swizzle.repeat_boundary"))(build)
 
 
 for _mode in model.MODES:
@@ -128,6 +132,7 @@ _table_equals_formula("128B_ATOM_32B_FLIP_8B", model.XOR_FORMULAS["128B_ATOM_32B
 
 # === Placement of a tiled box ==========================================================================
 PLACE_SOURCE = "PTX 5.5.7 (seed 004); REFERENCE.md 5; rule tma.place.tiled"
+PLACE_RULES = ("tma.place.tiled", "tma.place.row_pitch", "tma.swizzle.repeat_boundary")
 SMEM_LIMIT = 1 << 18       # the shared-memory byte addresses ranged over (a descriptor's 18-bit field)
 LINE = 128                 # the TMA destination alignment the CUDA programming guide asks for
 
@@ -165,7 +170,7 @@ def _placement_bijective(mode: str, alignment: int, index_bits: int, expected: s
          f"swizzle(D + i); distinct bytes land on distinct addresses, byte i lands in the {repeat}-byte "
          f"window i div {repeat} after D, at D + swizzle(i) (the same pattern from every such D){falsehood}",
          f"D a multiple of {alignment} in [0, 2^18); box byte indices i, j in [0, 2^{index_bits})",
-         PLACE_SOURCE, expected, replay=replay, family="tma.place")(build)
+         PLACE_SOURCE, expected, replay=replay, family="tma.place", rules=PLACE_RULES)(build)
 
 
 def _elements_injective(mode: str):
@@ -198,7 +203,7 @@ def _elements_injective(mode: str):
          "of two, land on one address, wherever the 128-byte-aligned destination lies",
          "destination a multiple of 128 in [0, 2^18); element size 2^e bytes, e in 0..4; element indices "
          "with index * size < 2^18; byte indices inside the element",
-         PLACE_SOURCE, "proved", replay=replay, family="tma.place")(build)
+         PLACE_SOURCE, "proved", replay=replay, family="tma.place", rules=PLACE_RULES)(build)
 
 
 for _mode in model.MODES:
@@ -208,9 +213,9 @@ _placement_bijective("128B", LINE, 10, "refuted", id_suffix=".line_aligned")
 
 
 # === TMA writes what the MMA reads ======================================================================
-# Element widths of the types wgmma/tcgen05 read from shared memory (REFERENCE.md 3; PTX 9.7.16.3.3),
-# written here rather than taken from spec.mma.dtypes; the tests compare the two.
-MMA_DTYPE_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
+# The types wgmma/tcgen05 read from shared memory (REFERENCE.md 3; PTX 9.7.16.3.3) and their widths
+# (solver.model.vocab, not spec.mma.dtypes; the tests compare the two).
+MMA_DTYPE_BITS = {d: vocab.MMA_DTYPE_BITS[d] for d in ("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")}
 INSTRUCTION_K_BYTES = 32    # one MMA reads 32 bytes of K per row (PTX 9.7.15.5, 9.7.16.4 Table 39)
 AGREE_SOURCE = ("PTX 5.5.7 (seed 004) TMA placement; PTX 9.7.16.3.1-3 canonical layouts and LBO/SBO; "
                 "CUTLASS make_gmma_desc/make_umma_desc; rule readmap.swizzle_phase (H100)")
@@ -377,6 +382,14 @@ def _where_legal(dtype: str, major: str, swizzle: str) -> str:
     return "tcgen05 (sm100/sm103)"
 
 
+def _agreement_rules(major: str, swizzle: str) -> tuple:
+    """TMA's placement against the canonical layout's read map (rules of both sides)."""
+    layout = "canonical.mn_128b_atom32b" if swizzle == "128B_atom32B" else "canonical.table"
+    read_map = f"readmap.{major.lower()}_major.{'none' if swizzle == 'none' else 'swizzled'}"
+    return ("tma.place.tiled", "tma.place.row_pitch", layout, read_map, "readmap.swizzle_phase",
+            "recipe.case.reads")
+
+
 def _register_agreement():
     for dtype, major, swizzle in agreement_cases():
         tile = TileFamily(dtype, major, swizzle)
@@ -387,7 +400,7 @@ def _register_agreement():
              f"the canonical descriptors of {_where_legal(dtype, major, swizzle)} (base offset 0): the "
              "address TMA writes (mn, k) to is the address the read map reads it from",
              f"tile start a multiple of {repeat}; " + SHAPE_DOMAIN, AGREE_SOURCE, "proved",
-             _replay_agreement(tile, "zero"), "tma_mma")(
+             _replay_agreement(tile, "zero"), "tma_mma", rules=_agreement_rules(major, swizzle))(
                  lambda tile=tile: _agreement_query(tile, 0, "zero"))
 
 
@@ -401,12 +414,14 @@ prop("tma_mma.misaligned",
      "address, the descriptor's the offset from the start; the counterexample names the element)",
      "tile start = 1024 n + 128 in [0, 2^18); " + SHAPE_DOMAIN,
      AGREE_SOURCE + "; REFERENCE.md 5 (destination at +128 B)", "refuted",
-     _replay_agreement(_MISALIGNED, "table41"), "tma_mma")(
+     _replay_agreement(_MISALIGNED, "table41"), "tma_mma",
+     rules=_agreement_rules("K", "128B") + ("recipe.swizzle_alignment", "tma.swizzle.base_offset"))(
          lambda: _agreement_query(_MISALIGNED, LINE, "table41"))
 prop("tma_mma.misaligned.base_offset_0",
      "bf16, K-major, 128B: the same tile 128 B past a 1024-byte boundary, read by the canonical "
      "descriptors with base offset 0, gets every element TMA wrote: with base offset 0 the read map "
      "swizzles absolute addresses (rule readmap.swizzle_phase, H100), as TMA does",
      "tile start = 1024 n + 128 in [0, 2^18); " + SHAPE_DOMAIN,
-     AGREE_SOURCE + "; REFERENCE.md 5", "proved", _replay_agreement(_MISALIGNED, "zero"), "tma_mma")(
+     AGREE_SOURCE + "; REFERENCE.md 5", "proved", _replay_agreement(_MISALIGNED, "zero"), "tma_mma",
+     rules=_agreement_rules("K", "128B"))(
          lambda: _agreement_query(_MISALIGNED, LINE, "zero"))

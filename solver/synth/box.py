@@ -18,10 +18,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from solver.model import tensormap as tm
+from solver.model.vocab import TMA_ROW_BYTES as ROW_BYTES     # W per TMA swizzle (REFERENCE.md 5)
 
-# W, bytes of one box row, per TMA swizzle (REFERENCE.md 5: the span; NONE: a 16-byte core-matrix row).
-ROW_BYTES = {"NONE": 16, "32B": 32, "64B": 64, "96B": 96, "128B": 128, "128B_ATOM_32B": 128,
-             "128B_ATOM_32B_FLIP_8B": 128, "128B_ATOM_64B": 128}
 # The swizzles an MMA descriptor reads K-major (REFERENCE.md 1-2), widest first.
 DEFAULT_SWIZZLES = ("128B", "64B", "32B", "NONE")
 # The TMA data type that loads each MMA operand type (8-bit floats and integers travel as UINT8).

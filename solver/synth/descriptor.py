@@ -22,7 +22,8 @@ import z3
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
-from spec.cute.layout import ComposedLayout, Layout, parse_layout
+from spec.cute.layout import ComposedLayout, Layout
+from spec.cute.notation import parse_layout
 from spec.rules import SpecError
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES
 

@@ -20,26 +20,15 @@ from spec.mma import dtypes
 from spec.mma import readmap
 from spec.tma import swizzle as tma_swizzle
 from spec.cute.layout import ComposedLayout, Layout
-from spec.rules import SpecError, check_all, rule
+from spec.rules import SpecError, check_all
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, repeat_bytes
 
+from solver.model.vocab import DESCRIPTOR_ROW_BYTES as ROW_BYTES, TMA_MODE
 from solver.synth import descriptor as synth
 
-TMA_MODE = {"none": "NONE", "32B": "32B", "64B": "64B", "128B": "128B", "128B_atom32B": "128B_ATOM_32B"}
-ROW_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}
 
-TMA_DESTINATION = rule(
-    "recipe.tma_destination_alignment", "CUDA programming guide (TMA: shared memory 128-byte aligned); "
-    "PTX 5.5.3.1 (16 B)", "A TMA box's shared-memory destination is 128-byte aligned.", subject="recipe")
-SWIZZLE_ALIGNMENT = rule(
-    "recipe.swizzle_alignment", "PTX 5.5.7 (the patterns assume the repeat boundary); PTX Table 41",
-    "A swizzled tile starts on its swizzle's repeat boundary (1024 B for 128B, 512 B for 64B and "
-    "128B_atom32B, 256 B for 32B).", subject="recipe",
-    note="On the H100 a descriptor with base offset 0 reads absolute-address swizzles from any start "
-         "(rule readmap.swizzle_phase), and TMA's phase follows the absolute address too (PTX 5.5.7), so "
-         "an unaligned tile can be consistent; the recipe still refuses it unless asked "
-         "(--allow-unaligned), because code that swizzles offsets relative to the tile (ldmatrix paths, "
-         "hand-written loops) then reads wrong data silently.")
+# The rules a recipe obeys (check_all("recipe", ...)) are spec's: tma.box.destination_alignment
+# (spec/tma/place.py) and recipe.swizzle_alignment (spec/cases/recipe_case.py).
 
 
 @dataclass
@@ -60,22 +49,6 @@ class Recipe:
     proof: dict = field(default_factory=dict)
     violations: list = field(default_factory=list)
     allow_unaligned: bool = False
-
-
-@TMA_DESTINATION.checker
-def _tma_destination(r: "Recipe"):
-    if r.smem_address % 128:
-        return f"smem address {r.smem_address:#x} is not 128-byte aligned"
-    return None
-
-
-@SWIZZLE_ALIGNMENT.checker
-def _swizzle_alignment(r: "Recipe"):
-    if r.swizzle != "none" and r.smem_address % r.alignment and not r.allow_unaligned:
-        return (f"smem address {r.smem_address:#x} is not on the {r.swizzle} repeat boundary "
-                f"({r.alignment} B): the pattern would start in line "
-                f"{(r.smem_address // 128) % (r.alignment // 128)}")
-    return None
 
 
 def _layout(major: str, swizzle: str, per_row: int, mn: int, k_tile: int) -> ComposedLayout:

@@ -31,33 +31,15 @@ from typing import Optional
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
-from spec.cute.layout import ComposedLayout, flatten, parse_layout
+from spec.cute.layout import ComposedLayout, flatten
+from spec.cute.notation import parse_layout
 from spec.rule import SpecError, check_all, rule
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, pattern_rows
 
 SUBJECT = "desc_case"
-SOURCE = "PTX 9.7.16.3.1-2 (LBO, SBO, start address), 9.7.16.10.6 (swizzle); CLI contract (check)"
+SOURCE = "PTX ISA 9.7.16.3.1-2 (LBO, SBO, start address), 9.7.16.10.6 (swizzle)"
 
-SWIZZLE = rule("desc.tile.swizzle", SOURCE,
-               "The descriptor's swizzle is the tile layout's swizzle.", subject=SUBJECT)
-START = rule("desc.tile.start_address", SOURCE,
-             "The descriptor's start address is the tile's linear (unswizzled) address of element (0, 0).",
-             subject=SUBJECT)
-SBO = rule("desc.tile.stride_byte_offset", SOURCE,
-           "Where the instruction reads past the first 8-row group (K-major), MN chunk (MN-major, no "
-           "swizzle) or R K rows (MN-major, swizzled), SBO is the tile's linear distance to it.",
-           subject=SUBJECT)
-LBO = rule("desc.tile.leading_byte_offset", SOURCE,
-           "Where the instruction reads past the first K chunk (K-major, no swizzle), K atom (K-major, "
-           "swizzled), 8 K rows (MN-major, no swizzle) or MN atom (MN-major, swizzled), LBO (relative "
-           "mode) is the tile's linear distance to it.", subject=SUBJECT)
-BASE_OFFSET = rule("desc.tile.base_offset", "H100 (rule readmap.swizzle_phase); PTX 9.7.16.4.1 Table 41",
-                   "With a swizzle, the base offset is 0 modulo the pattern's rows (2 for 32B, 4 for 64B and "
-                   "128B_atom32B, 8 for 128B): the tile's swizzle acts on absolute addresses.",
-                   subject=SUBJECT, evidence="hardware",
-                   note="Table 41's base offset ((start >> 7) & 7) phases the pattern from the start "
-                        "instead: right for a tile swizzled relative to its start, wrong for this one.")
-MISREAD = rule("desc.tile.reads", "CLI contract (check); spec.mma.readmap",
+MISREAD = rule("desc.tile.reads", "PTX ISA 9.7.16.3 (what a descriptor reads: the readmap rules)",
                "Definition: the descriptor reads the tile when every element (mn, k) of the instruction "
                "is read from the address where the tile holds it.")
 
@@ -140,12 +122,21 @@ def tile_fields(c: DescCase) -> dict:
     return fields
 
 
+SWIZZLE = rule("desc.tile.swizzle", SOURCE,
+               "The descriptor's swizzle is the tile layout's swizzle.", subject=SUBJECT)
+
+
 @SWIZZLE.checker
 def _swizzle(c: DescCase):
     want = tile_swizzle(c)
     if c.desc.swizzle != want:
         return f"the descriptor says {c.desc.swizzle}; the tile is swizzled {want or c.layout.swizzle}"
     return None
+
+
+START = rule("desc.tile.start_address", SOURCE,
+             "The descriptor's start address is the tile's linear (unswizzled) address of element (0, 0).",
+             subject=SUBJECT)
 
 
 @START.checker
@@ -156,6 +147,12 @@ def _start(c: DescCase):
     return None
 
 
+SBO = rule("desc.tile.stride_byte_offset", SOURCE,
+           "Where the instruction reads past the first 8-row group (K-major), MN chunk (MN-major, no "
+           "swizzle) or R K rows (MN-major, swizzled), SBO is the tile's linear distance to it.",
+           subject=SUBJECT)
+
+
 @SBO.checker
 def _sbo(c: DescCase):
     want = tile_fields(c)["sbo"]
@@ -164,12 +161,27 @@ def _sbo(c: DescCase):
     return None
 
 
+LBO = rule("desc.tile.leading_byte_offset", SOURCE,
+           "Where the instruction reads past the first K chunk (K-major, no swizzle), K atom (K-major, "
+           "swizzled), 8 K rows (MN-major, no swizzle) or MN atom (MN-major, swizzled), LBO (relative "
+           "mode) is the tile's linear distance to it.", subject=SUBJECT)
+
+
 @LBO.checker
 def _lbo(c: DescCase):
     want = tile_fields(c)["lbo"]
     if c.desc.lbo_mode != "absolute" and want is not None and c.desc.leading_byte_offset != want:
         return f"LBO {c.desc.leading_byte_offset}; the tile's stride is {want}"
     return None
+
+
+BASE_OFFSET = rule("desc.tile.base_offset", "tests/hardware/wgmma_sm90_reads.json.gz (rule readmap.swizzle_phase); "
+                   "PTX ISA 9.7.16.4.1 Table 41",
+                   "With a swizzle, the base offset is 0 modulo the pattern's rows (2 for 32B, 4 for 64B and "
+                   "128B_atom32B, 8 for 128B): the tile's swizzle acts on absolute addresses.",
+                   subject=SUBJECT, evidence="hardware",
+                   note="Table 41's base offset ((start >> 7) & 7) phases the pattern from the start "
+                        "instead: right for a tile swizzled relative to its start, wrong for this one.")
 
 
 @BASE_OFFSET.checker

@@ -11,8 +11,9 @@ MN rows); MN-major, MN elements [b*inner, (b+1)*inner) of K rows 0 .. rows-1. Wh
 spec.mma.readmap, each k-step descriptor reading (mn, k_offset + k) for k < the instruction K.
 
 The recipe rules say what the boxes and the descriptors must be for the two to agree, from the layout
-a TMA box writes (solver/synth/recipe.py): W = the TMA swizzle's row (its span; 16 bytes, one chunk, with no
-swizzle: an unswizzled box row is dense, and core-matrix rows are 16 bytes apart), E = element bytes,
+a TMA box writes (the one `layoutproof synth recipe` builds): W = the TMA swizzle's row (its span; 16
+bytes, one chunk, with no swizzle: an unswizzled box row is dense, and core-matrix rows are 16 bytes
+apart), E = element bytes,
 T = 16 / E, Kinst = 32 / E (the instruction K), S = box_stride_bytes, A = smem_address:
 
   | major | box        | k-step j starts at                  | SBO (where used)      | LBO (where used)  |
@@ -32,60 +33,20 @@ from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
 from spec.tma import place as tma_place
+from spec.tma import tensormap
 from spec.rule import SpecError, check_all, rule
 from spec.cute.swizzle import pattern_rows, repeat_bytes
 
 SUBJECT = "recipe_case"
-SOURCE = "solver/synth/recipe.py (the layout a TMA box writes); PTX 5.5.7, 9.7.16.3.1-2"
+SOURCE = "PTX ISA 5.5.3 (Tiled mode), 5.5.7 (Swizzling Modes), 9.7.16.3.1-2 (matrix descriptor strides)"
 # TMA swizzle -> the descriptor swizzle that reads the same pattern (absolute-address XOR, PTX 5.5.7 and
 # 9.7.16.10.6); the TMA modes a recipe case may use
 TMA_TO_DESC = {"NONE": "none", "32B": "32B", "64B": "64B", "128B": "128B", "128B_ATOM_32B": "128B_atom32B"}
 ROW_BYTES = {"NONE": 16, "32B": 32, "64B": 64, "128B": 128, "128B_ATOM_32B": 128}
 
-SWIZZLE_MATCHES = rule(
-    "recipe.box.swizzle_matches", "PTX 5.5.7 (TMA swizzle modes), 9.7.16.10.6 (descriptor swizzles)",
-    "Every k-step descriptor's swizzle is the TMA box's: NONE-none, 32B, 64B, 128B, "
-    "128B_ATOM_32B-128B_atom32B.", subject=SUBJECT)
-INNER_IS_ROW = rule(
-    "recipe.box.inner_is_swizzle_row", SOURCE,
-    "A box row is one swizzle row: boxDim[0] * element size = W, the TMA swizzle's span (16 bytes, one "
-    "core-matrix row, with no swizzle: unswizzled TMA rows are dense).", subject=SUBJECT)
-COVERS_TILE = rule(
-    "recipe.box.covers_tile", SOURCE,
-    "The boxes cover the tile exactly: K-major, rows = mn and box_count * boxDim[0] = k_tile; MN-major, "
-    "rows = k_tile and box_count * boxDim[0] = mn.", subject=SUBJECT)
-BOX_STRIDE = rule(
-    "recipe.box.stride", SOURCE,
-    "With more than one box, consecutive boxes land back to back: box_stride_bytes = rows * W.",
-    subject=SUBJECT)
-SWIZZLE_ALIGNMENT = rule(
-    "recipe.case.swizzle_alignment", "PTX 5.5.7; PTX Table 41 (as rule recipe.swizzle_alignment)",
-    "With a swizzle, smem_address is on the swizzle's repeat boundary (1024 B for 128B, 512 B for 64B "
-    "and 128B_ATOM_32B, 256 B for 32B).", subject=SUBJECT,
-    note="The H100 reads absolute-address swizzles from any start (rule readmap.swizzle_phase), so an "
-         "unaligned tile can still be read right; code that swizzles offsets from the tile cannot.")
-K_STEP_START = rule(
-    "recipe.k_step.start", SOURCE + "; PTX 9.7.16.3.1 (matrix start address)",
-    "Each k-step descriptor's start address is where the TMA boxes put its first element (0, k_offset) "
-    "before the swizzle: K-major A + (32j div W)*S + (32j mod W), MN-major A + j*Kinst*W.",
-    subject=SUBJECT)
-K_STEP_SBO = rule(
-    "recipe.k_step.sbo", SOURCE + "; PTX 9.7.16.3.2 (SBO)",
-    "Where the instruction uses it, each descriptor's SBO is the placement's: K-major 8W (mn > 8); "
-    "MN-major no swizzle S (mn > T), swizzled R*W (Kinst > R; R = 8, 4 for 128B_ATOM_32B).",
-    subject=SUBJECT)
-K_STEP_LBO = rule(
-    "recipe.k_step.lbo", SOURCE + "; PTX 9.7.16.3.2 (LBO)",
-    "Where the instruction uses it, each descriptor's LBO is the placement's: K-major no swizzle S (the "
-    "next box holds the next K chunk); MN-major no swizzle 128 (Kinst > 8), swizzled S (mn > W/E).",
-    subject=SUBJECT)
-K_STEP_BASE_OFFSET = rule(
-    "recipe.k_step.base_offset", "H100 (rule readmap.swizzle_phase); PTX 5.5.7",
-    "With a swizzle, each descriptor's base offset is 0 modulo the pattern's rows (2 for 32B, 4 for 64B "
-    "and 128B_atom32B, 8 for 128B): TMA swizzles absolute addresses, and base offset 0 reads them so "
-    "(as rule desc.tile.base_offset).", subject=SUBJECT, evidence="hardware")
 READS = rule(
-    "recipe.case.reads", "CLI contract (fuzz recipe); spec.tma.place; spec.mma.readmap",
+    "recipe.case.reads", "PTX ISA 5.5.7 (where the boxes write: rule tma.place.tiled); PTX ISA 9.7.16.3 "
+    "(where the descriptors read: the readmap rules)",
     "Definition: a recipe reads right when every element (mn, k) each k-step descriptor reads is read "
     "from the address where the TMA boxes last wrote that element.")
 
@@ -157,9 +118,9 @@ def parse_case(case: dict, arch: str) -> RecipeCase:
                         SWIZZLE_MATCHES.id)
     box = tma["boxDim"]
     if not isinstance(box, list) or len(box) != 2:
-        raise SpecError("tma.boxDim", box, "expected [inner elements, rows]", tma_place.BOX_RANGE.id)
-    inner = _int(box[0], "tma.boxDim[0]", 1, rule_id=tma_place.BOX_RANGE.id)
-    rows = _int(box[1], "tma.boxDim[1]", 1, rule_id=tma_place.BOX_RANGE.id)
+        raise SpecError("tma.boxDim", box, "expected [inner elements, rows]", tensormap.BOX_RANGE.id)
+    inner = _int(box[0], "tma.boxDim[0]", 1, rule_id=tensormap.BOX_RANGE.id)
+    rows = _int(box[1], "tma.boxDim[1]", 1, rule_id=tensormap.BOX_RANGE.id)
     count = _int(tma["box_count"], "tma.box_count", 1, 1 << 12)
     stride = _int(tma["box_stride_bytes"], "tma.box_stride_bytes", 0, 1 << 18, 16)
     descs = case["descriptors"]
@@ -224,6 +185,12 @@ def needs(c: RecipeCase) -> dict:
 
 
 # --- Checks ------------------------------------------------------------------------------------------------
+SWIZZLE_MATCHES = rule(
+    "recipe.box.swizzle_matches", "PTX ISA 5.5.7 (TMA swizzle modes), 9.7.16.10.6 (descriptor swizzles)",
+    "Every k-step descriptor's swizzle is the TMA box's: NONE-none, 32B, 64B, 128B, "
+    "128B_ATOM_32B-128B_atom32B.", subject=SUBJECT)
+
+
 @SWIZZLE_MATCHES.checker
 def _swizzle_matches(c: RecipeCase):
     want = TMA_TO_DESC[c.tma_swizzle]
@@ -233,10 +200,22 @@ def _swizzle_matches(c: RecipeCase):
     return None
 
 
+INNER_IS_ROW = rule(
+    "recipe.box.inner_is_swizzle_row", SOURCE,
+    "A box row is one swizzle row: boxDim[0] * element size = W, the TMA swizzle's span (16 bytes, one "
+    "core-matrix row, with no swizzle: unswizzled TMA rows are dense).", subject=SUBJECT)
+
+
 @INNER_IS_ROW.checker
 def _inner_is_row(c: RecipeCase):
     inner = c.inner * c.element_bytes
     return None if inner == c.row else f"boxDim[0] = {inner} bytes; the {c.tma_swizzle} row is {c.row}"
+
+
+COVERS_TILE = rule(
+    "recipe.box.covers_tile", SOURCE,
+    "The boxes cover the tile exactly: K-major, rows = mn and box_count * boxDim[0] = k_tile; MN-major, "
+    "rows = k_tile and box_count * boxDim[0] = mn.", subject=SUBJECT)
 
 
 @COVERS_TILE.checker
@@ -249,6 +228,12 @@ def _covers(c: RecipeCase):
     return None
 
 
+BOX_STRIDE = rule(
+    "recipe.box.stride", SOURCE,
+    "With more than one box, consecutive boxes land back to back: box_stride_bytes = rows * W.",
+    subject=SUBJECT)
+
+
 @BOX_STRIDE.checker
 def _stride(c: RecipeCase):
     want = c.rows * c.row
@@ -257,7 +242,20 @@ def _stride(c: RecipeCase):
     return None
 
 
-@SWIZZLE_ALIGNMENT.checker
+SWIZZLE_ALIGNMENT = rule(
+    "recipe.swizzle_alignment", "PTX ISA 5.5.7 (Swizzling Modes: the patterns repeat from the repeat "
+    "boundary); PTX ISA 9.7.16.4.1, Table 41 (base offset)",
+    "A swizzled tile starts on its swizzle's repeat boundary (1024 B for 128B, 512 B for 64B and "
+    "128B_ATOM_32B / 128B_atom32B, 256 B for 32B): the smem_address of a recipe case, and of a tile "
+    "recipe unless it is built with --allow-unaligned.", subjects=(SUBJECT, "recipe"),
+    note="On the H100 a descriptor with base offset 0 reads absolute-address swizzles from any start "
+         "(rule readmap.swizzle_phase), and TMA's phase follows the absolute address too (PTX ISA 5.5.7), "
+         "so an unaligned tile can be read right; `synth recipe` still refuses it unless asked "
+         "(--allow-unaligned), because code that swizzles offsets relative to the tile (ldmatrix paths, "
+         "hand-written loops) then reads wrong data silently.")
+
+
+@SWIZZLE_ALIGNMENT.checker(subject=SUBJECT)
 def _alignment(c: RecipeCase):
     if c.tma_swizzle == "NONE":
         return None
@@ -266,12 +264,38 @@ def _alignment(c: RecipeCase):
         f"smem address {c.smem_address:#x} is not on the {c.tma_swizzle} repeat boundary ({boundary} B)"
 
 
+@SWIZZLE_ALIGNMENT.checker(subject="recipe")
+def _recipe_alignment(recipe):
+    """recipe: solver.synth.recipe.Recipe (descriptor swizzle names: none, 32B, 64B, 128B, 128B_atom32B)."""
+    if recipe.swizzle == "none" or recipe.allow_unaligned:
+        return None
+    boundary = repeat_bytes(recipe.swizzle)
+    if recipe.smem_address % boundary == 0:
+        return None
+    return (f"smem address {recipe.smem_address:#x} is not on the {recipe.swizzle} repeat boundary "
+            f"({boundary} B): the pattern would start in line {(recipe.smem_address // 128) % (boundary // 128)}")
+
+
+K_STEP_START = rule(
+    "recipe.k_step.start", SOURCE + "; PTX 9.7.16.3.1 (matrix start address)",
+    "Each k-step descriptor's start address is where the TMA boxes put its first element (0, k_offset) "
+    "before the swizzle: K-major A + (32j div W)*S + (32j mod W), MN-major A + j*Kinst*W.",
+    subject=SUBJECT)
+
+
 @K_STEP_START.checker
 def _start(c: RecipeCase):
     for (k0, op), want in zip(c.steps, needs(c)["starts"]):
         if op.desc.start_address != want:
             return f"k-step {k0}: start {op.desc.start_address:#x}; element (0, {k0}) lands at {want:#x}"
     return None
+
+
+K_STEP_SBO = rule(
+    "recipe.k_step.sbo", SOURCE + "; PTX 9.7.16.3.2 (SBO)",
+    "Where the instruction uses it, each descriptor's SBO is the placement's: K-major 8W (mn > 8); "
+    "MN-major no swizzle S (mn > T), swizzled R*W (Kinst > R; R = 8, 4 for 128B_ATOM_32B).",
+    subject=SUBJECT)
 
 
 @K_STEP_SBO.checker
@@ -283,6 +307,13 @@ def _sbo(c: RecipeCase):
     return None
 
 
+K_STEP_LBO = rule(
+    "recipe.k_step.lbo", SOURCE + "; PTX 9.7.16.3.2 (LBO)",
+    "Where the instruction uses it, each descriptor's LBO is the placement's: K-major no swizzle S (the "
+    "next box holds the next K chunk); MN-major no swizzle 128 (Kinst > 8), swizzled S (mn > W/E).",
+    subject=SUBJECT)
+
+
 @K_STEP_LBO.checker
 def _lbo(c: RecipeCase):
     want = needs(c)["lbo"]
@@ -290,6 +321,14 @@ def _lbo(c: RecipeCase):
         if want is not None and op.desc.leading_byte_offset != want:
             return f"k-step {k0}: LBO {op.desc.leading_byte_offset}; the placement needs {want}"
     return None
+
+
+K_STEP_BASE_OFFSET = rule(
+    "recipe.k_step.base_offset", "tests/hardware/wgmma_sm90_reads.json.gz (rule readmap.swizzle_phase); "
+    "PTX ISA 5.5.7",
+    "With a swizzle, each descriptor's base offset is 0 modulo the pattern's rows (2 for 32B, 4 for 64B "
+    "and 128B_atom32B, 8 for 128B): TMA swizzles absolute addresses, and base offset 0 reads them so "
+    "(as rule desc.tile.base_offset).", subject=SUBJECT, evidence="hardware")
 
 
 @K_STEP_BASE_OFFSET.checker

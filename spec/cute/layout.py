@@ -1,4 +1,4 @@
-"""CuTe layouts (CuTe docs 01_layout; seed 003 for basis strides).
+"""CuTe layouts (CuTe docs: 01_layout.md; 0z_tma_tensors.md for basis strides).
 
 A layout is a pair of congruent IntTuples, shape:stride. It maps a coordinate to an index by the inner
 product of the coordinate with the stride. A coordinate may be given at any level as a single integer,
@@ -9,6 +9,8 @@ Strides may also be basis elements c@m (CuTe's ScaledBasis, written `_1@0`): the
 a vector sum and the layout returns a coordinate tuple instead of an index, as TMA tensors do.
 
 A ComposedLayout is Sw<B,M,S> o offset o layout: x -> swizzle(offset + layout(x)).
+
+Written as text (shape:stride, Sw<B,M,S> o layout), a layout is read by spec/cute/notation.py.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from spec.rule import SpecError, rule
 from spec.cute.swizzle import Swizzle
 
 NOTATION = rule(
-    "layout.notation", "CuTe docs 01_layout; seed 003",
+    "layout.notation", "CuTe docs: 01_layout.md, 0z_tma_tensors.md (basis strides)",
     "A layout is written shape:stride, with shape and stride congruent IntTuples: an integer or a "
     "parenthesised, comma-separated list of IntTuples, e.g. ((8,2),(4,4)):((4,32),(1,64)); a 1-tuple "
     "prints as (8). Shape entries are positive integers. Integers may be negative (strides) and may carry "
@@ -27,12 +29,12 @@ NOTATION = rule(
     "outermost mode is printed last). A swizzled layout is Sw<B,M,S> o [offset o] layout, Swizzle<B,M,S> "
     "being a synonym; whitespace between tokens is free.")
 COLEXICOGRAPHIC = rule(
-    "layout.colexicographic", "CuTe docs 01_layout",
+    "layout.colexicographic", "CuTe docs: 01_layout.md",
     "An integer coordinate into a shape (s0,s1,...,sn) is the index i = c0 + s0*(c1 + s1*(c2 + ...)) of "
     "the natural coordinate (c0,...,cn), split recursively into each mode: ck = (i / (s0*...*s(k-1))) % sk "
     "for k < n and the last mode takes the rest. The layout maps a coordinate to sum(ck * dk).")
 BASIS_STRIDES = rule(
-    "layout.basis_strides", "seed 003: CuTe TMA tensors",
+    "layout.basis_strides", "CuTe docs: 0z_tma_tensors.md (TMA tensors: ArithmeticTuple, ScaledBasis)",
     "A stride may be a basis element c@m: the tuple with c at position m and 0 elsewhere (c@m1@m0 is "
     "hierarchical: c at position m1 of the tuple at position m0). Bases add elementwise (shorter tuples "
     "are padded with 0), so a layout with basis strides maps a coordinate to a coordinate tuple; "
@@ -408,134 +410,3 @@ class ComposedLayout:
 
     def __str__(self) -> str:
         return self.notation()
-
-
-# --- Parsing CuTe notation (NOTATION) --------------------------------------------------------------
-
-_MAX_NESTING = 64  # far deeper than any real layout; keeps hostile input away from Python's recursion limit
-
-
-class _Parser:
-    """Recursive descent over the text; every failure names the position."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.pos = 0
-
-    def fail(self, expected: str) -> SpecError:
-        found = repr(self.text[self.pos]) if self.pos < len(self.text) else "end of text"
-        return SpecError("layout", self.text, f"expected {expected} at position {self.pos}, found {found}",
-                         NOTATION.id)
-
-    def skip_space(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
-            self.pos += 1
-
-    def peek(self) -> str:
-        self.skip_space()
-        return self.text[self.pos:self.pos + 1]
-
-    def accept(self, token: str) -> bool:
-        self.skip_space()
-        if self.text.startswith(token, self.pos):
-            self.pos += len(token)
-            return True
-        return False
-
-    def expect(self, token: str) -> None:
-        if not self.accept(token):
-            raise self.fail(repr(token))
-
-    def integer(self, signed: bool = True) -> int:
-        """[_][-]digits: CuTe prints static integers with a leading underscore (_8, _-1)."""
-        self.skip_space()
-        start = self.pos
-        self.accept("_")
-        number = self.pos
-        if signed and self.text.startswith("-", self.pos):
-            self.pos += 1
-        digits = self.pos
-        while self.pos < len(self.text) and self.text[self.pos] in "0123456789":
-            self.pos += 1
-        if self.pos == digits:
-            self.pos = start
-            raise self.fail("an integer")
-        return int(self.text[number:self.pos])
-
-    def stride_leaf(self) -> Union[int, Basis]:
-        coefficient = self.integer()
-        modes = []
-        while self.accept("@"):
-            modes.append(self.integer(signed=False))
-        return Basis(coefficient, tuple(reversed(modes))) if modes else coefficient
-
-    def int_tuple(self, leaf, nesting: int = 0) -> Any:
-        if nesting > _MAX_NESTING:
-            raise self.fail(f"at most {_MAX_NESTING} levels of parentheses")
-        if not self.accept("("):
-            return leaf()
-        items = [self.int_tuple(leaf, nesting + 1)]
-        while self.accept(","):
-            items.append(self.int_tuple(leaf, nesting + 1))
-        self.expect(")")
-        return tuple(items)
-
-    def layout(self) -> Layout:
-        shape = self.int_tuple(self.integer)
-        self.expect(":")
-        stride = self.int_tuple(self.stride_leaf)
-        return Layout(shape, stride)
-
-    def swizzle(self) -> Swizzle:
-        if not (self.accept("Swizzle") or self.accept("Sw")):
-            raise self.fail("'Sw<' or 'Swizzle<'")
-        self.expect("<")
-        bits = self.integer()
-        self.expect(",")
-        base = self.integer()
-        self.expect(",")
-        shift = self.integer()
-        self.expect(">")
-        return Swizzle(bits, base, shift)
-
-    def offset(self) -> int:
-        """An optional `offset o` before the layout; a leading integer followed by ':' is a shape."""
-        start = self.pos
-        if self.peek() not in ("_", "-") and not self.peek().isdigit():
-            return 0
-        value = self.integer()
-        if self.accept("o"):
-            return value
-        self.pos = start
-        return 0
-
-    def any_layout(self) -> Union[Layout, ComposedLayout]:
-        if self.peek() != "S":
-            return self.layout()
-        swizzle = self.swizzle()
-        self.expect("o")
-        offset = self.offset()
-        return ComposedLayout(swizzle, offset, self.layout())
-
-    def whole(self) -> Union[Layout, ComposedLayout]:
-        result = self.any_layout()
-        if self.peek():
-            raise self.fail("end of text")
-        return result
-
-
-def parse_layout(text: str) -> Union[Layout, ComposedLayout]:
-    """Parse CuTe notation: `((8,2),(4,4)):((4,32),(1,64))`, `Sw<3,4,3> o [offset o] shape:stride`,
-    with strides possibly basis elements (`_1@0`)."""
-    if not isinstance(text, str):
-        raise SpecError("layout", text, "a layout is written as text", NOTATION.id)
-    parser = _Parser(text)
-    try:
-        return parser.whole()
-    except SpecError as error:
-        if error.field_name == "layout" and error.value == text:
-            raise
-        # A well-formed text that names a malformed layout or swizzle (non-congruent, B < 0, ...).
-        what = "" if error.field_name == "layout" else f"{error.field_name}: "
-        raise SpecError("layout", text, f"{what}{error.problem} (before position {parser.pos})",
-                        NOTATION.id) from None

@@ -1,4 +1,4 @@
-"""CuTe's Swizzle<B,M,S> functor (cute/swizzle.hpp; REFERENCE.md section 1).
+"""CuTe's Swizzle<B,M,S> functor (CUTLASS cute/swizzle.hpp).
 
     yyy_mask = ((1 << B) - 1) << (M + max(0, S))
     f(x)     = x ^ ((x & yyy_mask) >> S)          (a negative S shifts left)
@@ -14,20 +14,8 @@ from dataclasses import dataclass
 from spec.rule import SpecError, rule
 
 SWIZZLE_FORMULA = rule(
-    "swizzle.cute.formula", "cute/swizzle.hpp; REFERENCE.md 1",
+    "swizzle.cute.formula", "CUTLASS cute/swizzle.hpp (Swizzle<BBits, MBase, SShift>)",
     "Swizzle<B,M,S>(x) = x ^ ((x & (((1<<B)-1) << (M+max(0,S)))) >> S); negative S shifts left.")
-SWIZZLE_DOMAIN = rule(
-    "swizzle.cute.domain", "cute/swizzle.hpp; REFERENCE.md 1",
-    "C++ CuTe accepts Swizzle<B,M,S> only with B >= 0, M >= 0 and |S| >= B.",
-    subject="swizzle")
-SWIZZLE_BIJECTIVE = rule(
-    "swizzle.cute.bijective", "REFERENCE.md 1",
-    "Swizzle<B,M,S> is a bijection of the integers iff B == 0 or S != 0 (S == 0 XORs bits with "
-    "themselves and clears them).", subject="swizzle")
-SWIZZLE_INVOLUTION = rule(
-    "swizzle.cute.involution", "REFERENCE.md 1",
-    "Swizzle<B,M,S> is its own inverse iff B == 0 or |S| >= B (the source and target bit ranges do "
-    "not overlap).", subject="swizzle")
 
 
 @dataclass(frozen=True)
@@ -74,6 +62,12 @@ class Swizzle:
         return self.notation()
 
 
+SWIZZLE_DOMAIN = rule(
+    "swizzle.cute.domain", "CUTLASS cute/swizzle.hpp (its static_asserts on BBits, MBase, SShift)",
+    "C++ CuTe accepts Swizzle<B,M,S> only with B >= 0, M >= 0 and |S| >= B.",
+    subject="swizzle")
+
+
 @SWIZZLE_DOMAIN.checker
 def _check_domain(sw: Swizzle):
     if abs(sw.shift) < sw.bits:
@@ -91,11 +85,23 @@ def is_involution(sw: Swizzle) -> bool:
     return sw.bits == 0 or abs(sw.shift) >= sw.bits
 
 
+SWIZZLE_BIJECTIVE = rule(
+    "swizzle.cute.bijective", "CUTLASS cute/swizzle.hpp (a property of its formula)",
+    "Swizzle<B,M,S> is a bijection of the integers iff B == 0 or S != 0 (S == 0 XORs bits with "
+    "themselves and clears them).", subject="swizzle")
+
+
 @SWIZZLE_BIJECTIVE.checker
 def _check_bijective(sw: Swizzle):
     if not is_bijective(sw):
         return f"{sw.notation()} with S=0 maps x and x ^ (bits {sw.yyy_mask:#x}) to the same value"
     return None
+
+
+SWIZZLE_INVOLUTION = rule(
+    "swizzle.cute.involution", "CUTLASS cute/swizzle.hpp (a property of its formula)",
+    "Swizzle<B,M,S> is its own inverse iff B == 0 or |S| >= B (the source and target bit ranges do "
+    "not overlap).", subject="swizzle")
 
 
 @SWIZZLE_INVOLUTION.checker
@@ -115,7 +121,7 @@ def brute_force_is_involution(sw: Swizzle) -> bool:
     return all(sw(sw(x)) == x for x in range(sw.period))
 
 
-# --- The byte-address swizzles that shared-memory descriptors name (REFERENCE.md 1) -----------------
+# --- The byte-address swizzles that shared-memory descriptors name (PTX ISA 9.7.16.10.6; CUTLASS) ------
 # In shared memory the swizzle acts on BYTE addresses. M = 4 keeps 16-byte chunks intact (5 for 32-byte
 # atomicity) and M + S = 7 takes the XOR pattern from the 128-byte row index.
 DESCRIPTOR_SWIZZLES = {
@@ -126,7 +132,8 @@ DESCRIPTOR_SWIZZLES = {
     "128B_atom32B": Swizzle(2, 5, 2),  # addr[6:5] ^= addr[8:7]; repeats every 512 B (sm100 only)
 }
 DESCRIPTOR_SWIZZLE_BYTES = rule(
-    "swizzle.descriptor.byte_functions", "REFERENCE.md 1; PTX 9.7.16.3.3",
+    "swizzle.descriptor.byte_functions", "PTX ISA 9.7.16.3.3, 9.7.16.10.6 (swizzle atoms); CUTLASS "
+    "cute/atom/mma_traits_sm90_gmma.hpp, mma_traits_sm100.hpp (Layout_*_SW*_Atom: Swizzle<3,4,3> ...)",
     "Descriptor swizzles act on byte addresses: none=Sw<0,4,3>, 32B=Sw<1,4,3>, 64B=Sw<2,4,3>, "
     "128B=Sw<3,4,3>, 128B_atom32B=Sw<2,5,2>.")
 

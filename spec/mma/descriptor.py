@@ -69,39 +69,6 @@ FIELD_ENCODING = rule(
     "desc.field.encoding", "PTX 9.7.15.5.1.2.2; PTX 9.7.16.4.1 Table 40",
     "Start address, LBO and SBO are byte values stored as (x & 0x3FFFF) >> 4: multiples of 16 below "
     "2^18 (262144).")
-SM90_UNUSED_BITS = rule(
-    "desc.sm90.unused_bits_zero", "PTX 9.7.15.5.1.2.2",
-    "sm90: the bits outside the five fields ([14,16), [30,32), [46,49), [52,62)) are unused and must be 0.",
-    subject="descriptor")
-SM100_FIXED_BITS = rule(
-    "desc.sm100.fixed_bits", "PTX 9.7.16.4.1 Table 40; CUTLASS mma_sm100_desc.hpp (version_ = 1)",
-    "sm100/sm103: bits [46,49) hold the fixed constant 0b001.", subject="descriptor")
-SM100_ZERO_BITS = rule(
-    "desc.sm100.reserved_bits_zero", "PTX 9.7.16.4.1 Table 40",
-    "sm100/sm103: bits [14,16), [30,32) and the fixed-zero bits [53,61) must be 0.", subject="descriptor")
-SWIZZLE_CODE_VALID = rule(
-    "desc.sm100.swizzle_code", "PTX 9.7.16.4.1 Table 40",
-    "sm100/sm103 swizzle codes 3, 5 and 7 are invalid.", subject="descriptor")
-BASE_OFFSET_NO_SWIZZLE = rule(
-    "desc.base_offset.no_swizzle", "PTX 9.7.15.5.1.2.2 (wgmma: base offset 'valid for all swizzling "
-    "modes except the no-swizzle mode')",
-    "The base offset gives the phase of a swizzle pattern; with no swizzle it must be 0.",
-    subject="descriptor",
-    note="The wgmma text says so; tcgen05's Table 41 has no such sentence but no pattern to phase "
-         "either, so the rule is applied to sm100/sm103 too. CUTLASS comments the field as valid only "
-         "for 128B and 64B.")
-LBO_MODE_ARCH = rule(
-    "desc.lbo_mode.arch", "PTX 9.7.16.3.1.2; layoutproof CLI contract (sm103)",
-    "The absolute LBO mode (bit 52 = 1) exists for the 48-byte K of sm103 (kind::mxf4* with K = 96); "
-    "sm100 descriptors keep bit 52 = 0.", subject="descriptor", evidence="interpretation",
-    note="PTX 9.7.16.4.1.1: 'The byte address mode for the leading dimension stride is supported on "
-         "sm_103a'. Table 40 shows bit 52 for every tcgen05 target; the model flags it on sm100.")
-LBO_MODE_SWIZZLE = rule(
-    "desc.lbo_mode.absolute.swizzle_128b", "PTX 9.7.16.3.1.2.1 (restriction 1)",
-    "Absolute LBO mode supports only 128B swizzle with 16B atomicity.", subject="descriptor")
-LBO_MODE_BASE_OFFSET = rule(
-    "desc.lbo_mode.absolute.base_offset_zero", "PTX 9.7.16.3.1.2.1 (restriction 3)",
-    "Absolute LBO mode requires the matrix base offset to be 0.", subject="descriptor")
 
 
 @dataclass(frozen=True)
@@ -217,9 +184,15 @@ def violations(desc: Descriptor):
     return check_all("descriptor", desc)
 
 
-# --- Checks -----------------------------------------------------------------------------------------
+# --- Constraints on a decoded descriptor: each rule, then its check -----------------------------
 def _set_bits(word: int, keep_mask: int) -> int:
     return word & ~keep_mask & ((1 << 64) - 1)
+
+
+SM90_UNUSED_BITS = rule(
+    "desc.sm90.unused_bits_zero", "PTX 9.7.15.5.1.2.2",
+    "sm90: the bits outside the five fields ([14,16), [30,32), [46,49), [52,62)) are unused and must be 0.",
+    subject="descriptor")
 
 
 @SM90_UNUSED_BITS.checker
@@ -230,12 +203,22 @@ def _sm90_unused(desc: Descriptor):
     return f"unused bits set: {stray:#018x}" if stray else None
 
 
+SM100_FIXED_BITS = rule(
+    "desc.sm100.fixed_bits", "PTX 9.7.16.4.1 Table 40; CUTLASS mma_sm100_desc.hpp (version_ = 1)",
+    "sm100/sm103: bits [46,49) hold the fixed constant 0b001.", subject="descriptor")
+
+
 @SM100_FIXED_BITS.checker
 def _sm100_fixed(desc: Descriptor):
     if desc.arch == "sm90":
         return None
     value = SM100_FIXED.get(desc.raw)
     return None if value == SM100_FIXED_VALUE else f"bits [46,49) = {value:#05b}, must be 0b001"
+
+
+SM100_ZERO_BITS = rule(
+    "desc.sm100.reserved_bits_zero", "PTX 9.7.16.4.1 Table 40",
+    "sm100/sm103: bits [14,16), [30,32) and the fixed-zero bits [53,61) must be 0.", subject="descriptor")
 
 
 @SM100_ZERO_BITS.checker
@@ -246,11 +229,26 @@ def _sm100_zero(desc: Descriptor):
     return f"reserved bits set: {stray:#018x}" if stray else None
 
 
+SWIZZLE_CODE_VALID = rule(
+    "desc.sm100.swizzle_code", "PTX 9.7.16.4.1 Table 40",
+    "sm100/sm103 swizzle codes 3, 5 and 7 are invalid.", subject="descriptor")
+
+
 @SWIZZLE_CODE_VALID.checker
 def _swizzle_code(desc: Descriptor):
     if desc.swizzle.startswith("invalid"):
         return f"swizzle code {SM100_SWIZZLE.get(desc.raw)} in bits [61,64) is not defined"
     return None
+
+
+BASE_OFFSET_NO_SWIZZLE = rule(
+    "desc.base_offset.no_swizzle", "PTX 9.7.15.5.1.2.2 (wgmma: base offset 'valid for all swizzling "
+    "modes except the no-swizzle mode')",
+    "The base offset gives the phase of a swizzle pattern; with no swizzle it must be 0.",
+    subject="descriptor",
+    note="The wgmma text says so; tcgen05's Table 41 has no such sentence but no pattern to phase "
+         "either, so the rule is applied to sm100/sm103 too. CUTLASS comments the field as valid only "
+         "for 128B and 64B.")
 
 
 @BASE_OFFSET_NO_SWIZZLE.checker
@@ -260,6 +258,14 @@ def _base_offset_no_swizzle(desc: Descriptor):
     return None
 
 
+LBO_MODE_ARCH = rule(
+    "desc.lbo_mode.arch", "PTX ISA 9.7.16.3.1.2, 9.7.16.4.1.1 (absolute address mode for K of 48 bytes)",
+    "The absolute LBO mode (bit 52 = 1) exists for the 48-byte K of sm103 (kind::mxf4* with K = 96); "
+    "sm100 descriptors keep bit 52 = 0.", subject="descriptor", evidence="interpretation",
+    note="PTX 9.7.16.4.1.1: 'The byte address mode for the leading dimension stride is supported on "
+         "sm_103a'. Table 40 shows bit 52 for every tcgen05 target; the model flags it on sm100.")
+
+
 @LBO_MODE_ARCH.checker
 def _lbo_mode_arch(desc: Descriptor):
     if desc.lbo_mode == "absolute" and desc.arch != "sm103":
@@ -267,11 +273,21 @@ def _lbo_mode_arch(desc: Descriptor):
     return None
 
 
+LBO_MODE_SWIZZLE = rule(
+    "desc.lbo_mode.absolute.swizzle_128b", "PTX 9.7.16.3.1.2.1 (restriction 1)",
+    "Absolute LBO mode supports only 128B swizzle with 16B atomicity.", subject="descriptor")
+
+
 @LBO_MODE_SWIZZLE.checker
 def _lbo_mode_swizzle(desc: Descriptor):
     if desc.lbo_mode == "absolute" and desc.swizzle != "128B":
         return f"absolute LBO mode with swizzle {desc.swizzle}; only 128B (16B atomicity) is allowed"
     return None
+
+
+LBO_MODE_BASE_OFFSET = rule(
+    "desc.lbo_mode.absolute.base_offset_zero", "PTX 9.7.16.3.1.2.1 (restriction 3)",
+    "Absolute LBO mode requires the matrix base offset to be 0.", subject="descriptor")
 
 
 @LBO_MODE_BASE_OFFSET.checker

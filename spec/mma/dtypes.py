@@ -1,5 +1,5 @@
 """Operand data types: widths, the 128-bit normalisation T, packing in shared memory, and the codes
-the tcgen05 instruction descriptor uses (PTX 9.7.16.3.3, 9.7.16.4.2 Tables 42-44; REFERENCE.md 3-4).
+the tcgen05 instruction descriptor uses (PTX ISA 9.7.16.3.3, 9.7.16.4.2 Tables 42-44).
 
 Shared memory is read in 16-byte chunks. T = 128 / bits is how many elements one chunk holds
 (PTX 9.7.16.3.3: "T represents scale factor which normalizes matrix element types to 128-bits").
@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from spec.rule import SpecError, rule
 
 DTYPE_TABLE = rule(
-    "dtype.table", "PTX 9.7.16.3.3; REFERENCE.md 3-4",
+    "dtype.table", "PTX ISA 9.7.16.3.3; 9.7.16.4.2 Tables 42-44",
     "Element widths: f16/bf16 16 bits, tf32/f32 32, e4m3/e5m2/s8/u8 8, e2m3/e3m2 6, e2m1 4; "
     "T = elements per 16-byte chunk = 128/bits, except padded sub-byte packings (16 per chunk).")
 PACKING = rule(
-    "dtype.subbyte_packing", "REFERENCE.md 4; PTX 9.7.16.10 (.b6x16_p32, .b4x16_p64, .b4x16)",
+    "dtype.subbyte_packing", "PTX ISA 9.7.16.10 (.b6x16_p32, .b4x16_p64, .b4x16)",
     "kind::f8f6f4 and kind::mxf8f6f4 read 6- and 4-bit elements padded, 16 per 16-byte chunk, at bit "
     "offset bits*i of the chunk; kind::mxf4 and kind::mxf4nvf4 read E2M1 dense, 32 per chunk.")
 INSTRUCTION_K = rule(
-    "dtype.instruction_k", "PTX 9.7.15.5 (wgmma K), 9.7.16.4 Table 39 (tcgen05 K); REFERENCE.md 2",
+    "dtype.instruction_k", "PTX ISA 9.7.15.5 (wgmma K), 9.7.16.2.1 Table 39 (tcgen05 K)",
     "One MMA reads 32 bytes of K per row (two 16-byte chunks): K = 16 for 16-bit, 8 for 32-bit, 32 for "
     "8-bit and padded sub-byte types, 64 for dense E2M1; sm103 kind::mxf4(nvf4) also has K = 96 (48 B).")
 
@@ -34,7 +34,7 @@ class DType:
     family: str            # "float" or "int"
     sm90: bool             # wgmma reads it from shared memory (PTX 9.7.15.5)
     sm90_mn_major: bool    # wgmma may read it MN-major (transposed): only .f16/.bf16
-    sm100_mn_major: bool   # tcgen05 may read it MN-major (REFERENCE.md 3)
+    sm100_mn_major: bool   # tcgen05 may read it MN-major (PTX ISA 9.7.16 Table 51)
     kinds: tuple           # tcgen05 kinds that read it; the first is the default
 
 
@@ -102,7 +102,7 @@ def default_instruction_k(d: DType, kind: str) -> int:
     return 2 * elements_per_chunk(d, kind)
 
 
-# tcgen05 instruction-descriptor type codes (PTX 9.7.16.4.2 Tables 43-44; REFERENCE.md 3)
+# tcgen05 instruction-descriptor type codes (PTX ISA 9.7.16.4.2 Tables 43-44)
 AB_TYPE_CODES = {
     "f16": {"f16": 0, "bf16": 1},
     "tf32": {"tf32": 2, "f32": 2},

@@ -42,24 +42,6 @@ LAYOUT_RULE = rule(
     "idesc.layout", "PTX 9.7.16.4.2 Tables 42-44",
     "tcgen05 instruction descriptor bit fields per kind (Table 42: f16/tf32/f8f6f4/i8; Table 43: "
     "mxf8f6f4; Table 44: mxf4/mxf4nvf4).")
-RESERVED = rule("idesc.reserved_zero", "PTX 9.7.16.4.2 Tables 42-44",
-                "Reserved bits of the instruction descriptor are 0.", subject="instr_desc")
-AB_TYPES = rule("idesc.ab_type_codes", "PTX 9.7.16.4.2 Tables 42-44",
-                "atype and btype hold a type code defined for the kind (e.g. f16: F16 0, BF16 1; "
-                "f8f6f4: E4M3 0, E5M2 1, E2M3 3, E3M2 4, E2M1 5; mxf4: E2M1 1).", subject="instr_desc")
-D_TYPE = rule("idesc.d_type_code", "PTX 9.7.16.4.2 Table 42",
-              "dtype is F16 (0) or F32 (1) for f16 and f8f6f4, F32 for tf32, S32 (2) for i8.",
-              subject="instr_desc")
-TRANSPOSE = rule("idesc.transpose", "PTX 9.7.16 Table 51; Table 44",
-                 "Transpose A/B (MN-major) is not supported by kind::mxf4 and kind::mxf4nvf4.",
-                 subject="instr_desc")
-I8_NO_NEGATE = rule("idesc.i8_negate", "PTX 9.7.16 Table 51",
-                    "kind::i8 does not support negate A/B.", subject="instr_desc")
-SATURATE = rule("idesc.saturate", "PTX 9.7.16.4.2 Table 42",
-                "Saturate (bit 3) applies to kind::i8 only; other kinds keep it 0.", subject="instr_desc")
-K96 = rule("idesc.k96.arch", "PTX 9.7.16.4.2 Table 44; PTX 9.7.16.2.1 Table 39; PTX release notes (K=96 "
-           "on sm_103a)", "Bit 31 = 1 (dense K = 96) is for kind::mxf4/mxf4nvf4 on sm103 only.",
-           subject="instr_desc")
 
 
 @dataclass(frozen=True)
@@ -136,11 +118,20 @@ def violations(idesc: InstrDescriptor):
     return check_all("instr_desc", idesc)
 
 
+RESERVED = rule("idesc.reserved_zero", "PTX 9.7.16.4.2 Tables 42-44",
+                "Reserved bits of the instruction descriptor are 0.", subject="instr_desc")
+
+
 @RESERVED.checker
 def _reserved(idesc: InstrDescriptor):
     used = sum(f.mask for f in LAYOUTS[idesc.kind])
     stray = idesc.word & ~used & 0xFFFFFFFF
     return f"reserved bits set: {stray:#010x}" if stray else None
+
+
+AB_TYPES = rule("idesc.ab_type_codes", "PTX 9.7.16.4.2 Tables 42-44",
+                "atype and btype hold a type code defined for the kind (e.g. f16: F16 0, BF16 1; "
+                "f8f6f4: E4M3 0, E5M2 1, E2M3 3, E3M2 4, E2M1 5; mxf4: E2M1 1).", subject="instr_desc")
 
 
 @AB_TYPES.checker
@@ -152,6 +143,11 @@ def _ab_types(idesc: InstrDescriptor):
     return None
 
 
+D_TYPE = rule("idesc.d_type_code", "PTX 9.7.16.4.2 Table 42",
+              "dtype is F16 (0) or F32 (1) for f16 and f8f6f4, F32 for tf32, S32 (2) for i8.",
+              subject="instr_desc")
+
+
 @D_TYPE.checker
 def _d_type(idesc: InstrDescriptor):
     if idesc.kind not in D_TYPES_PER_KIND:
@@ -161,11 +157,20 @@ def _d_type(idesc: InstrDescriptor):
     return None if code in legal else f"dtype = {code} is not allowed for kind::{idesc.kind}"
 
 
+TRANSPOSE = rule("idesc.transpose", "PTX 9.7.16 Table 51; Table 44",
+                 "Transpose A/B (MN-major) is not supported by kind::mxf4 and kind::mxf4nvf4.",
+                 subject="instr_desc")
+
+
 @TRANSPOSE.checker
 def _transpose(idesc: InstrDescriptor):
     if idesc.kind in dtypes.DENSE_SUBBYTE_KINDS and (idesc.field("transpose_a") or idesc.field("transpose_b")):
         return f"kind::{idesc.kind} operands must be K-major (transpose bits 15, 16 = 0)"
     return None
+
+
+I8_NO_NEGATE = rule("idesc.i8_negate", "PTX 9.7.16 Table 51",
+                    "kind::i8 does not support negate A/B.", subject="instr_desc")
 
 
 @I8_NO_NEGATE.checker
@@ -175,11 +180,20 @@ def _i8_negate(idesc: InstrDescriptor):
     return None
 
 
+SATURATE = rule("idesc.saturate", "PTX 9.7.16.4.2 Table 42",
+                "Saturate (bit 3) applies to kind::i8 only; other kinds keep it 0.", subject="instr_desc")
+
+
 @SATURATE.checker
 def _saturate(idesc: InstrDescriptor):
     if idesc.kind != "i8" and idesc.field("saturate"):
         return f"saturate set for kind::{idesc.kind}"
     return None
+
+
+K96 = rule("idesc.k96.arch", "PTX 9.7.16.4.2 Table 44; PTX 9.7.16.2.1 Table 39; PTX release notes (K=96 "
+           "on sm_103a)", "Bit 31 = 1 (dense K = 96) is for kind::mxf4/mxf4nvf4 on sm103 only.",
+           subject="instr_desc")
 
 
 @K96.checker

@@ -58,7 +58,7 @@ MN_MAJOR_SWIZZLED = rule(
          "4 K rows follows CUTLASS's make_umma_desc (SwizzleAtomKSize = 4), where PTX 9.7.16.3.2 only "
          "speaks of 8.")
 SUBBYTE_BYTES = rule(
-    "readmap.element_byte", "REFERENCE.md 4; CLI contract (desc addresses)",
+    "readmap.element_byte", "PTX ISA 9.7.16.10 (sub-byte packing: .b4x16, .b4x16_p64, .b6x16_p32)",
     "An element's address is that of its first byte: element i of a chunk starts at byte "
     "(i*bits) div 8, so two dense 4-bit elements share a byte.")
 PHASE = rule(
@@ -76,7 +76,7 @@ PHASE = rule(
          "readings are kept as phase models for comparison and are refuted by the same data: "
          "'anchored' (phase = rows from the start + base offset) and 'absolute' (base offset ignored).")
 K48_SPLIT = rule(
-    "readmap.k48.absolute_split", "PTX 9.7.16.3.1.2; REFERENCE.md 2",
+    "readmap.k48.absolute_split", "PTX ISA 9.7.16.3.1.2",
     "Absolute LBO mode, 48-byte K: the K chunks from the start address up to the end of its 128-byte "
     "line are read there; the rest are read from the absolute address in LBO, at the same row "
     "offsets, under the same swizzle (base offset 0, so the phase is the absolute line index).",
@@ -87,56 +87,9 @@ K48_SPLIT = rule(
 PHASE_MODELS = ("hardware", "anchored", "absolute")
 
 MN_EXTENT = rule(
-    "operand.mn_extent", "PTX 9.7.16.3.3 (core matrices of 8 rows); layoutproof CLI contract",
+    "operand.mn_extent", "PTX ISA 9.7.16.3.3 (core matrices of 8 rows)",
     "The M or N extent read through a descriptor is a positive multiple of 8; K is a positive number "
     "of elements. Other values are malformed input.")
-
-# --- Constraints on one operand read -----------------------------------------------------------------
-SM90_TYPES = rule(
-    "operand.sm90.dtype", "PTX 9.7.15.5 (wgmma.mma_async types)",
-    "wgmma reads f16, bf16, tf32 (f32 storage), e4m3, e5m2, s8 and u8 from shared memory; no 6- or "
-    "4-bit types.", subject="operand")
-MN_MAJOR_TYPES = rule(
-    "operand.mn_major.dtype", "PTX 9.7.15.5.1 (wgmma transpose: '.f16/.bf16 types' only); PTX "
-    "9.7.16 Table 51 and Table 54 (tcgen05)",
-    "MN-major (transposed) operands: on sm90 only f16/bf16; on sm100/sm103 only 8-, 16- and 32-bit "
-    "types (e4m3, e5m2, s8, u8, f16, bf16, tf32), never kind::mxf4/mxf4nvf4.", subject="operand")
-TABLE54 = rule(
-    "operand.swizzle.table54", "PTX 9.7.16.10.3 Table 54; swizzle-atom table 9.7.16.10.6",
-    "K-major: every swizzle but 128B_atom32B (it has no K-major atom); 8/16-bit MN-major: every swizzle "
-    "but 128B_atom32B; 32-bit MN-major: only 128B_atom32B.", subject="operand")
-INSTRUCTION_K_RULE = rule(
-    "operand.instruction_k", "PTX 9.7.15.5 (wgmma K); PTX 9.7.16.2.1 Table 39 (tcgen05 K)",
-    "K is the instruction's K: 32 bytes of K per row (16 f16, 8 tf32, 32 8-bit, 64 dense e2m1); "
-    "on sm103 kind::mxf4(nvf4) also 96 (48 bytes).", subject="operand")
-ABSOLUTE_K_MAJOR = rule(
-    "operand.lbo_absolute.k_major", "PTX 9.7.16.3.1.2.1 (restriction 2)",
-    "Absolute LBO mode supports only K-major operands (instruction descriptor bits 15 and 16 = 0).",
-    subject="operand")
-ABSOLUTE_K48 = rule(
-    "operand.lbo_absolute.k48", "PTX 9.7.16.3.1.2",
-    "Absolute LBO mode is the mode for a 48-byte K (dense K = 96 e2m1 on sm103).",
-    subject="operand", evidence="interpretation",
-    note="The manual introduces the mode for the 48-byte K and says nothing of other K; a 32-byte K "
-         "never needs it, so using it there is flagged as a likely mistake.")
-SM90_N = rule(
-    "operand.sm90.n_extent", "PTX 9.7.15.5 (wgmma shapes); ptxas 13.0 (tests/hardware/ptxas_forms.json)",
-    "On sm90 the operand's MN extent is a wgmma N: a multiple of 8 up to 256; for s8/u8 only 8, 16, 24 "
-    "or a multiple of 16 up to 256.", subject="operand", evidence="ptxas",
-    note="ptxas refuses '.m64n40k32' for integer types ('Illegal matrix shape ... with integer types') and "
-         "N above 256 ('Unknown modifier'); the desc fuzz target reads the operand as wgmma's B.")
-SM103_I8 = rule(
-    "operand.sm103.kind_i8", "ptxas 13.0 (tests/hardware/ptxas_forms.json)",
-    "tcgen05.mma kind::i8 (s8/u8) is not available on sm_103a.", subject="operand", evidence="ptxas",
-    note="ptxas: \"Feature '.kind::i8' not supported on .target 'sm_103a'\"; the manual lists kind::i8 "
-         "for tcgen05 without that exception.")
-ROW_CROSSING = rule(
-    "operand.k_slice.inside_line", "PTX 9.7.16.3.1.2 ('would overflow the 128B shared memory "
-    "boundary'); REFERENCE.md 2",
-    "In relative LBO mode a K-major swizzled row's K slice must stay inside its W-byte swizzle row "
-    "(for 128B: the aligned 128-byte line); a 48-byte K from line offset 96 or 112 crosses it.",
-    subject="operand")
-
 
 @dataclass(frozen=True)
 class Operand:
@@ -307,12 +260,30 @@ def read_addresses(op: Operand, model: str = "hardware") -> list:
              for origin, offset in along_k] for m in along_mn]
 
 
-# --- Checks -----------------------------------------------------------------------------------------
+# --- Constraints on one operand read: each rule, then its check ------------------------------------
+SM90_TYPES = rule(
+    "operand.sm90.dtype", "PTX 9.7.15.5 (wgmma.mma_async types)",
+    "wgmma reads f16, bf16, tf32 (f32 storage), e4m3, e5m2, s8 and u8 from shared memory; no 6- or "
+    "4-bit types.", subject="operand", enforced_by="ptxas",
+    note="ptxas refuses the wgmma form (tests/hardware/ptxas_forms.json).")
+
+
 @SM90_TYPES.checker
 def _sm90_types(op: Operand):
     if op.arch == "sm90" and not op.dtype.sm90:
         return f"wgmma (sm90) does not read {op.dtype.name}"
     return None
+
+
+MN_MAJOR_TYPES = rule(
+    "operand.mn_major.dtype", "PTX 9.7.15.5.1 (wgmma transpose: '.f16/.bf16 types' only); PTX "
+    "9.7.16 Table 51 and Table 54 (tcgen05)",
+    "MN-major (transposed) operands: on sm90 only f16/bf16; on sm100/sm103 only 8-, 16- and 32-bit "
+    "types (e4m3, e5m2, s8, u8, f16, bf16, tf32), never kind::mxf4/mxf4nvf4.", subject="operand",
+    enforced_by="ptxas", not_enforced_on=("sm100", "sm103"),
+    note="ptxas refuses the sm90 wgmma form (the type, transposition and K are part of the instruction, "
+         "tests/hardware/ptxas_forms.json); tcgen05.mma carries them in the run-time instruction "
+         "descriptor, which ptxas does not see: not enforced on sm100/sm103.")
 
 
 @MN_MAJOR_TYPES.checker
@@ -322,6 +293,12 @@ def _mn_major_types(op: Operand):
     allowed = op.dtype.sm90_mn_major if op.arch == "sm90" else (
         op.dtype.sm100_mn_major and op.kind not in dtypes.DENSE_SUBBYTE_KINDS)
     return None if allowed else f"{op.dtype.name} (kind::{op.kind}) cannot be MN-major on {op.arch}"
+
+
+TABLE54 = rule(
+    "operand.swizzle.table54", "PTX 9.7.16.10.3 Table 54; swizzle-atom table 9.7.16.10.6",
+    "K-major: every swizzle but 128B_atom32B (it has no K-major atom); 8/16-bit MN-major: every swizzle "
+    "but 128B_atom32B; 32-bit MN-major: only 128B_atom32B.", subject="operand")
 
 
 @TABLE54.checker
@@ -336,6 +313,16 @@ def _table54(op: Operand):
     return None
 
 
+INSTRUCTION_K_RULE = rule(
+    "operand.instruction_k", "PTX 9.7.15.5 (wgmma K); PTX 9.7.16.2.1 Table 39 (tcgen05 K)",
+    "K is the instruction's K: 32 bytes of K per row (16 f16, 8 tf32, 32 8-bit, 64 dense e2m1); "
+    "on sm103 kind::mxf4(nvf4) also 96 (48 bytes).", subject="operand",
+    enforced_by="ptxas", not_enforced_on=("sm100", "sm103"),
+    note="ptxas refuses the sm90 wgmma form (the type, transposition and K are part of the instruction, "
+         "tests/hardware/ptxas_forms.json); tcgen05.mma carries them in the run-time instruction "
+         "descriptor, which ptxas does not see: not enforced on sm100/sm103.")
+
+
 @INSTRUCTION_K_RULE.checker
 def _instruction_k(op: Operand):
     allowed = dtypes.instruction_k_values(op.dtype, op.kind, op.arch)
@@ -345,6 +332,12 @@ def _instruction_k(op: Operand):
     return None
 
 
+ABSOLUTE_K_MAJOR = rule(
+    "operand.lbo_absolute.k_major", "PTX 9.7.16.3.1.2.1 (restriction 2)",
+    "Absolute LBO mode supports only K-major operands (instruction descriptor bits 15 and 16 = 0).",
+    subject="operand")
+
+
 @ABSOLUTE_K_MAJOR.checker
 def _absolute_k_major(op: Operand):
     if op.desc.lbo_mode == "absolute" and op.major != "K":
@@ -352,11 +345,27 @@ def _absolute_k_major(op: Operand):
     return None
 
 
+ABSOLUTE_K48 = rule(
+    "operand.lbo_absolute.k48", "PTX 9.7.16.3.1.2",
+    "Absolute LBO mode is the mode for a 48-byte K (dense K = 96 e2m1 on sm103).",
+    subject="operand", evidence="interpretation",
+    note="The manual introduces the mode for the 48-byte K and says nothing of other K; a 32-byte K "
+         "never needs it, so using it there is flagged as a likely mistake.")
+
+
 @ABSOLUTE_K48.checker
 def _absolute_k48(op: Operand):
     if op.desc.lbo_mode == "absolute" and not (op.major == "K" and op.k_bytes == 48):
         return f"absolute LBO mode with {op.k_bytes} bytes of K; it is the 48-byte-K mode"
     return None
+
+
+SM90_N = rule(
+    "operand.sm90.n_extent", "PTX ISA 9.7.15.5 (wgmma shapes); tests/hardware/ptxas_forms.json (ptxas 13.0)",
+    "On sm90 the operand's MN extent is a wgmma N: a multiple of 8 up to 256; for s8/u8 only 8, 16, 24 "
+    "or a multiple of 16 up to 256.", subject="operand", evidence="ptxas", enforced_by="ptxas",
+    note="ptxas refuses '.m64n40k32' for integer types ('Illegal matrix shape ... with integer types') and "
+         "N above 256 ('Unknown modifier'); the desc fuzz target reads the operand as wgmma's B.")
 
 
 @SM90_N.checker
@@ -367,9 +376,25 @@ def _sm90_n(op: Operand):
     return None if allowed else f"N = {op.mn} is not a wgmma N for {op.dtype.name}"
 
 
+SM103_I8 = rule(
+    "operand.sm103.kind_i8", "tests/hardware/ptxas_forms.json (ptxas 13.0)",
+    "tcgen05.mma kind::i8 (s8/u8) is not available on sm_103a.", subject="operand", evidence="ptxas",
+    enforced_by="ptxas",
+    note="ptxas: \"Feature '.kind::i8' not supported on .target 'sm_103a'\"; the manual lists kind::i8 "
+         "for tcgen05 without that exception.")
+
+
 @SM103_I8.checker
 def _sm103_i8(op: Operand):
     return "kind::i8 does not exist on sm_103a" if op.arch == "sm103" and op.kind == "i8" else None
+
+
+ROW_CROSSING = rule(
+    "operand.k_slice.inside_line", "PTX 9.7.16.3.1.2 ('would overflow the 128B shared memory "
+    "boundary')",
+    "In relative LBO mode a K-major swizzled row's K slice must stay inside its W-byte swizzle row "
+    "(for 128B: the aligned 128-byte line); a 48-byte K from line offset 96 or 112 crosses it.",
+    subject="operand")
 
 
 @ROW_CROSSING.checker

@@ -1,8 +1,8 @@
 """The im2col family of TMA tensor copies: which pixels a load reads and where they land in shared memory.
 
 Sources: PTX 5.5.4 (im2col mode: bounding box, traversal stride, im2col offsets, out-of-bound access),
-PTX 5.5.5 (im2col::w and im2col::w::128: wHalo, wOffset; seed 004), PTX 5.5.6 (interleave), the CUDA
-driver's cuTensorMapEncodeIm2col / cuTensorMapEncodeIm2colWide (REFERENCE.md 5), and the swizzle tables
+PTX 5.5.5 (im2col::w and im2col::w::128: wHalo, wOffset), PTX 5.5.6 (interleave), the CUDA Driver API
+pages of cuTensorMapEncodeIm2col / cuTensorMapEncodeIm2colWide, and the swizzle tables
 of PTX 5.5.7 (spec.tma.swizzle).
 
 Vocabulary, as in the manual:
@@ -52,24 +52,19 @@ SPATIAL_NAMES = ("w", "h", "d")                  # spatial dimensions in tensor-
 COORDINATE_ORDER = {3: "c,w,n", 4: "c,w,h,n", 5: "c,w,h,d,n"}
 CORNER_ORDER = {3: "W", 4: "W,H", 5: "W,H,D"}
 
-# --- Limits (REFERENCE.md 5; PTX 5.5.4.1, 5.5.5; DRV cuTensorMapEncodeIm2col / Im2colWide) -----------
-# The tensor map's corner ranges are spec.tma.tensormap's (one table for the map and the load).
-CORNER_RANGE = {rank: tensormap.corner_range(rank) for rank in LAYOUTS}
+# --- Limits of the instruction's operands (PTX ISA 5.5.4.1, 5.5.5; cp.async.bulk.tensor) ----------------
+# The tensor map's limits (corners, channels, pixels, strides, swizzle) are rules of spec/tma/tensormap.py,
+# which check an Im2colLoad too (subject "im2col_load").
 OFFSET_RANGE = {3: (0, 2 ** 16 - 1), 4: (0, 2 ** 8 - 1), 5: (0, 2 ** 5 - 1)}
-WIDE_CORNER_RANGE = tensormap.WIDE_CORNER_LIMITS
 W_HALO_LIMIT = {"w": 512, "w128": 32}            # wHalo in [0, limit)
 W_OFFSET_LIMIT = 32                              # wOffset in [0, 32)
-MAX_CHANNELS_PER_PIXEL = 256
-MAX_PIXELS_PER_COLUMN = 1024
-MAX_ELEMENT_STRIDE = 8
-DESTINATION_ALIGNMENT = 128
 PTX_WIDE_FORBIDDEN_SWIZZLES = ("NONE", "128B_ATOM_32B_FLIP_8B")
-DRIVER_WIDE_SWIZZLES = {"w": ("64B", "96B", "128B", "128B_ATOM_32B"), "w128": ("64B", "128B", "128B_ATOM_32B")}
 
 
 # === Definitions ======================================================================================
 LAYOUT = rule(
-    "im2col.layout", "PTX 5.5.4; DRV cuTensorMapEncodeIm2col; CUTLASS copy_traits_sm90_im2col.hpp",
+    "im2col.layout", "PTX ISA 5.5.4; CUDA Driver API: cuTensorMapEncodeIm2col; CUTLASS "
+    "cute/atom/copy_traits_sm90_im2col.hpp",
     "im2col tensors have rank 3, 4 or 5 (NWC, NHWC, NDHWC). Tensor-map dimension 0 is C, then W, H, D, "
     "and N last; tensor coordinates are (c, w, h, d, n) in that order, and corners, im2col offsets and "
     "traversal strides of the spatial dimensions are ordered W, H, D.",
@@ -78,7 +73,7 @@ LAYOUT = rule(
          "arrays hold '{D, H, W}'; CUTLASS fills them, and the im2col offsets of the instruction, W first "
          "(lower_corner_whd, offsets (s, r, t)), and CUTLASS runs on hardware.")
 BOUNDING_BOX = rule(
-    "im2col.bounding_box", "PTX 5.5.4.1; DRV cuTensorMapEncodeIm2col",
+    "im2col.bounding_box", "PTX ISA 5.5.4.1; CUDA Driver API: cuTensorMapEncodeIm2col",
     "In each spatial dimension (size S) the bounding box holds the filter-base positions "
     "[pixelBoxLowerCorner, S - 1 + pixelBoxUpperCorner], both ends included: the lower corner is an "
     "offset from the first position (0), the upper corner an offset from the last (S - 1).",
@@ -125,7 +120,7 @@ OUT_OF_BOUNDS = rule(
     "or >= size), or its channel outside [0, C). It is still written to shared memory, filled with 0 "
     "(zero fill mode) or OOB-NaN (NaN fill mode); pixels past the last image are out of bounds.")
 PLACEMENT = rule(
-    "im2col.placement", "PTX 5.5.4, 5.5.7 (seed 004); REFERENCE.md 5; H100",
+    "im2col.placement", "PTX ISA 5.5.4, 5.5.7; tests/hardware/tma_loads_sm90.json.gz",
     "Shared-memory row r (r = 0, 1, ...) holds the channels of the r-th loaded pixel: channelsPerPixel * "
     "element-size bytes at destination + r * the row pitch (tma.place.row_pitch: the swizzle span when "
     "a row is narrower), channel fastest; every byte then moves where the swizzle mode's table sends its "
@@ -136,29 +131,29 @@ PLACEMENT = rule(
          "not modelled.")
 
 WIDE_BOUNDING_BOX = rule(
-    "im2col.w.bounding_box", "PTX 5.5.5.1 (seed 004); DRV cuTensorMapEncodeIm2colWide",
+    "im2col.w.bounding_box", "PTX ISA 5.5.5.1; CUDA Driver API: cuTensorMapEncodeIm2colWide",
     "im2col::w and im2col::w::128: the bounding box is 1 pixel in D and H, at the instruction's d and h; "
     "in W it spans [pixelBoxLowerCornerWidth, W - 1 + pixelBoxUpperCornerWidth] (as im2col.bounding_box). "
     "The instruction's w is the first pixel read.",
     note="The W corners are read as im2col's (the driver: 'width offset of left / right box corner').")
 WIDE_W_OFFSET = rule(
-    "im2col.w.woffset", "PTX 5.5.5.4 (seed 004)",
+    "im2col.w.woffset", "PTX ISA 5.5.5.4 (wOffset)",
     "wOffset moves the source along W: Bounding Box Lower Corner W += wOffset, Upper Corner W += wOffset, "
     "W += wOffset. Several copies with the same coordinates and different wOffset fill one buffer each.")
 WIDE_TRAVERSAL = rule(
-    "im2col.w.traversal", "PTX 5.5.5, 5.5.5.2 (seed 004)",
+    "im2col.w.traversal", "PTX ISA 5.5.5, 5.5.5.2 (Traversal Stride)",
     "The w modes walk W only, by the W traversal stride, keeping D and H; past the box's upper W the walk "
     "goes back to the lower W of the next image (n + 1), as im2col does with a box of one pixel in D and H.",
     evidence="interpretation",
     note="The text says the elements are accessed 'across the W dimension only while keeping the H and D "
          "dimension constant'. Whether a walk that leaves the box wraps to the next image (this model) or "
          "runs on along W past the box is not said; it matters only when pixelsPerColumn (+ halo) exceeds "
-         "the pixels left in the row, as in every worked example of seed 004 (128 pixels, W of 7 or 9).")
+         "the pixels left in the row, as in every worked example of PTX ISA 5.5.5 (128 pixels, W of 7 or 9).")
 WIDE_PIXEL_COUNT = rule(
-    "im2col.w.pixel_count", "PTX 5.5.5.1 (seed 004)",
+    "im2col.w.pixel_count", "PTX ISA 5.5.5.1",
     "im2col::w loads pixelsPerColumn main pixels; im2col::w::128 always 128 (pixelsPerColumn ignored).")
 WIDE_HALO = rule(
-    "im2col.w.halo", "PTX 5.5.5.3 (seed 004)",
+    "im2col.w.halo", "PTX ISA 5.5.5.3 (wHalo)",
     "im2col::w: after the pixelsPerColumn main pixels the walk goes on for wHalo more (halo) pixels, "
     "loaded into the shared-memory rows right after the main row (rows pixelsPerColumn .. + wHalo - 1).",
     evidence="interpretation",
@@ -167,7 +162,7 @@ WIDE_HALO = rule(
          "(same traversal stride, same wrap) is this model's reading of the 3x3 example (two halo pixels "
          "give the two extra filter taps of the last output pixel).")
 W128_HALO = rule(
-    "im2col.w128.halo", "PTX 5.5.5.3 (seed 004)",
+    "im2col.w128.halo", "PTX ISA 5.5.5.3 (wHalo)",
     "im2col::w::128: the 128 main pixels come in 4 blocks of 32; after each block the walk's next wHalo "
     "pixels (the first pixels of the next block, or for the last block the 128th.. pixels) are loaded as "
     "halo, so shared memory holds 4 groups of 32 + wHalo rows: block b's main pixels in rows "
@@ -175,85 +170,112 @@ W128_HALO = rule(
     evidence="interpretation",
     note="'the halo elements are loaded after every 32 elements in the bounding box along the W "
          "dimension'. Read here as: each 32-pixel block gets its own halo in the rows right after it "
-         "(figure 19 is not in the seed); whether the 128 elements include the halo is also open "
+         "(figure 19 gives no row numbers); whether the 128 elements include the halo is also open "
          "(here they do not: 128 + 4 * wHalo rows).")
 
 
-# === Constraints (subject "im2col_load") =============================================================
+# === Constraints of the instruction (subject "im2col_load") ==========================================
+# Each rule is followed by its check. The tensor map's rules (corners, box area, channels, pixels,
+# traversal strides, swizzle span, the 16-byte row, the w modes' swizzle, interleave and width corners)
+# are in spec/tma/tensormap.py and the destination's in spec/tma/place.py: one rule each for the map and
+# the load, with a check of each.
+def _names(load: Im2colLoad) -> tuple:
+    return SPATIAL_NAMES[: load.rank - 2]
+
+
+def _outside(values, bounds) -> Optional[int]:
+    low, high = bounds
+    return next((v for v in values if not low <= v <= high), None)
+
+
 FILTER_BASE_IN_BOX = rule(
     "im2col.filter_base_in_box", "PTX 5.5.4.1",
     "im2col mode: the filter base (tensor coordinates w, h, d) lies inside the bounding box in every "
     "spatial dimension.", subject="im2col_load",
     note="With the box of im2col.bounding_box, PTX 5.5.4 examples 2 and 3 break this rule.")
-CORNERS = rule(
-    "im2col.corner_range", "PTX 5.5.4.1; DRV cuTensorMapEncodeIm2col; REFERENCE.md 5",
-    "im2col mode: every corner is in [-2^15, 2^15-1] (rank 3), [-2^7, 2^7-1] (rank 4), [-2^4, 2^4-1] "
-    "(rank 5).", subject="im2col_load")
-BOX_NOT_EMPTY = rule(
-    "im2col.box_not_empty", "DRV cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2colWide; REFERENCE.md 5",
-    "The bounding box has non-zero area: S - 1 + upper >= lower in every spatial dimension the tensor "
-    "map's corners give (W only in the w modes).", subject="im2col_load")
+
+
+@FILTER_BASE_IN_BOX.checker
+def _filter_base_in_box(load: Im2colLoad) -> Optional[str]:
+    if load.mode != "im2col":
+        return None
+    low, high = tensor_map_box(load)
+    for name, base, a, b in zip(_names(load), filter_base(load), low, high):
+        if not a <= base <= b:
+            return f"filter base {name} = {base} is outside the bounding box {name} in [{a}, {b}]"
+    return None
+
+
 OFFSETS = rule(
-    "im2col.offset_range", "PTX 5.5.4.1; REFERENCE.md 5",
+    "im2col.offset_range", "PTX ISA 5.5.4.1; PTX ISA cp.async.bulk.tensor (im2colOffsets)",
     "im2col mode: the im2col offsets are unsigned: [0, 2^16-1] (rank 3), [0, 2^8-1] (rank 4), "
     "[0, 2^5-1] (rank 5).", subject="im2col_load")
-CHANNELS = rule(
-    "im2col.channels_per_pixel", "DRV cuTensorMapEncodeIm2col; REFERENCE.md 5",
-    "channelsPerPixel <= 256.", subject="im2col_load",
-    note="128 for the packed 16B types, which this model does not load.")
-PIXELS = rule(
-    "im2col.pixels_per_column", "DRV cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2colWide; REFERENCE.md 5",
-    "pixelsPerColumn <= 1024 (not checked in im2col::w::128, which ignores it).", subject="im2col_load")
-STRIDES = rule(
-    "im2col.element_strides", "DRV cuTensorMapEncodeIm2col; REFERENCE.md 5",
-    "Every traversal stride (elementStrides) is in [1, 8].", subject="im2col_load")
-INNER_STRIDE = rule(
-    "im2col.inner_stride", "PTX 5.5.3.2",
-    "Without interleave the traversal stride of dimension 0 (C) is 1.", subject="im2col_load",
-    note="The driver says instead that elementStrides[0] is ignored without interleave.")
-SPAN = rule(
-    "im2col.swizzle_span", "DRV cuTensorMapEncodeIm2col; REFERENCE.md 5",
-    "Without interleave and with a swizzle, channelsPerPixel * element size is at most the swizzle span "
-    "(32B: 32, 64B: 64, 96B: 96, every 128B mode: 128).", subject="im2col_load")
-ROW_16B = rule(
-    "im2col.row_16B", "PTX 5.5.3.1; DRV cuTensorMapEncodeTiled",
-    "channelsPerPixel * element size is a multiple of 16 bytes.", subject="im2col_load",
-    evidence="interpretation",
-    note="Stated for tiled boxes (PTX 5.5.3.1: 'size of each bounding box must be a multiple of 16 bytes'; "
-         "DRV boxDim[0]); the im2col driver text does not repeat it for channelsPerPixel. To be settled "
-         "by cuTensorMapEncodeIm2col (e.g. 4 channels of 2 bytes).")
-DESTINATION = rule(
-    "im2col.destination_alignment", "CUDA programming guide (TMA); PTX 5.5.3.1; REFERENCE.md 5",
-    "The shared-memory destination is 128-byte aligned.", subject="im2col_load",
-    note="PTX asks only 16 bytes; the CUDA programming guide asks 128 (as tma.box.destination_alignment).")
+
+
+@OFFSETS.checker
+def _offset_range(load: Im2colLoad) -> Optional[str]:
+    if load.mode != "im2col":
+        return None
+    bad = _outside(load.offsets, OFFSET_RANGE[load.rank])
+    if bad is None:
+        return None
+    low, high = OFFSET_RANGE[load.rank]
+    return f"im2col offset {bad} outside [{low}, {high}] for a rank-{load.rank} tensor"
+
+
 W_FIRST_ELEMENT = rule(
-    "im2col.w.first_element", "PTX 5.5.5.1 (seed 004)",
+    "im2col.w.first_element", "PTX ISA 5.5.5.1",
     "w modes: the first element may lie outside the bounding box only in W and only on its left: the "
     "instruction's w is at most the box's upper W (W - 1 + upper corner; wOffset moves both).",
     subject="im2col_load")
+
+
+@W_FIRST_ELEMENT.checker
+def _w_first_element(load: Im2colLoad) -> Optional[str]:
+    if load.mode not in WIDE_MODES:
+        return None
+    _, high = tensor_map_box(load)
+    w = filter_base(load)[0]
+    if w <= high[0]:
+        return None
+    return f"first element w = {w} lies right of the bounding box (upper W = {high[0]})"
+
+
 W_HALO_RANGE = rule(
-    "im2col.w.whalo_range", "PTX cp.async.bulk.tensor; REFERENCE.md 5",
+    "im2col.w.whalo_range", "PTX ISA cp.async.bulk.tensor (wHalo); 5.5.5.3",
     "wHalo is in [0, 512) for im2col::w and in [0, 32) for im2col::w::128.", subject="im2col_load")
+
+
+@W_HALO_RANGE.checker
+def _w_halo_range(load: Im2colLoad) -> Optional[str]:
+    if load.mode not in WIDE_MODES or 0 <= load.w_halo < W_HALO_LIMIT[load.mode]:
+        return None
+    return f"wHalo {load.w_halo} outside [0, {W_HALO_LIMIT[load.mode]}) in {MODES[load.mode]}"
+
+
 W_OFFSET_RANGE = rule(
-    "im2col.w.woffset_range", "PTX cp.async.bulk.tensor; REFERENCE.md 5",
+    "im2col.w.woffset_range", "PTX ISA cp.async.bulk.tensor (wOffset); 5.5.5.4",
     "wOffset is in [0, 32).", subject="im2col_load")
-W_CORNERS = rule(
-    "im2col.w.corner_range", "DRV cuTensorMapEncodeIm2colWide; REFERENCE.md 5",
-    "w modes: pixelBoxLowerCornerWidth and pixelBoxUpperCornerWidth are in [-2^15, 2^15-1].",
-    subject="im2col_load")
+
+
+@W_OFFSET_RANGE.checker
+def _w_offset_range(load: Im2colLoad) -> Optional[str]:
+    if load.mode not in WIDE_MODES or 0 <= load.w_offset < W_OFFSET_LIMIT:
+        return None
+    return f"wOffset {load.w_offset} outside [0, {W_OFFSET_LIMIT})"
+
+
 W_SWIZZLE = rule(
-    "im2col.w.swizzle", "PTX 5.5.5 (seed 004)",
+    "im2col.w.swizzle", "PTX ISA 5.5.5",
     "w modes: the swizzle mode is neither no swizzle nor 128-byte swizzle with 32-byte atomicity and "
     "8-byte flip.", subject="im2col_load")
-W_SWIZZLE_DRIVER = rule(
-    "im2col.w.swizzle_driver", "DRV cuTensorMapEncodeIm2colWide; REFERENCE.md 5",
-    "w modes: the driver accepts only the 64B, 128B and 128B_ATOM_32B swizzles, and 96B for im2col::w.",
-    subject="im2col_load", evidence="driver",
-    note="Stricter than PTX 5.5.5, which excludes only none and 32B + 8B flip (so 32B and 128B_ATOM_64B "
-         "pass PTX's rule but not the driver's).")
-W_NO_INTERLEAVE = rule(
-    "im2col.w.no_interleave", "PTX 5.5.6 (seed 004)",
-    "The interleave layout is not supported for im2col::w and im2col::w::128.", subject="im2col_load")
+
+
+@W_SWIZZLE.checker
+def _w_swizzle(load: Im2colLoad) -> Optional[str]:
+    if load.mode not in WIDE_MODES or load.swizzle not in PTX_WIDE_FORBIDDEN_SWIZZLES:
+        return None
+    return f"swizzle {load.swizzle} is not allowed in {MODES[load.mode]}"
 
 
 # === The load ========================================================================================
@@ -305,6 +327,16 @@ class Im2colLoad:
         return LAYOUTS[self.rank]
 
     @property
+    def is_wide(self) -> bool:
+        """An im2col::w or im2col::w::128 copy."""
+        return self.mode in WIDE_MODES
+
+    @property
+    def qualifier(self) -> str:
+        """The PTX qualifier of the mode: .im2col, .im2col::w, .im2col::w::128."""
+        return MODES[self.mode]
+
+    @property
     def row_bytes(self) -> int:
         return self.channels_per_pixel * self.elem_bytes
 
@@ -354,14 +386,18 @@ def _check_well_formed(load: Im2colLoad) -> None:
         _int_tuple("element_strides", load.element_strides, rank, "one traversal stride per dimension")
         if any(s < 1 for s in load.element_strides):
             raise SpecError("element_strides", ",".join(map(str, load.element_strides)),
-                            "traversal strides are positive", STRIDES.id)
+                            "traversal strides are positive",
+                            tensormap.ELEMENT_STRIDES_RANGE.id)
     if not _is_int(load.channels_per_pixel) or load.channels_per_pixel < 1:
-        raise SpecError("channels_per_pixel", load.channels_per_pixel, "expected a positive integer", CHANNELS.id)
+        raise SpecError("channels_per_pixel", load.channels_per_pixel, "expected a positive integer",
+                        tensormap.IM2COL_CHANNELS_RANGE.id)
     if load.pixels_per_column is None:
         if load.mode != "w128":
-            raise SpecError("pixels_per_column", None, f"{MODES[load.mode]} needs pixelsPerColumn", PIXELS.id)
+            raise SpecError("pixels_per_column", None, f"{MODES[load.mode]} needs pixelsPerColumn",
+                            tensormap.IM2COL_PIXELS_RANGE.id)
     elif not _is_int(load.pixels_per_column) or load.pixels_per_column < 1:
-        raise SpecError("pixels_per_column", load.pixels_per_column, "expected a positive integer", PIXELS.id)
+        raise SpecError("pixels_per_column", load.pixels_per_column, "expected a positive integer",
+                        tensormap.IM2COL_PIXELS_RANGE.id)
     for name in ("w_halo", "w_offset"):
         if not _is_int(getattr(load, name)):
             raise SpecError(name, getattr(load, name), "expected an integer", WIDE_W_OFFSET.id)
@@ -371,7 +407,8 @@ def _check_well_formed(load: Im2colLoad) -> None:
         raise SpecError("swizzle", load.swizzle, f"expected one of {', '.join(tma_swizzle.MODES)}",
                         tma_swizzle.TMA_SWIZZLE_MODES.id)
     if not _is_int(load.smem_address) or load.smem_address < 0:
-        raise SpecError("smem_address", load.smem_address, "expected a non-negative byte address", DESTINATION.id)
+        raise SpecError("smem_address", load.smem_address, "expected a non-negative byte address",
+                        tma_place.DESTINATION.id)
     if load.interleave not in INTERLEAVES:
         raise SpecError("interleave", load.interleave, f"expected one of {', '.join(INTERLEAVES)}", LAYOUT.id)
     if load.oob_fill not in OOB_FILLS:
@@ -596,162 +633,3 @@ def buffers_footprint(load: Im2colLoad, buffers) -> list:
 
 def violations(load: Im2colLoad) -> list:
     return check_all("im2col_load", load)
-
-
-# === Checks ==========================================================================================
-def _names(load: Im2colLoad) -> tuple:
-    return SPATIAL_NAMES[: load.rank - 2]
-
-
-@FILTER_BASE_IN_BOX.checker
-def _filter_base_in_box(load: Im2colLoad) -> Optional[str]:
-    if load.mode != "im2col":
-        return None
-    low, high = tensor_map_box(load)
-    for name, base, a, b in zip(_names(load), filter_base(load), low, high):
-        if not a <= base <= b:
-            return f"filter base {name} = {base} is outside the bounding box {name} in [{a}, {b}]"
-    return None
-
-
-def _outside(values, bounds) -> Optional[int]:
-    low, high = bounds
-    return next((v for v in values if not low <= v <= high), None)
-
-
-@CORNERS.checker
-def _corner_range(load: Im2colLoad) -> Optional[str]:
-    if load.mode != "im2col":
-        return None
-    bad = _outside(load.lower + load.upper, CORNER_RANGE[load.rank])
-    if bad is None:
-        return None
-    low, high = CORNER_RANGE[load.rank]
-    return f"corner {bad} outside [{low}, {high}] for a rank-{load.rank} tensor"
-
-
-@BOX_NOT_EMPTY.checker
-def _box_not_empty(load: Im2colLoad) -> Optional[str]:
-    low, high = tensor_map_box(load)
-    dims = 1 if load.mode in WIDE_MODES else load.rank - 2
-    for name, a, b in list(zip(_names(load), low, high))[:dims]:
-        if b < a:
-            return f"bounding box {name} in [{a}, {b}] is empty"
-    return None
-
-
-@OFFSETS.checker
-def _offset_range(load: Im2colLoad) -> Optional[str]:
-    if load.mode != "im2col":
-        return None
-    bad = _outside(load.offsets, OFFSET_RANGE[load.rank])
-    if bad is None:
-        return None
-    low, high = OFFSET_RANGE[load.rank]
-    return f"im2col offset {bad} outside [{low}, {high}] for a rank-{load.rank} tensor"
-
-
-@CHANNELS.checker
-def _channels(load: Im2colLoad) -> Optional[str]:
-    if load.channels_per_pixel <= MAX_CHANNELS_PER_PIXEL:
-        return None
-    return f"channelsPerPixel {load.channels_per_pixel} > {MAX_CHANNELS_PER_PIXEL}"
-
-
-@PIXELS.checker
-def _pixels(load: Im2colLoad) -> Optional[str]:
-    if load.mode == "w128" or load.pixels_per_column <= MAX_PIXELS_PER_COLUMN:
-        return None
-    return f"pixelsPerColumn {load.pixels_per_column} > {MAX_PIXELS_PER_COLUMN}"
-
-
-@STRIDES.checker
-def _strides(load: Im2colLoad) -> Optional[str]:
-    bad = [s for s in load.element_strides if s > MAX_ELEMENT_STRIDE]
-    return f"traversal stride {bad[0]} > {MAX_ELEMENT_STRIDE}" if bad else None
-
-
-@INNER_STRIDE.checker
-def _inner_stride(load: Im2colLoad) -> Optional[str]:
-    if load.interleave != "NONE" or load.element_strides[0] == 1:
-        return None
-    return f"traversal stride of C is {load.element_strides[0]}, not 1, without interleave"
-
-
-@SPAN.checker
-def _span(load: Im2colLoad) -> Optional[str]:
-    if load.interleave != "NONE" or load.swizzle == "NONE":
-        return None
-    span = tma_swizzle.mode_info(load.swizzle).span
-    if load.row_bytes <= span:
-        return None
-    return f"channelsPerPixel * element size = {load.row_bytes} bytes > the {load.swizzle} span {span}"
-
-
-@ROW_16B.checker
-def _row_16b(load: Im2colLoad) -> Optional[str]:
-    if load.row_bytes % 16 == 0:
-        return None
-    return f"channelsPerPixel * element size = {load.row_bytes} bytes, not a multiple of 16"
-
-
-@DESTINATION.checker
-def _destination(load: Im2colLoad) -> Optional[str]:
-    if load.smem_address % DESTINATION_ALIGNMENT == 0:
-        return None
-    return f"destination {load.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"
-
-
-@W_FIRST_ELEMENT.checker
-def _w_first_element(load: Im2colLoad) -> Optional[str]:
-    if load.mode not in WIDE_MODES:
-        return None
-    _, high = tensor_map_box(load)
-    w = filter_base(load)[0]
-    if w <= high[0]:
-        return None
-    return f"first element w = {w} lies right of the bounding box (upper W = {high[0]})"
-
-
-@W_HALO_RANGE.checker
-def _w_halo_range(load: Im2colLoad) -> Optional[str]:
-    if load.mode not in WIDE_MODES or 0 <= load.w_halo < W_HALO_LIMIT[load.mode]:
-        return None
-    return f"wHalo {load.w_halo} outside [0, {W_HALO_LIMIT[load.mode]}) in {MODES[load.mode]}"
-
-
-@W_OFFSET_RANGE.checker
-def _w_offset_range(load: Im2colLoad) -> Optional[str]:
-    if load.mode not in WIDE_MODES or 0 <= load.w_offset < W_OFFSET_LIMIT:
-        return None
-    return f"wOffset {load.w_offset} outside [0, {W_OFFSET_LIMIT})"
-
-
-@W_CORNERS.checker
-def _w_corner_range(load: Im2colLoad) -> Optional[str]:
-    if load.mode not in WIDE_MODES:
-        return None
-    bad = _outside(load.lower + load.upper, WIDE_CORNER_RANGE)
-    return None if bad is None else f"W corner {bad} outside [{WIDE_CORNER_RANGE[0]}, {WIDE_CORNER_RANGE[1]}]"
-
-
-@W_SWIZZLE.checker
-def _w_swizzle(load: Im2colLoad) -> Optional[str]:
-    if load.mode not in WIDE_MODES or load.swizzle not in PTX_WIDE_FORBIDDEN_SWIZZLES:
-        return None
-    return f"swizzle {load.swizzle} is not allowed in {MODES[load.mode]}"
-
-
-@W_SWIZZLE_DRIVER.checker
-def _w_swizzle_driver(load: Im2colLoad) -> Optional[str]:
-    if load.mode not in WIDE_MODES or load.swizzle in DRIVER_WIDE_SWIZZLES[load.mode]:
-        return None
-    allowed = ", ".join(DRIVER_WIDE_SWIZZLES[load.mode])
-    return f"cuTensorMapEncodeIm2colWide takes only {allowed} in {MODES[load.mode]}, not {load.swizzle}"
-
-
-@W_NO_INTERLEAVE.checker
-def _w_no_interleave(load: Im2colLoad) -> Optional[str]:
-    if load.mode not in WIDE_MODES or load.interleave == "NONE":
-        return None
-    return f"interleave {load.interleave} is not supported in {MODES[load.mode]}"

@@ -1,4 +1,5 @@
-"""Where a tiled TMA box load puts each element in shared memory (PTX 5.5.7; REFERENCE.md 5).
+"""Where a tiled TMA box load puts each element in shared memory (PTX ISA 5.5.3 Tiled mode, 5.5.7
+Swizzling Modes).
 
 The box is written row by row from the destination address, dimension 0 fastest: boxDim[0] elements
 per row (no traversal stride along dimension 0), ceil(box_i / stride_i) rows along every other
@@ -12,52 +13,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.tma import swizzle as tma_swizzle
 from spec.rule import SpecError, check_all, rule
+from spec.tma import swizzle as tma_swizzle
+from spec.tma import tensormap  # registers the box limits this module checks (tma.map.box_range, ...)
 
 PLACEMENT = rule(
-    "tma.place.tiled", "PTX 5.5.7 (seed 004); REFERENCE.md 5; H100",
+    "tma.place.tiled", "PTX ISA 5.5.3 (Tiled mode), 5.5.7 (Swizzling Modes); tests/hardware/tma_loads_sm90.json.gz",
     "A tiled box lands row by row from the destination address, dimension 0 fastest: boxDim[0] elements "
     "per row, ceil(box_i / elementStrides_i) along every other dimension i (elementStrides[0] is "
     "ignored), rows tma.place.row_pitch apart, each byte then moved by the swizzle mode's table applied "
     "to its absolute address.", evidence="hardware",
     note="H100 (tests/hardware/tma_loads_sm90.json.gz): 1198 loads, swizzle NONE/32B/64B/128B, 1/2/4-byte "
          "elements, destinations at every 128-byte offset of the 1024-byte repeat (the phase follows the "
-         "absolute address, as the seed's tables read), boxes partly out of bounds (filled with zeros, "
+         "absolute address, as PTX ISA 5.5.7's tables read), boxes partly out of bounds (filled with zeros, "
          "or the NaN pattern), traversal strides (elementStrides[0] = 2 or 3 loads boxDim[0] elements), "
          "rank 3. 96B and the 128B atomicity sub-modes are sm100 modes: the manual's tables, unobserved.")
 ROW_PITCH = rule(
-    "tma.place.row_pitch", "H100 (tests/hardware/tma_loads_sm90.json.gz); PTX 5.5.7",
+    "tma.place.row_pitch", "tests/hardware/tma_loads_sm90.json.gz (H100); PTX ISA 5.5.7",
     "With a swizzle, each row of a load (a tiled box's boxDim[0] elements, an im2col pixel's channels) "
     "starts a new swizzle-span row in shared memory: a row narrower than the span is padded to it, and "
     "the padding is left unwritten. Without a swizzle rows are dense.", evidence="hardware",
     note="The manual does not say; the H100 put 32-byte rows 64 bytes apart under 64B, 16-byte rows 32 "
          "apart under 32B, 64-byte rows (and 64-byte im2col pixels) 128 apart under 128B, and 48-byte rows "
          "48 apart with no swizzle.")
-COORD0_ALIGNMENT = rule(
-    "tma.load.coord0_16B", "H100 (tests/hardware/tma_loads_sm90.json.gz)",
-    "A tiled load's tensor coordinate along dimension 0, times the element size, is a multiple of 16 "
-    "bytes; otherwise the copy traps (illegal instruction) at run time. The encoder cannot see it.",
-    subject="tma_box", evidence="hardware",
-    note="Not in the manual. On the H100 every tiled load whose first column was off a 16-byte boundary "
-         "stopped with 'an illegal instruction was encountered' (649 loads of a first run: 1, 2 and 4-byte "
-         "elements, inside the tensor and partly outside, coordinates -2, 4, ...; 12 kept in the record), "
-         "and every aligned one ran.")
-BOX_RANGE = rule("tma.box.range", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
-                 "Every boxDim is in [1, 256].", subject="tma_box")
-INNER_BYTES = rule("tma.box.inner_16B", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
-                   "Without interleave, boxDim[0] * element size is a multiple of 16 bytes.", subject="tma_box")
-SWIZZLE_SPAN = rule("tma.box.swizzle_span", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
-                    "With a swizzle, boxDim[0] * element size is at most the swizzle span (32, 64, 96; 128 for "
-                    "every 128B mode).", subject="tma_box")
-STRIDE_RANGE = rule("tma.box.element_strides", "DRV cuTensorMapEncodeTiled; REFERENCE.md 5",
-                    "elementStrides are in [1, 8].", subject="tma_box")
-DESTINATION = rule("tma.box.destination_alignment", "CUDA programming guide (TMA); PTX 5.5.3.1",
-                   "The shared-memory destination of a tensor copy is 128-byte aligned.", subject="tma_box")
-
-
 NAN_FILL = rule(
-    "tma.place.oob_fill", "PTX 5.5.3.3; H100 (tests/hardware/tma_loads_sm90.json.gz)",
+    "tma.place.oob_fill", "PTX ISA 5.5.3.3; tests/hardware/tma_loads_sm90.json.gz (H100)",
     "An out-of-bounds element of a load is written as zero, or with oobFill NAN_REQUEST_ZERO_FMA as the "
     "pattern 0x7FF7 in every 16-bit half of the element (a NaN for 16-bit floats; 0x7FF77FF7 for 32-bit).",
     evidence="hardware",
@@ -101,13 +81,13 @@ def make_box(swizzle: str, element_bytes: int, dims, smem_address: int, element_
         raise SpecError("elem_bytes", element_bytes, "expected 1, 2, 4, 8 or 16", PLACEMENT.id)
     dims = tuple(dims)
     if not 1 <= len(dims) <= 5 or any(not isinstance(d, int) or d <= 0 for d in dims):
-        raise SpecError("box", ",".join(map(str, dims)), "1 to 5 positive sizes", BOX_RANGE.id)
+        raise SpecError("box", ",".join(map(str, dims)), "1 to 5 positive sizes", tensormap.BOX_RANGE.id)
     strides = tuple(element_strides) if element_strides else (1,) * len(dims)
     if len(strides) != len(dims) or any(s <= 0 for s in strides):
         raise SpecError("element_strides", ",".join(map(str, strides)), "one positive stride per box dimension",
-                        STRIDE_RANGE.id)
+                        tensormap.ELEMENT_STRIDES_RANGE.id)
     if smem_address < 0:
-        raise SpecError("smem_address", smem_address, "must be non-negative", DESTINATION.id)
+        raise SpecError("smem_address", smem_address, "must be non-negative", "tma.box.destination_alignment")
     return Box(swizzle, element_bytes, dims, smem_address, strides, coord0)
 
 
@@ -126,31 +106,15 @@ def violations(box: Box):
     return check_all("tma_box", box)
 
 
-@BOX_RANGE.checker
-def _box_range(box: Box):
-    bad = [d for d in box.dims if d > 256]
-    return f"boxDim {bad[0]} > 256" if bad else None
-
-
-@INNER_BYTES.checker
-def _inner(box: Box):
-    inner = box.dims[0] * box.element_bytes
-    return None if inner % 16 == 0 else f"boxDim[0] * element size = {inner} bytes, not a multiple of 16"
-
-
-@SWIZZLE_SPAN.checker
-def _span(box: Box):
-    if box.swizzle == "NONE":
-        return None
-    span = tma_swizzle.mode_info(box.swizzle).span
-    inner = box.dims[0] * box.element_bytes
-    return None if inner <= span else f"boxDim[0] * element size = {inner} bytes > the {box.swizzle} span {span}"
-
-
-@STRIDE_RANGE.checker
-def _strides(box: Box):
-    bad = [s for s in box.element_strides if s > 8]
-    return f"element stride {bad[0]} > 8" if bad else None
+COORD0_ALIGNMENT = rule(
+    "tma.load.coord0_16B", "tests/hardware/tma_loads_sm90.json.gz (H100)",
+    "A tiled load's tensor coordinate along dimension 0, times the element size, is a multiple of 16 "
+    "bytes; otherwise the copy traps (illegal instruction) at run time. The encoder cannot see it.",
+    subject="tma_box", evidence="hardware",
+    note="Not in the manual. On the H100 every tiled load whose first column was off a 16-byte boundary "
+         "stopped with 'an illegal instruction was encountered' (649 loads of a first run: 1, 2 and 4-byte "
+         "elements, inside the tensor and partly outside, coordinates -2, 4, ...; 12 kept in the record), "
+         "and every aligned one ran.")
 
 
 @COORD0_ALIGNMENT.checker
@@ -160,6 +124,33 @@ def _coord0(box: Box):
                                           f"column: the copy traps")
 
 
-@DESTINATION.checker
+# --- The destination of a copy: a tiled box, an im2col load, a recipe's boxes --------------------------------
+DESTINATION = rule(
+    "tma.box.destination_alignment", "CUDA C++ Programming Guide (Tensor Memory Access: 128-byte shared "
+    "memory alignment); PTX ISA 5.5.3.1",
+    "The shared-memory destination of a tensor copy is 128-byte aligned: of a tiled box, of an im2col "
+    "load, of the boxes of a tile recipe.", subjects=("tma_box", "im2col_load", "recipe"),
+    note="PTX asks only 16 bytes; the CUDA programming guide asks 128. The H100 placed boxes right at every "
+         "128-byte offset of the swizzle repeat (tests/hardware/tma_loads_sm90.json.gz): the repeat "
+         "alignment that rule tma.map.smem_alignment asks of a tensor map's destination is about readers "
+         "that assume phase 0, not about the copy.")
+DESTINATION_ALIGNMENT = 128
+
+
+@DESTINATION.checker(subject="tma_box")
 def _destination(box: Box):
-    return None if box.smem_address % 128 == 0 else f"destination {box.smem_address:#x} is not 128-byte aligned"
+    return None if box.smem_address % DESTINATION_ALIGNMENT == 0 else \
+        f"destination {box.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"
+
+
+@DESTINATION.checker(subject="im2col_load")
+def _load_destination(load):
+    return None if load.smem_address % DESTINATION_ALIGNMENT == 0 else \
+        f"destination {load.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"
+
+
+@DESTINATION.checker(subject="recipe")
+def _recipe_destination(recipe):
+    """recipe: solver.synth.recipe.Recipe (its smem_address is where the first box lands)."""
+    return None if recipe.smem_address % DESTINATION_ALIGNMENT == 0 else \
+        f"smem address {recipe.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"

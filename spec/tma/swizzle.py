@@ -1,14 +1,16 @@
-"""TMA shared-memory swizzling modes (PTX 5.5.7 "Swizzling Modes", seed 004; REFERENCE.md 1 and 5).
+"""TMA shared-memory swizzling modes (PTX ISA 5.5.7 "Swizzling Modes", Table 14; cuda.h
+CUtensorMapSwizzle).
 
-THE definition is the seed's tables: each table row lists 8 numbered 16-byte cells, i.e. one 128-byte
-shared-memory row, and "... Pattern repeats ..." means the list of rows repeats cyclically over successive
-128-byte rows. The tables are transcribed below literally, as data, in the order the seed gives them.
+THE definition is PTX ISA 5.5.7's tables: each table row lists 8 numbered 16-byte cells, i.e. one
+128-byte shared-memory row, and "... Pattern repeats ..." means the list of rows repeats cyclically over successive
+128-byte rows. The tables are transcribed below literally, as data, in the order PTX ISA 5.5.7 gives them.
 
 How a table is read (an interpretation, rule "tma.swizzle.table_reading"):
   * row i of a table, with i = (address // 128) % len(table), applies to the 128-byte shared-memory row
-    that holds `address`; the row is selected by the ABSOLUTE shared-memory address (REFERENCE.md 5: the
-    swizzle phase follows the absolute smem address; the seed states the tables for a starting address
-    aligned to the repeat boundary, where absolute and relative row numbers coincide);
+    that holds `address`; the row is selected by the ABSOLUTE shared-memory address (as the H100 showed,
+    tests/hardware/tma_loads_sm90.json.gz: the swizzle phase follows the absolute smem address; PTX ISA
+    5.5.7 states the tables for a starting address aligned to the repeat boundary, where absolute and
+    relative row numbers coincide);
   * the table shows "the destination data layout": entry j of a row is the number of the SOURCE 16-byte
     chunk (the chunk at position j without swizzling) that lands in DESTINATION chunk position j;
   * so the byte at chunk c of a row lands in the position j with row[j] == c. Every row of these tables
@@ -18,11 +20,11 @@ How a table is read (an interpretation, rule "tma.swizzle.table_reading"):
 Swizzling never moves a byte out of its 128-byte row (the tables permute chunks within a row), so the row
 index of the destination equals that of the source: the row may be taken from either address.
 
-The 32B+8B-flip sub-mode (128B_ATOM_32B_FLIP_8B) has no table of its own: the seed says its pattern "is
-similar to the 32-byte atomicity sub-mode except that there is a flip of adjacent 8-bytes within the
+The 32B+8B-flip sub-mode (128B_ATOM_32B_FLIP_8B) has no table of its own: PTX ISA 5.5.7 says its
+pattern "is similar to the 32-byte atomicity sub-mode except that there is a flip of adjacent 8-bytes within the
 16-byte data at every alternate shared memory line". Here: the 128B_ATOM_32B chunk table, plus a swap of
 the two 8-byte halves of every 16-byte chunk on the ODD 128-byte rows ((address // 128) % 2 == 1). Which
-alternate lines flip is not stated by the text (its figure is not in the seed): rule
+alternate lines flip is not stated by the text (its figure gives no cell numbers): rule
 "tma.swizzle.flip_rows", evidence "interpretation".
 
 The XOR formulas (`xor_formula`) are CLAIMS about the tables, proved equal to them by
@@ -44,7 +46,7 @@ FLIP_BYTES = 8     # the 8-byte halves swapped by the flip sub-mode
 DIRECTIONS = ("global_to_shared", "shared_to_global")
 
 
-# --- The modes (REFERENCE.md 1; cuda.h CUtensorMapSwizzle; PTX 5.5.7 Table 14) ----------------------
+# --- The modes (cuda.h CUtensorMapSwizzle; PTX ISA 5.5.7 Table 14) -----------------------------------
 @dataclass(frozen=True)
 class TmaSwizzleMode:
     name: str                     # the driver's name without the CU_TENSOR_MAP_SWIZZLE_ prefix
@@ -76,7 +78,7 @@ MODES: dict[str, TmaSwizzleMode] = {m.name: m for m in (
 )}
 
 TMA_SWIZZLE_MODES = rule(
-    "tma.swizzle.modes", "REFERENCE.md 1; PTX 5.5.7",
+    "tma.swizzle.modes", "PTX ISA 5.5.7, Table 14; CUDA Driver API: CUtensorMapSwizzle (cuda.h 13.0)",
     "TMA swizzle modes and their cuda.h CUtensorMapSwizzle values: NONE 0, 32B 1, 64B 2, 128B 3, "
     "128B_ATOM_32B 4, 128B_ATOM_32B_FLIP_8B 5, 128B_ATOM_64B 6; 96B has no cuda.h enumerator (PTX "
     "tensormap.replace swizzle_mode 4, sm_103a). Spans 32/64/96/128 bytes (all 128B sub-modes 128); "
@@ -139,9 +141,9 @@ def mode_for(family: str, atomicity: Optional[str]) -> str:
     raise AssertionError("Table 14 and MODES disagree")  # pragma: no cover
 
 
-# --- The pattern tables, transcribed literally from seed 004 section 5.5.7 ----------------------------
+# --- The pattern tables, transcribed literally from PTX ISA 5.5.7 ----------------------------------------
 _TABLES: dict[str, tuple[tuple[int, ...], ...]] = {
-    # "No swizzle mode": the seed prints two identical rows.
+    # "No swizzle mode": PTX ISA 5.5.7 prints two identical rows.
     "NONE": (
         (0, 1, 2, 3, 4, 5, 6, 7),
         (0, 1, 2, 3, 4, 5, 6, 7),
@@ -192,13 +194,14 @@ _TABLES: dict[str, tuple[tuple[int, ...], ...]] = {
 _TABLES["128B_ATOM_32B_FLIP_8B"] = _TABLES["128B_ATOM_32B"]
 
 TABLE_READING = rule(
-    "tma.swizzle.table_reading", "PTX 5.5.7; REFERENCE.md 5",
+    "tma.swizzle.table_reading", "PTX ISA 5.5.7; tests/hardware/tma_loads_sm90.json.gz",
     "A swizzle table row lists, for the 8 destination 16-byte chunk positions of a 128-byte shared-memory "
     "row, the source chunk that lands there; row i = (absolute smem address // 128) % len(table) "
     "applies (the row list repeats cyclically: '... Pattern repeats ...').",
     evidence="interpretation",
-    note="The seed shows the tables for a start address on the repeat boundary; taking the row from the "
-         "absolute address follows REFERENCE.md 5 (the swizzle phase follows the absolute smem address). "
+    note="PTX ISA 5.5.7 shows the tables for a start address on the repeat boundary; taking the row from the "
+         "absolute address is what the H100 did (tests/hardware/tma_loads_sm90.json.gz: destinations at every "
+         "128-byte offset of the repeat). "
          "All rows are involutions, so the source/destination reading of an entry does not matter.")
 
 TABLE_RULES: dict[str, Rule] = {
@@ -217,12 +220,12 @@ FLIP_ROWS = rule(
     "odd 128-byte rows ((address // 128) % 2 == 1).",
     evidence="interpretation",
     note="The text says only 'at every alternate shared memory line'; that the odd rows (and not the even "
-         "ones) flip is this model's reading, to be confirmed on sm_100 hardware (Figure 36 is not in the "
-         "seed).")
+         "ones) flip is this model's reading, to be confirmed on sm_100 hardware (PTX ISA 5.5.7's figure "
+         "for the sub-mode gives no cell numbers).")
 
 
 def chunk_table(mode: str) -> list[list[int]]:
-    """The seed's table for `mode`: a list of rows of 8 chunk numbers (a fresh copy)."""
+    """PTX ISA 5.5.7's table for `mode`: a list of rows of 8 chunk numbers (a fresh copy)."""
     mode_info(mode)
     return [list(row) for row in _TABLES[mode]]
 
@@ -287,7 +290,7 @@ BASE_OFFSET = rule(
 
 
 def repeat_boundary(mode: str) -> int:
-    """The boundary (bytes) on which the repeating pattern starts, per the seed's table."""
+    """The boundary (bytes) on which the repeating pattern starts, per PTX ISA 5.5.7's table."""
     m = mode_info(mode)
     if m.family == "none":
         return ROW_BYTES
@@ -318,26 +321,21 @@ class TmaSwizzleUse:
                             FLIP_DIRECTION.id)
 
 
+def alignment_required(mode: str) -> int:
+    """Shared-memory alignment (bytes) the mode needs: its atomicity for the 32- and 64-byte atomicity
+    sub-modes (flip included), else 16 (the TMA destination minimum, PTX ISA 5.5.3.1)."""
+    m = mode_info(mode)
+    return m.atomicity if m.atomicity in (32, 64) else CHUNK_BYTES
+
+
 ALIGNMENT = rule(
-    "tma.swizzle.alignment", "PTX 5.5.7; REFERENCE.md 1",
+    "tma.swizzle.alignment", "PTX ISA 5.5.7",
     "The 32-byte atomicity sub-mode requires 32-byte alignment at shared memory, the 64-byte atomicity "
     "sub-mode 64-byte alignment.",
     subject="tma_swizzle_use",
-    note="The seed states 32-byte alignment under the 32-byte atomicity sub-mode only; applying it to the "
+    note="PTX ISA 5.5.7 states 32-byte alignment under the 32-byte atomicity sub-mode only; applying it to the "
          "32B + 8B-flip sub-mode (also 32-byte atomicity) is an interpretation. Other modes need the "
          "general 16-byte TMA destination alignment (PTX 5.5.3.1), checked elsewhere.")
-FLIP_DIRECTION = rule(
-    "tma.swizzle.flip_direction", "PTX 5.5.7; REFERENCE.md 1",
-    "The 32-byte atomicity with 8-byte flip sub-mode is legal only when cp.async.bulk.tensor copies "
-    "global -> shared (.shared::cluster.global or .shared::cta.global).",
-    subject="tma_swizzle_use")
-
-
-def alignment_required(mode: str) -> int:
-    """Shared-memory alignment (bytes) the mode needs: its atomicity for the 32- and 64-byte atomicity
-    sub-modes (flip included), else 16 (the TMA destination minimum, REFERENCE.md 5)."""
-    m = mode_info(mode)
-    return m.atomicity if m.atomicity in (32, 64) else CHUNK_BYTES
 
 
 @ALIGNMENT.checker
@@ -350,6 +348,13 @@ def _check_alignment(use: TmaSwizzleUse) -> Optional[str]:
         return (f"{use.mode} needs {need}-byte shared-memory alignment; address {use.smem_address:#x} is "
                 f"{use.smem_address % need} bytes past a {need}-byte boundary")
     return None
+
+
+FLIP_DIRECTION = rule(
+    "tma.swizzle.flip_direction", "PTX ISA 5.5.7, Table 14",
+    "The 32-byte atomicity with 8-byte flip sub-mode is legal only when cp.async.bulk.tensor copies "
+    "global -> shared (.shared::cluster.global or .shared::cta.global).",
+    subject="tma_swizzle_use")
 
 
 @FLIP_DIRECTION.checker
@@ -369,7 +374,7 @@ def _check_flip_direction(use: TmaSwizzleUse) -> Optional[str]:
 # addresses 96B is therefore the same function as 32B, Sw<1,4,3>; the 96-byte span only changes how wide
 # a box row may be. Because 96 is a multiple of 32 and the swaps exchange 16-byte chunks inside aligned
 # 32-byte pairs, each packed 96-byte box row keeps its bytes. (Were the rows counted in 96-byte units
-# instead, no XOR formula would exist; nothing in the seed says so.)
+# instead, no XOR formula would exist; nothing in PTX ISA 5.5.7 says so.)
 #
 # 128B_ATOM_32B_FLIP_8B: no single Swizzle; the claim is the composition of Sw<2,5,2> (the chunk
 # pattern) and Sw<1,3,4> (addr[3] ^= addr[7]: the 8-byte flip on odd rows), see FLIP_8B_FORMULA.
@@ -386,7 +391,7 @@ _XOR_FORMULAS: dict[str, Optional[Swizzle]] = {
 FLIP_8B_FORMULA = (Swizzle(2, 5, 2), Swizzle(1, 3, 4))  # applied in either order (disjoint bits)
 
 XOR_FORMULA = rule(
-    "tma.swizzle.xor_formula", "REFERENCE.md 1; PTX 5.5.7",
+    "tma.swizzle.xor_formula", "PTX ISA 5.5.7; CUTLASS cute/swizzle.hpp",
     "Claim, checked against the tables: NONE=Sw<0,4,3>, 32B=Sw<1,4,3>, 64B=Sw<2,4,3>, 96B=Sw<1,4,3>, "
     "128B=Sw<3,4,3>, 128B_ATOM_32B=Sw<2,5,2>, 128B_ATOM_64B=Sw<1,6,1>, 128B_ATOM_32B_FLIP_8B="
     "Sw<1,3,4> o Sw<2,5,2>, each on absolute shared-memory byte addresses.",

@@ -1,0 +1,133 @@
+"""layoutproof: a formal model and constraint checker for NVIDIA tensor-core memory layouts.
+
+The functions users call most, as `import layoutproof as lp`:
+
+    d = lp.decode("sm90", 0x4000004000010040)          # the fields of a shared-memory descriptor
+    lp.read_addresses(d, "bf16", "K", 64)               # the byte address of every element one MMA reads
+    lp.check_tensor_map({"encode": "tiled", ...})        # would cuTensorMapEncode* accept these arguments?
+    lp.synthesize("sm90", "bf16", "K", 64, "Sw<3,4,3> o ((8,8),64):((64,512),1)", 0x400)
+    lp.prove("k48.contained")                            # a property of the catalogue, with Z3
+    lp.rule("desc.sm90.layout")                          # a rule: source, statement, evidence
+
+Each is a thin wrapper of spec/ (the executable specification) or solver/ (what is built on it), which
+stay importable for everything else; the command line `layoutproof` (also `python -m layoutproof`)
+gives the same answers. Malformed input raises spec.rule.SpecError (a ValueError naming the field and
+the rule). Modules load when a function is first called, so `import layoutproof` is cheap and only
+`prove` loads Z3.
+"""
+from __future__ import annotations
+
+__all__ = ["__version__", "decode", "encode", "violations", "read_addresses", "check_tensor_map", "synthesize", "recipe",
+           "prove", "rules", "rule"]
+
+
+def _version() -> str:
+    """The installed distribution's version; in a source tree that is not installed, pyproject.toml's."""
+    from importlib import metadata
+    try:
+        return metadata.version("layoutproof")
+    except metadata.PackageNotFoundError:
+        import os
+        import re
+        pyproject = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyproject.toml")
+        try:
+            with open(pyproject, encoding="utf-8") as handle:
+                found = re.search(r'^version\s*=\s*"([^"]+)"', handle.read(), re.MULTILINE)
+        except OSError:
+            found = None
+        return found.group(1) if found else "unknown"
+
+
+__version__ = _version()
+
+
+def decode(arch: str, word):
+    """The fields of a 64-bit shared-memory matrix descriptor (wgmma on sm90, tcgen05 on sm100/sm103).
+
+    `word` is an int or a string in 0x-hex or decimal. Returns a spec.mma.descriptor.Descriptor:
+    start_address, leading_byte_offset, stride_byte_offset (bytes), base_offset, swizzle, lbo_mode
+    ("relative" / "absolute"; None on sm90), `.hex`, `.fields_json()` (the `fields` of
+    `layoutproof desc decode --json`)."""
+    from spec.mma import descriptor
+    return descriptor.decode(descriptor.check_arch(arch),
+                             descriptor.parse_word(word) if isinstance(word, str) else word)
+
+
+def encode(arch: str, start_address: int, leading_byte_offset: int, stride_byte_offset: int, swizzle: str,
+           base_offset: int = 0, lbo_mode=None):
+    """The descriptor with these fields (byte values, multiples of 16). Unrepresentable values raise
+    SpecError; encodable but illegal combinations are encoded anyway (see `violations`)."""
+    from spec.mma import descriptor
+    return descriptor.encode(arch, start_address, leading_byte_offset, stride_byte_offset, swizzle,
+                             base_offset, lbo_mode)
+
+
+def violations(subject) -> list:
+    """The rules a descriptor (from `decode` / `encode`) breaks, as spec.rule.Violation records."""
+    from spec.mma import descriptor
+    return descriptor.violations(subject)
+
+
+def read_addresses(descriptor, dtype: str, major: str, mn: int, k=None, kind=None) -> list:
+    """addresses[i][j]: the absolute shared-memory byte address of the first byte of operand element
+    (mn = i, k = j) that one MMA reading through `descriptor` (a Descriptor) fetches. `major` is "K"
+    or "MN", `mn` the M or N extent (a multiple of 8), `k` defaults to the instruction K of the dtype;
+    `kind` is the tcgen05 kind (sub-byte packing)."""
+    from spec.mma import readmap
+    return readmap.read_addresses(readmap.make_operand(descriptor, dtype, major, mn, k, kind))
+
+
+def check_tensor_map(params, arch: str = "sm100") -> dict:
+    """Would the driver's encoder accept these tensor-map arguments on `arch`? `params` is the `tma
+    check` document (a dict named as in cuda.h) or parsed spec.tma.tensormap.TensorMapParams. Returns
+    {"legal": bool, "violations": [...], "warnings": [...]}."""
+    from spec.tma import tensormap
+    arch = tensormap.check_arch(arch)
+    parsed = tensormap.parse_params(params) if isinstance(params, dict) else params
+    return tensormap.check(parsed, arch)
+
+
+def synthesize(arch: str, dtype: str, major: str, mn: int, layout, start_address: int, k_offset: int = 0,
+               k=None, kind=None, all_solutions: bool = False):
+    """The descriptor whose reads equal the tile's byte addresses for every element one instruction
+    reads. `layout` is CuTe notation, (mn, k) -> element offset, optionally "Sw<B,M,S> o ..." on byte
+    addresses; the instruction reads elements (mn, k_offset .. k_offset + K - 1). Returns
+    solver.synth.descriptor.Outcome: status "found" (with `.descriptor`) or "none" (with `.reason`)."""
+    from solver.synth import descriptor as synth
+    tile = synth.make_tile(arch, dtype, major, mn, layout, start_address, k, k_offset, kind)
+    return synth.synthesize(tile, all_solutions=all_solutions)
+
+
+def recipe(arch: str, dtype: str, major: str, mn: int, k_tile: int, swizzle: str, smem_address: int,
+           kind=None, allow_unaligned: bool = False):
+    """The whole set-up for an operand tile: its smem layout, the TMA boxes that fill it, one
+    descriptor per instruction along K, and the exhaustive check that each reads what the boxes wrote.
+    Returns solver.synth.recipe.Recipe (`solver.synth.recipe.as_json` gives `layoutproof recipe
+    --json`)."""
+    from solver.synth import recipe as recipes
+    return recipes.build(arch, dtype, major, mn, k_tile, swizzle, smem_address, kind, allow_unaligned)
+
+
+def prove(property_id: str, timeout: float = 30.0):
+    """Prove or refute one property of the catalogue (`layoutproof prove --list` names them) with Z3,
+    within `timeout` seconds. Writes no file. Returns solver.prove.prover.Result: status "proved",
+    "refuted" (with `.counterexample`, replayed through spec/) or "unknown"."""
+    from spec.rule import SpecError
+    from solver.prove import prover
+    from solver.prove.catalogue import all_properties
+    by_id = {p.id: p for p in all_properties()}
+    if property_id not in by_id:
+        raise SpecError("property", property_id, "no property has this id (layoutproof prove --list)")
+    return prover.prove(by_id[property_id], timeout=timeout)
+
+
+def rules() -> list:
+    """The whole rule catalogue (spec.rules.all_rules()), in definition order."""
+    from spec import rules as catalogue
+    return catalogue.all_rules()
+
+
+def rule(rule_id: str):
+    """The rule with this id, or the rule a merged id now lives in. KeyError for an unknown id."""
+    from spec import rules as catalogue
+    return catalogue.resolve(rule_id)

@@ -1,0 +1,120 @@
+"""What every command shares on its way in: the exit statuses, the argument parser whose usage errors
+are one line, and the argument types (numbers, number lists, the vocabulary of CLI.md).
+
+Values are parsed here; whether they are legal (an arch that exists, an MN that is a multiple of 8) is
+decided by spec/, whose errors name the field and the rule. The vocabulary below is taken from spec/ so
+that help texts list exactly what spec/ accepts.
+"""
+from __future__ import annotations
+
+import argparse
+
+from spec.mma import descriptor as desc_mod
+from spec.mma import dtypes, readmap
+from spec.rule import parse_number
+from spec.tma import swizzle as tma_swizzle
+
+# Exit statuses (CLI.md): 0 valid / found / as expected; 1 well-formed but breaks a rule, or no solution;
+# 2 malformed input (one line on stderr); 3 an internal error (a bug; one line, no traceback).
+EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def exit_status(violations) -> int:
+    """EXIT_VIOLATION when any rule is broken, else EXIT_OK."""
+    return EXIT_VIOLATION if violations else EXIT_OK
+
+
+class UsageError(ValueError):
+    """A malformed command line; its message is already the whole line to print (exit 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit 2 (CLI contract)."""
+
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+# --- numbers ---------------------------------------------------------------------------------------------
+def _integer(text: str, minimum=None) -> int:
+    """Decimal or 0x-hex ('_' separators allowed: spec.rule.parse_number), at least `minimum`."""
+    try:
+        value = parse_number(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a decimal or 0x-hex number") from None
+    if minimum == 0 and value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    if minimum is not None and value < minimum:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least {minimum}")
+    return value
+
+
+def number(text: str) -> int:
+    """A non-negative number, decimal or 0x-hex."""
+    return _integer(text, 0)
+
+
+def signed_number(text: str) -> int:
+    """A number that may be negative (coordinates, corners): spec/ checks its range."""
+    return _integer(text)
+
+
+def positive_number(text: str) -> int:
+    """A count: at least 1."""
+    return _integer(text, 1)
+
+
+def number_list(text: str) -> tuple:
+    """Comma-separated numbers ('-1,-1' needs '=' on the command line: --lower=-1,-1); spec/ checks
+    their ranges."""
+    try:
+        return tuple(parse_number(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+
+
+# --- the vocabulary (CLI.md) --------------------------------------------------------------------------------
+ARCHES = desc_mod.ARCHES
+ARCH_HELP = "sm90 (wgmma), sm100 (tcgen05), sm103 (tcgen05 + absolute LBO mode / K=96)"
+DTYPES = tuple(dtypes.DTYPES)
+MAJORS = readmap.MAJORS
+DESCRIPTOR_SWIZZLES = tuple(dict.fromkeys([*desc_mod.swizzle_codes("sm90"), *desc_mod.swizzle_codes("sm100")]))
+TMA_SWIZZLES = tuple(tma_swizzle.MODES)
+
+
+def add_json(p) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
+def add_arch(p, default=None, help: str = ARCH_HELP) -> None:
+    if default is None:
+        p.add_argument("--arch", required=True, help=help)
+    else:
+        p.add_argument("--arch", default=default, help=f"{help} (default {default})")
+
+
+def add_dtype(p, names=DTYPES) -> None:
+    p.add_argument("--dtype", required=True, help=" ".join(names))
+
+
+def add_major(p) -> None:
+    p.add_argument("--major", required=True, help=" or ".join(MAJORS))
+
+
+def add_descriptor_swizzle(p) -> None:
+    p.add_argument("--swizzle", required=True,
+                   help=" ".join(DESCRIPTOR_SWIZZLES) + " (128B_atom32B only on sm100/sm103)")
+
+
+def add_tma_swizzle(p) -> None:
+    p.add_argument("--swizzle", required=True, help=" ".join(TMA_SWIZZLES))
+
+
+def add_mn(p) -> None:
+    p.add_argument("--mn", required=True, type=number, help="M or N extent, a multiple of 8")
+
+
+def add_kind(p) -> None:
+    p.add_argument("--kind", default=None,
+                   help="tcgen05 kind, which decides sub-byte packing (default: e2m1 -> mxf4 dense, "
+                        "e2m3/e3m2 -> f8f6f4 padded)")

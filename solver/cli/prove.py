@@ -1,0 +1,76 @@
+"""`layoutproof prove`: prove or refute the property catalogue with Z3 (CLI.md `prove`).
+
+Counterexamples are written only with --save DIR (DIR/<id>.json); --no-save is accepted and does
+nothing (it was needed when saving was the default). Z3 is imported when the command runs."""
+from __future__ import annotations
+
+import sys
+
+from spec.rule import SpecError
+
+from solver.cli import render
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, UsageError, add_json
+
+
+def select_properties(args) -> list:
+    """The properties named by id or id prefix (every one with --all or no ID)."""
+    from solver.prove.catalogue import all_properties
+    catalogue = all_properties()
+    if args.all or not args.ids:
+        if args.ids:
+            raise UsageError("layoutproof prove: give --all or property ids, not both")
+        return catalogue
+    by_id = {p.id: p for p in catalogue}
+    chosen = []
+    for wanted in args.ids:
+        matches = [by_id[wanted]] if wanted in by_id else [p for p in catalogue if p.id.startswith(wanted + ".")]
+        if not matches:
+            raise SpecError("property", wanted, "no property has this id or id prefix "
+                            "(layoutproof prove --list shows them)")
+        chosen += [p for p in matches if p not in chosen]
+    return chosen
+
+
+def run(args) -> int:
+    from solver.prove import prover
+    chosen = select_properties(args)
+    if args.list:
+        render.emit(args, {"properties": [p.as_json() for p in chosen]}, render.property_list(chosen))
+        return EXIT_OK
+    if args.timeout <= 0:
+        raise SpecError("timeout", args.timeout, "must be a positive number of seconds")
+    progress = sys.stderr.isatty() and not args.json
+    results = []
+    for index, p in enumerate(chosen, 1):
+        if progress:
+            sys.stderr.write(f"\r[{index}/{len(chosen)}] {p.id} ...")
+            sys.stderr.flush()
+        result = prover.prove(p, timeout=args.timeout, save_dir=args.save)
+        results.append(result)
+        if progress:
+            mark = "" if result.as_expected else f"  (expected {p.expected})"
+            sys.stderr.write(f"\r[{index}/{len(chosen)}] {p.id}: {result.status} "
+                             f"{result.seconds:.2f}s{mark}\033[K\n")
+    render.emit(args, {"results": [r.as_json() for r in results]}, render.prove_table(results))
+    return EXIT_OK if all(r.as_expected for r in results) else EXIT_VIOLATION
+
+
+def register(commands) -> None:
+    p = commands.add_parser(
+        "prove", help="prove or refute the property catalogue with Z3",
+        description="Prove or refute properties over their whole parameter ranges. Each result is "
+                    "proved, refuted (with a counterexample that spec/ replays) or unknown (a timeout "
+                    "is never 'proved'). Exit 0 when every status equals its expected status.")
+    p.add_argument("ids", nargs="*", metavar="ID", help="property ids, or id prefixes such as "
+                                                        "canonical.injective")
+    p.add_argument("--all", action="store_true", help="every property (the default with no ID)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per property (default 30)")
+    p.add_argument("--list", action="store_true", help="list the properties instead of proving")
+    p.add_argument("--save", metavar="DIR", default=None,
+                   help="write each counterexample to DIR/<id>.json (default: write nothing)")
+    p.add_argument("--counterexamples", metavar="DIR", dest="save",
+                   help="deprecated spelling of --save")
+    p.add_argument("--no-save", action="store_true",
+                   help="deprecated, does nothing: counterexamples are written only with --save")
+    add_json(p)
+    p.set_defaults(run=run)

@@ -1,0 +1,116 @@
+"""`layoutproof tma check | place | box`: TMA tensor maps and tiled box loads (CLI.md `tma check`,
+`tma place`; `tma box` is an addition)."""
+from __future__ import annotations
+
+import json
+import sys
+
+from spec.rule import SpecError
+
+from solver.cli import render
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, Parser, add_arch, add_json, add_tma_swizzle, exit_status,
+                             number, number_list)
+
+TMA_ARCH_HELP = "sm90, sm100 or sm103"
+
+
+def read_params_document(path: str):
+    """The JSON document of --params (a file, or stdin for '-'); unreadable or not JSON: malformed."""
+    from spec.tma import tensormap
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise SpecError("params", path, f"cannot read: {reason}", tensormap.PARAMS.id) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SpecError("params", path, f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})",
+                        tensormap.PARAMS.id) from None
+
+
+def run_check(args) -> int:
+    from spec.tma import tensormap
+    arch = tensormap.check_arch(args.arch)
+    params = tensormap.parse_params(read_params_document(args.params))
+    report = tensormap.check(params, arch)
+    render.emit(args, report, render.tensormap_text(params, arch, report))
+    return EXIT_OK if report["legal"] else EXIT_VIOLATION
+
+
+def run_place(args) -> int:
+    from spec.tma import place as tma_place
+    box = tma_place.make_box(args.swizzle, args.elem_bytes, args.box, args.smem_address, args.element_strides)
+    found = [v.as_json() for v in tma_place.violations(box)]
+    offsets = tma_place.place(box)
+    document = {"swizzle": box.swizzle, "elem_bytes": box.element_bytes, "box": list(box.dims),
+                "smem_address": box.smem_address, "offsets": offsets, "violations": found}
+    render.emit(args, document, render.placement_text(box, offsets, found))
+    return exit_status(found)
+
+
+def run_box(args) -> int:
+    """The largest legal box (and swizzle) for a tile; the chosen map is re-checked by spec/tensormap."""
+    from spec.tma import tensormap
+    from solver.synth import box as box_synth
+    try:
+        plan = box_synth.synthesize(args.dtype, args.rows, args.inner, args.global_dim, args.global_strides,
+                                    tensormap.check_arch(args.arch))
+    except ValueError as error:
+        raise SpecError("tile", f"{args.rows}x{args.inner}", str(error), "tma.map.params") from None
+    document = plan.as_json()
+    if plan.status == "found":
+        verdict = tensormap.check_document(plan.tensor_map, args.arch)
+        document["spec_check"] = verdict
+        if not verdict["legal"]:       # never report a map spec refuses
+            document["status"] = "none"
+            document["reasons"] = [v["rule"] for v in verdict["violations"]]
+    render.emit(args, document, render.tma_box_text(document, args.rows, args.inner, args.arch))
+    return EXIT_OK if document["status"] == "found" else EXIT_VIOLATION
+
+
+def register(commands) -> None:
+    tma = commands.add_parser("tma", help="TMA tensor copies")
+    tma_commands = tma.add_subparsers(dest="tma_command", required=True, parser_class=Parser)
+
+    check = tma_commands.add_parser(
+        "check", help="would the driver's encoder accept these tensor-map arguments?",
+        description="Check the arguments of cuTensorMapEncodeTiled / Im2col / Im2colWide (a JSON document "
+                    "named as in cuda.h, CLI.md 'tma check'). Exit 0 when the encoder accepts them, 1 when it "
+                    "refuses (violations listed), 2 when the document is malformed. Warnings list what the "
+                    "encoder does not catch.")
+    check.add_argument("--params", required=True, metavar="FILE",
+                       help="the parameter document (JSON); '-' reads stdin")
+    add_arch(check, default="sm100", help=TMA_ARCH_HELP)
+    add_json(check)
+    check.set_defaults(run=run_check)
+
+    place = tma_commands.add_parser(
+        "place", help="where each element of a tiled box load lands in shared memory",
+        description="offsets[i] is the absolute shared-memory byte address of box element i (d0 fastest) "
+                    "after a tiled load with this swizzle (rule tma.place.tiled).")
+    add_tma_swizzle(place)
+    place.add_argument("--elem-bytes", required=True, type=number, help="element size in bytes")
+    place.add_argument("--box", required=True, type=number_list, help="box sizes d0,d1[,...]")
+    place.add_argument("--smem-address", required=True, type=number, help="destination byte address")
+    place.add_argument("--element-strides", type=number_list, default=None, help="traversal strides")
+    add_json(place)
+    place.set_defaults(run=run_place)
+
+    box = tma_commands.add_parser(
+        "box", help="the largest legal TMA box and swizzle for a shared-memory tile",
+        description="Pick the swizzle and boxDim that move the most bytes per load for a tile of ROWS x INNER "
+                    "elements of a global tensor, legal on the architecture (solver.model.tensormap, re-checked "
+                    "by spec/tensormap). Exit 1 with the excluding rules when none is legal.")
+    box.add_argument("--dtype", required=True, help="bf16, f16, tf32, e4m3, ... or a cuda.h name (BFLOAT16)")
+    box.add_argument("--rows", required=True, type=number, help="tile rows (the box's dimension 1)")
+    box.add_argument("--inner", required=True, type=number, help="tile inner extent in elements (dimension 0)")
+    box.add_argument("--global-dim", required=True, type=number_list, help="tensor sizes, dimension 0 first")
+    box.add_argument("--global-strides", required=True, type=number_list, help="byte strides of dimensions 1..")
+    add_arch(box, default="sm100", help=TMA_ARCH_HELP)
+    add_json(box)
+    box.set_defaults(run=run_box)

@@ -1,0 +1,77 @@
+"""What a fuzz case leads to, for every target: the outcomes worst first, the Label (rules broken,
+outcome, witness), and the steps the targets label with.
+
+A case is "refused" when a tool refuses it (the driver's encoder, CUDA_ERROR_INVALID_VALUE; ptxas, an
+ill-formed instruction form), "trap" when a copy traps at run time, "wrong-data" when some element lands
+or is read elsewhere than expected (the witness names it), "unknown" when a rule is broken but neither the
+manual nor our evidence says what happens (a fuzz label never guesses), and "ok" when nothing goes wrong.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional, Sequence
+
+WitnessFinder = Callable[[], Optional[dict]]
+OUTCOMES = ("refused", "trap", "wrong-data", "unknown", "ok")          # worst first
+
+# Rules that make the MMA instruction form itself ill-formed, so that ptxas refuses it: sm90's wgmma takes
+# the operand's type, transposition and K as static parts of the instruction (PTX 9.7.15.5), sm103's
+# tcgen05.mma has no kind::i8 (PTX 9.7.16; tests/hardware/ptxas_forms.json).
+PTXAS_REFUSES = {"sm90": frozenset({"operand.sm90.dtype", "operand.mn_major.dtype", "operand.instruction_k",
+                                    "operand.sm90.n_extent"}),
+                 "sm103": frozenset({"operand.sm103.kind_i8"})}
+
+
+@dataclass(frozen=True)
+class Label:
+    violates: tuple          # rule ids, catalogue order
+    outcome: str
+    witness: Optional[dict]
+
+
+def worst(outcomes: Iterable[str]) -> str:
+    """The outcome of a case from the outcomes of the rules it breaks ("ok" when it breaks none)."""
+    present = set(outcomes) or {"ok"}
+    return next(o for o in OUTCOMES if o in present)
+
+
+def blamed(broken: Sequence, rule_ids, **who) -> Optional[dict]:
+    """The witness {**who, "because": [each broken rule among rule_ids]}, or None when none of them is
+    broken. `broken`: spec violations (each with .rule.id), in catalogue order."""
+    because = [str(v) for v in broken if v.rule.id in rule_ids]
+    return {**who, "because": because} if because else None
+
+
+def mma_instruction(arch: str) -> str:
+    return "wgmma.mma_async (sm_90a)" if arch == "sm90" else "tcgen05.mma (sm_103a)"
+
+
+def ptxas_refusal(broken: Sequence, arch: str) -> Optional[dict]:
+    """The witness of ptxas refusing the MMA instruction form on `arch`, or None."""
+    return blamed(broken, PTXAS_REFUSES.get(arch, ()), by="ptxas", instruction=mma_instruction(arch))
+
+
+def broken_ids(broken: Sequence, expect=None) -> Optional[tuple]:
+    """The ids of the broken rules (spec violations, catalogue order); None when `expect` (a set of rule
+    ids) is given and they differ from it."""
+    ids = tuple(v.rule.id for v in broken)
+    return None if expect is not None and set(ids) != expect else ids
+
+
+def first_found(broken: Sequence, expect, steps: Sequence[tuple[str, WitnessFinder]],
+                unknown_note: str) -> Optional[Label]:
+    """The Label of a case that breaks `broken` (spec violations): steps are (outcome, witness finder),
+    worst first; the first finder that returns a witness gives the outcome. None found: "unknown" (with
+    the note saying what was looked for) when a rule is broken, else "ok". None, and no witness looked
+    for, when `expect` is given and the broken rules differ from it (broken_ids)."""
+    violates = broken_ids(broken, expect)
+    if violates is None:
+        return None
+    for outcome, find in steps:
+        witness = find()
+        if witness:
+            return Label(violates, outcome, witness)
+    if violates:
+        return Label(violates, "unknown", {"note": unknown_note})
+    return Label(violates, "ok", None)
+

@@ -1,0 +1,102 @@
+"""The import structure of spec/ and solver/, read from the source (ast; module-level and function-level
+imports alike): no import cycle among their modules; spec/ (the executable specification) never imports
+z3 or solver; the Z3 models in solver/model never import spec/ (they are written independently and
+compared with spec/ by the tests)."""
+from __future__ import annotations
+
+import ast
+import os
+
+import networkx as nx
+import pytest
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+PACKAGES = ("spec", "solver")
+
+
+def _module_name(path: str) -> str:
+    parts = os.path.relpath(path, ROOT)[:-len(".py")].split(os.sep)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _sources() -> dict:
+    """module name -> path, for every .py file of the packages."""
+    found = {}
+    for package in PACKAGES:
+        for folder, _, files in os.walk(os.path.join(ROOT, package)):
+            for name in files:
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    found[_module_name(path)] = path
+    return found
+
+
+def _imported(module: str, path: str, known: set) -> set:
+    """Every module `module` imports anywhere in its file (absolute names; `from P import N` names the
+    module P.N when that is one, else P)."""
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                names.add(candidate if candidate in known else base)
+    return names
+
+
+def import_graph() -> nx.DiGraph:
+    """Directed graph of every import (edges to outside modules too: z3, networkx, ...)."""
+    sources = _sources()
+    graph = nx.DiGraph()
+    for module, path in sources.items():
+        graph.add_node(module)
+        for target in _imported(module, path, set(sources)):
+            graph.add_edge(module, target)
+    return graph
+
+
+@pytest.fixture(scope="module")
+def graph() -> nx.DiGraph:
+    return import_graph()
+
+
+def _ours(name: str) -> bool:
+    return name.split(".")[0] in PACKAGES
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def test_the_graph_sees_the_known_imports(graph):
+    """The reader works: a module-level and a function-level import are found."""
+    assert graph.has_edge("solver.prove.catalogue", "solver.prove.tma")
+    assert graph.has_edge("solver.prove.prover", "solver.prove.property")
+    assert graph.has_edge("solver.fuzz.engine", "solver.fuzz.outcome")
+    assert len([n for n in graph if _ours(n)]) > 60
+
+
+def test_no_import_cycle_among_spec_and_solver_modules(graph):
+    ours = graph.subgraph(n for n in graph if _ours(n))
+    cycles = sorted(sorted(c) for c in nx.strongly_connected_components(ours) if len(c) > 1)
+    cycles += [[n] for n in ours if ours.has_edge(n, n)]
+    assert cycles == [], cycles
+
+
+def test_spec_imports_neither_z3_nor_solver(graph):
+    bad = [(m, t) for m, t in graph.edges if _under(m, "spec")
+           and (_under(t, "z3") or _under(t, "solver") or _under(t, "layoutproof"))]
+    assert bad == []
+
+
+def test_the_z3_models_do_not_import_spec(graph):
+    bad = [(m, t) for m, t in graph.edges if _under(m, "solver.model") and _under(t, "spec")]
+    assert bad == []

@@ -1,0 +1,106 @@
+"""Every command example in README.md and docs/CLI.md is run, and its output compared with the text.
+
+An example is a fenced block whose lines start with `$ layoutproof ...` (a trailing backslash
+continues the command on the next line); the lines up to the next `$` line or the end of the block are
+the output the command prints on stdout. In the expected text `...` stands for any text (possibly
+none, possibly several lines), a run of spaces or line breaks matches any run of whitespace, so
+that a long JSON line may be folded for reading, and a decimal fraction (`0.10`: only timings are
+printed with a fraction) matches any decimal fraction.
+
+Each example runs as a reader would run it: `python -m layoutproof ...` in a fresh process from the
+repository root (so the documents under examples/ resolve, and no state of an earlier command, such
+as Z3's, can change what a later one prints).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOCUMENTS = ("README.md", os.path.join("docs", "CLI.md"))
+
+
+def _blocks(text: str):
+    inside, lines, start = False, [], 0
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.startswith("```"):
+            if inside:
+                yield start, lines
+            inside, lines, start = not inside, [], number + 1
+        elif inside:
+            lines.append(line)
+
+
+def _python_blocks(document: str):
+    """The README's ```python blocks that run as written (no placeholder `...`, no user's compiler)."""
+    with open(os.path.join(ROOT, document)) as handle:
+        text = handle.read()
+    for match in re.finditer(r"```python\n(.*?)```", text, re.DOTALL):
+        code = match.group(1)
+        if "..." not in code and "my_compiler" not in code:
+            yield pytest.param(code, id=f"{document}:{text[:match.start()].count(chr(10)) + 1}")
+
+
+def _examples(document: str):
+    with open(os.path.join(ROOT, document)) as handle:
+        text = handle.read()
+    for start, lines in _blocks(text):
+        index = 0
+        while index < len(lines):
+            if not lines[index].startswith("$ layoutproof "):
+                index += 1
+                continue
+            line_number = start + index
+            command = lines[index][2:]
+            while command.endswith("\\"):
+                index += 1
+                command = command[:-1] + " " + lines[index].strip()
+            index += 1
+            output = []
+            while index < len(lines) and not lines[index].startswith("$ "):
+                output.append(lines[index])
+                index += 1
+            yield pytest.param(command, "\n".join(output), id=f"{document}:{line_number}")
+
+
+def _pattern(expected: str) -> re.Pattern:
+    pieces = []
+    for token in re.split(r"(\.\.\.|\s+|\d+\.\d+)", expected.strip()):
+        if token == "...":
+            pieces.append(r".*?")
+        elif re.fullmatch(r"\d+\.\d+", token or ""):
+            pieces.append(r"\d+\.\d+")
+        elif token and token.isspace():
+            pieces.append(r"\s+")
+        elif token:
+            pieces.append(re.escape(token))
+    return re.compile("".join(pieces), re.DOTALL)
+
+
+EXAMPLES = [example for document in DOCUMENTS for example in _examples(document)]
+
+
+def test_the_documents_have_examples():
+    documents = {example.id.split(":")[0] for example in EXAMPLES}
+    assert documents == set(DOCUMENTS)
+
+
+@pytest.mark.parametrize("command, expected", EXAMPLES)
+def test_example_prints_what_the_document_shows(command, expected):
+    argv = [sys.executable, "-m", "layoutproof"] + shlex.split(command)[1:]
+    printed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120).stdout.strip()
+    assert _pattern(expected).fullmatch(printed), f"{command}\n--- printed ---\n{printed}"
+
+
+def test_the_readme_has_runnable_python():
+    assert list(_python_blocks("README.md"))
+
+
+@pytest.mark.parametrize("code", list(_python_blocks("README.md")))
+def test_python_example_runs(code):
+    exec(compile(code, "README.md", "exec"), {})
