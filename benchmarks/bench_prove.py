@@ -5,7 +5,7 @@
 1. The catalogue: every property of solver.prove.catalogue.all_properties() through solver.prove.prover.prove
    (timeout 30 s each), in process; one table row per property (median seconds over the repeats), the
    total wall time of one pass, and whether every status equals its expected status. When the command
-   line has `layoutproof prove --all` (../shared/CLI.md), its wall time in a fresh process is timed too
+   line has `layoutproof prove --all` (docs/CLI.md), its wall time in a fresh process is timed too
    (without --save, so that the benchmark writes no counterexample files).
 2. Bijectivity of swizzled layouts, Z3 against enumeration, in the same run: the CuTe ComposedLayout
    Sw<3,4,3> o L with L a compact layout of 2^n byte offsets. Enumeration evaluates spec's
@@ -122,7 +122,7 @@ def print_cli(c: dict) -> None:
         return
     for r in c["runs"]:
         extra = f", {r['results']} results, all matched: {r['all_matched']}" if "results" in r else \
-            ", stdout not the JSON of CLI.md"
+            ", stdout not the JSON of docs/CLI.md"
         print(f"wall {r['wall_s']:.2f} s, exit {r['exit']}{extra}")
     print(f"median wall {c['median_wall_s']:.2f} s; aim < {CATALOGUE_AIM_S:g} s: "
           + ("met" if max(r["wall_s"] for r in c["runs"]) < CATALOGUE_AIM_S else "NOT met"))

@@ -1,12 +1,12 @@
 """Argument sets for the driver's tensor-map encoders (cuTensorMapEncodeTiled / Im2col / Im2colWide).
 
-Each case is a `layoutproof tma check` parameter document (../shared/CLI.md), with globalAddress
+Each case is a `layoutproof tma check` parameter document (docs/CLI.md), with globalAddress
 given as an offset from a 64 KiB-aligned device allocation (`globalAddressOffset`); the runner adds the
 real base and records the address it passed. Cases come from
 
   * one factor at a time around valid base configurations: every field of a base takes each value of
-    a list chosen around the manual's boundaries (REFERENCE.md 5; the driver's own parameter notes),
-    the other fields staying valid;
+    a list chosen around the manual's boundaries (the CUDA Driver API pages of the three encoders,
+    cuda.h 13.0), the other fields staying valid;
   * seeded random documents: every field drawn from the same value lists, so several rules break at
     once and their interplay is recorded too.
 

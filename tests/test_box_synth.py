@@ -1,6 +1,7 @@
-"""Box synthesis (solver/synth/box.py). Expectations worked out from REFERENCE.md 5 by hand: a box row
-is W bytes (the swizzle span: 32/64/128; 16 with no swizzle), boxDim[i] <= 256, rows W apart; the
-widest span that tiles the tile's inner extent wins because it moves the most bytes per load."""
+"""Box synthesis (solver/synth/box.py). Expectations worked out by hand from the CUDA Driver API's
+cuTensorMapEncodeTiled and PTX 5.5.7: a box row is W bytes (the swizzle span: 32/64/128; 16 with no
+swizzle), boxDim[i] <= 256, rows W apart; the widest span that tiles the tile's inner extent wins
+because it moves the most bytes per load."""
 from __future__ import annotations
 
 import pytest
@@ -58,7 +59,7 @@ def test_recipe_boxes_are_the_synthesized_ones():
 
 
 @pytest.mark.parametrize("dtype,rows,inner,tensor,arch,address,reasons", [
-    # rows 8200 bytes apart: not a multiple of 16 (REFERENCE.md 5)
+    # rows 8200 bytes apart: not a multiple of 16 (cuTensorMapEncodeTiled globalStrides)
     ("bf16", 128, 64, ([4096, 4096], [8200]), "sm90", 0, ["tma.map.global_stride_alignment"]),
     # a global address 8 bytes off
     ("bf16", 128, 64, TENSOR, "sm90", 8, ["tma.map.global_address_alignment"]),

@@ -11,7 +11,7 @@ from spec.mma.canonical import CanonicalParams
 from spec.cute.notation import parse_layout
 from spec.cute.swizzle import repeat_bytes
 
-# The five worked examples as the manual prints them (seed 000, Figures 188-192). Values are copied
+# The five worked examples as the manual prints them (PTX 9.7.16.3.3, Figures 188-192). Values are copied
 # from the manual's tables: "LBO = 64*sizeof(tf32)", "Encoding of LBO = (LBO) >> 4 = 16", ...
 MANUAL_EXAMPLES = [
     dict(figure=188, major="K", swizzle="none", dtype="tf32",

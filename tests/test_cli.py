@@ -1,4 +1,4 @@
-"""The `layoutproof` command line against its contract (../shared/CLI.md): `desc decode`,
+"""The `layoutproof` command line against its contract (docs/CLI.md): `desc decode`,
 `desc encode`, `desc addresses` and `rules`.
 
 Most tests call `solver.cli.main.main(argv)` in-process (fast); a few run the installed console script in a
@@ -337,7 +337,7 @@ def test_addresses_default_k_is_instruction_k(capsys, arch, dtype, k):
 
 
 def test_addresses_default_k_sm103_k96_case(capsys):
-    # CLI.md: --k defaults to "32 bytes of K; 48 bytes for the sm103 K=96 e2m1 case". An sm103
+    # docs/CLI.md: --k defaults to "32 bytes of K; 48 bytes for the sm103 K=96 e2m1 case". An sm103
     # absolute-LBO-mode descriptor (the mode that exists for K = 96, 128B swizzle, base offset 0) read
     # as dense e2m1 is that case: the default K is 96, and the read is legal.
     word = expected_word("sm103", 0x1000, 0x2000, 1024, "128B", 0, absolute=True)

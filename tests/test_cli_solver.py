@@ -1,4 +1,4 @@
-"""The solver commands through the command line: prove, synth, check, recipe (CLI.md contract: --json
+"""The solver commands through the command line: prove, synth, check, recipe (docs/CLI.md contract: --json
 prints one document, exit 0/1/2, one-line errors)."""
 import json
 from pathlib import Path
@@ -103,7 +103,7 @@ def _tree(folder: Path) -> dict:
 
 @pytest.mark.parametrize("flags", [[], ["--no-save"]], ids=["default", "no-save"])
 def test_prove_without_save_writes_no_file(capsys, monkeypatch, tmp_path, flags):
-    """k48.contiguous is refuted (CLI.md example): a counterexample exists, and nothing is written, neither
+    """k48.contiguous is refuted (docs/CLI.md example): a counterexample exists, and nothing is written, neither
     in the working directory nor in the repository's counterexamples/."""
     corpus = _tree(ROOT / "counterexamples")
     monkeypatch.chdir(tmp_path)

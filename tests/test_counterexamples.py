@@ -49,12 +49,20 @@ def test_every_refuted_property_has_its_file_and_no_other_file_is_kept():
     assert sorted(_property_id(path) for path in CASES) == EXPECTED_REFUTED
 
 
-def test_the_corpus_is_what_the_prover_writes_now(proved_catalogue, tmp_path):
+def test_the_prover_refutes_each_corpus_property_in_process(proved_catalogue, tmp_path):
+    """In this (long-lived) process every corpus property is still refuted, and what --save would write
+    has the corpus's format and replays. The bytes are compared in a fresh process (the next test):
+    in-process, Z3 may pick another counterexample after other work (each query runs in a fresh
+    context with a fixed seed, yet an earlier Optimize query in the same process was seen to change
+    one model), which is why the corpus is written by a command of its own."""
     for pid in EXPECTED_REFUTED:
         result = proved_catalogue[pid]
         assert result.status == "refuted", (pid, result.reason)
         written = save_counterexample(result.property, result.counterexample, str(tmp_path))
-        assert _read(written) == _read(os.path.join(ROOT, f"{pid}.json")), pid
+        case = json.loads(_read(written))
+        kept = json.loads(_read(os.path.join(ROOT, f"{pid}.json")))
+        assert set(case) == set(kept) and case["counterexample"].keys() == kept["counterexample"].keys()
+        assert result.property.replay(case["counterexample"]), pid
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """Shared-memory matrix descriptors (spec/mma/descriptor.py) against the PTX bit tables.
 
 Every expected word here is built with this file's own shifts from the manual's bit positions
-(REFERENCE.md 2):
+(PTX 9.7.15.5.1.2.2; 9.7.16.4.1 Tables 40-41):
 
   sm90  (PTX 9.7.15.5.1.2.2): start [0,14), LBO [16,30), SBO [32,46), base offset [49,52),
         swizzle [62,64): 0 none, 1 128B, 2 64B, 3 32B. All other bits unused.

@@ -1,7 +1,7 @@
 """`layoutproof fuzz` (solver/fuzz*.py): every generated case breaks exactly the announced rules, by
 spec/ and by the target's Z3 model (written separately); every rule the coverage report calls breakable
 gets cases; the same seed gives the same cases; no duplicates; outcomes agree with the evidence (the
-read map for wrong-data, ptxas for refusals); the CLI contract."""
+read map for wrong-data, ptxas for refusals); the command line of docs/CLI.md."""
 from __future__ import annotations
 
 import json
@@ -263,3 +263,14 @@ def test_ptxas_adapter_against_desc_cases(capsys):
         args += ["--valid"] if rule == "--valid" else ["--violate", rule]
         code, out, _ = run_cli(args, capsys)
         assert code == 0 and json.loads(out)["differences"] == [], out[:500]
+
+
+@pytest.mark.parametrize("target, violate", [("desc", ()), ("tensormap", ("tma.map.box_range",)), ("recipe", ())])
+def test_same_seed_same_cases_in_one_process(target, violate):
+    """A campaign's cases depend only on its arguments: not on what the process solved before (each
+    Z3 problem solves in a context of its own), so a second run, after another campaign, is identical."""
+    def campaign(seed):
+        return json.dumps(list(fuzz.generate(target, "sm90", frozenset(violate), 3, seed=seed)))
+    first = campaign(11)
+    campaign(12)                       # other work in between
+    assert campaign(11) == first

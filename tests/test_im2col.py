@@ -1,6 +1,6 @@
 """im2col, im2col::w and im2col::w::128 TMA loads (spec/tma/im2col.py and `layoutproof im2col`).
 
-Every expectation is worked out by hand from the manual's text (PTX 5.5.4; seed 004 = PTX 5.5.5) with
+Every expectation is worked out by hand from the manual's text (PTX 5.5.4, 5.5.5) with
 the readings spec/tma/im2col.py states as rules; the comment above each test gives the derivation.
 
 Dimension order (rule im2col.layout): "Tensor Size[0..3]" of a 4-D NHWC tensor are C, W, H, N (dimension
@@ -17,7 +17,7 @@ from solver.cli.main import main
 from spec.tma import im2col
 from spec.rules import SpecError, rules_for
 
-# Seed 004 5.5.7 tables, one row per 128-byte shared-memory line: entry j is the chunk that lands at j.
+# PTX 5.5.7 tables, one row per 128-byte shared-memory line: entry j is the chunk that lands at j.
 ROW_128B = [[0, 1, 2, 3, 4, 5, 6, 7], [1, 0, 3, 2, 5, 4, 7, 6], [2, 3, 0, 1, 6, 7, 4, 5], [3, 2, 1, 0, 7, 6, 5, 4],
             [4, 5, 6, 7, 0, 1, 2, 3], [5, 4, 7, 6, 1, 0, 3, 2], [6, 7, 4, 5, 2, 3, 0, 1], [7, 6, 5, 4, 3, 2, 1, 0]]
 ROW_64B = ROW_128B[:4]
@@ -31,12 +31,12 @@ def nhw(found):
     return [(p.n, p.h, p.w) for p in found]
 
 
-# === im2col::w (seed 004 5.5.5) =======================================================================
+# === im2col::w (PTX 5.5.5) ============================================================================
 def seed_w_load(mode="w", **changes):
-    """Seed 004 5.5.5.3 example: Tensor Size 128, 9, 7, 64 -> C = 128, W = 9, H = 7, N = 64;
+    """PTX 5.5.5.3 example: Tensor Size 128, 9, 7, 64 -> C = 128, W = 9, H = 7, N = 64;
     Pixels-per-column 128 (w mode), Channels-per-pixel 64, Bounding Box Lower / Upper Corner W = 0 / 0,
     Tensor Coordinates (7, 2, 3, 0) -> c = 7, w = 2, h = 3, n = 0; wHalo 2. Element size 2 (bf16, so a
-    pixel's 64 channels are one 128-byte row) and 128B swizzle are our choice (the seed gives neither)."""
+    pixel's 64 channels are one 128-byte row) and 128B swizzle are our choice (PTX gives neither)."""
     fields = dict(mode=mode, tensor=(128, 9, 7, 64), lower=(0,), upper=(0,), channels_per_pixel=64,
                   pixels_per_column=128 if mode == "w" else None, coords=(7, 2, 3, 0), w_halo=2,
                   elem_bytes=2, swizzle="128B", smem_address=0)
@@ -44,10 +44,10 @@ def seed_w_load(mode="w", **changes):
     return im2col.make_load(**fields)
 
 
-# The walk of the seed example (rules im2col.w.bounding_box, im2col.w.traversal): box W in [0, 9 - 1 + 0]
-# = [0, 8], one pixel in H at h = 3; stride 1. Image 0 from w = 2: w = 2..8 (7 pixels); past W = 8 the
-# walk goes back to W = 0 of the next image: images 1..13 give 9 pixels each (117, 124 so far), image 14
-# gives w = 0..3 for pixels 124..127. The walk then goes on to (14, 4), (14, 5), ...
+# The walk of the PTX 5.5.5.3 example (rules im2col.w.bounding_box, im2col.w.traversal): box W in
+# [0, 9 - 1 + 0] = [0, 8], one pixel in H at h = 3; stride 1. Image 0 from w = 2: w = 2..8 (7 pixels);
+# past W = 8 the walk goes back to W = 0 of the next image: images 1..13 give 9 pixels each (117, 124 so
+# far), image 14 gives w = 0..3 for pixels 124..127. The walk then goes on to (14, 4), (14, 5), ...
 SEED_WALK = [(0, w) for w in range(2, 9)] + [(n, w) for n in range(1, 14) for w in range(9)] + \
             [(14, w) for w in range(9)]
 
@@ -66,7 +66,7 @@ def test_w_seed_example_loads_128_pixels_and_2_halo_pixels():
 
 
 def test_w_halo_rows_are_the_filter_taps_of_a_3_wide_filter():
-    """The seed's reason for wHalo = 2: a 3x3 filter. On an image wide enough not to wrap (W = 300, start
+    """PTX 5.5.5.3's reason for wHalo = 2: a 3x3 filter. On an image wide enough not to wrap (W = 300, start
     w = 10): main row j holds w = 10 + j, halo rows 128, 129 hold w = 138, 139, so filter tap s (0..2)
     of output pixel j (j = 0..127) finds its input w = 10 + j + s in row j + s."""
     found = im2col.pixels(seed_w_load(tensor=(128, 300, 7, 64), coords=(7, 10, 3, 0)))
@@ -77,7 +77,7 @@ def test_w_halo_rows_are_the_filter_taps_of_a_3_wide_filter():
 
 
 def test_w_first_element_may_lie_left_of_the_box():
-    """Seed 004 5.5.5.1: 'The first element can lie outside of the Bounding Box in the W-dimension only
+    """PTX 5.5.5.1: 'The first element can lie outside of the Bounding Box in the W-dimension only
     and only on the left side'. Box W in [0, 8], first w = -3: the walk reads w = -3, -2, -1 (outside the
     tensor: out of bounds) and goes on into the box; no rule broken. One right of the box (w = 9) is."""
     left = seed_w_load(coords=(7, -3, 3, 0))
@@ -91,7 +91,7 @@ def test_w_first_element_may_lie_left_of_the_box():
 
 # === im2col::w::128 ==================================================================================
 def test_w128_seed_example_has_a_halo_after_every_32_pixels():
-    """Seed 004 5.5.5.3, im2col::w::128 example (same tensor and coordinates, wHalo 2): 'loads 128
+    """PTX 5.5.5.3, im2col::w::128 example (same tensor and coordinates, wHalo 2): 'loads 128
     elements such that after every 32 elements, wHalo number of elements are loaded' (rule
     im2col.w128.halo): 4 blocks of 32 + 2 rows = 136 rows. Block b's main rows hold walk steps 32b..32b+31,
     its 2 halo rows the walk's next steps 32b+32, 32b+33. Walk step k (SEED_WALK): k < 7 -> (0, 2 + k),
@@ -133,9 +133,9 @@ def test_w128_each_block_carries_its_own_filter_taps():
                 assert found[35 * block + i + s].w == 32 * block + i + s
 
 
-# === wOffset: several buffers (seed 004 5.5.5.4) =====================================================
+# === wOffset: several buffers (PTX 5.5.5.4) ===========================================================
 def test_woffset_example_1_two_buffers_stride_2():
-    """Seed 004 Example 1: Tensor Size 128, 9, 67, 64 -> C = 128, W = 9, H = 67, N = 64; Pixels-per-Column
+    """PTX 5.5.5.4 Example 1: Tensor Size 128, 9, 67, 64 -> C = 128, W = 9, H = 67, N = 64; Pixels-per-Column
     128, Channels-per-pixel 64, corners W -1 / 0, Traversal Stride 2, coordinates (7, 2, -1, 0) -> c = 7,
     w = 2, h = -1, n = 0. Buffer 1: wHalo 1, wOffset 0; buffer 2: wHalo 0, wOffset 1.
     Buffer 1: box W in [-1, 9 - 1 + 0] = [-1, 8], first w = 2, step 2: image 0: 2, 4, 6, 8 (4); then from
@@ -164,7 +164,7 @@ def test_woffset_example_1_two_buffers_stride_2():
 
 
 def test_woffset_example_2_three_buffers_stride_3():
-    """Seed 004 Example 2: Tensor Size 128, 7, 7, 64 -> C = 128, W = 7, H = 7, N = 64; corners W -1 / -1,
+    """PTX 5.5.5.4 Example 2: Tensor Size 128, 7, 7, 64 -> C = 128, W = 7, H = 7, N = 64; corners W -1 / -1,
     Traversal Stride 3, coordinates (7, 2, -1, 0); buffers k = 0, 1, 2 with wHalo 0, wOffset k.
     Buffer k: box W in [-1 + k, 7 - 1 - 1 + k] = [-1 + k, 5 + k], first w = 2 + k, step 3: image 0:
     2 + k, 5 + k; each next image from the lower corner: -1 + k, 2 + k, 5 + k; 128 = 2 + 3 * 42 pixels

@@ -16,7 +16,7 @@ def test_the_closed_form_is_specs_walk(stride, lower, per_row):
 
 
 def test_seed_example_2_is_an_instance():
-    """Seed 004 Example 2: stride 3, three buffers, lower corner -1: each image row W = -1 .. 7 once."""
+    """PTX 5.5.5.4 Example 2: stride 3, three buffers, lower corner -1: each image row W = -1 .. 7 once."""
     rows = im2col_properties.spec_rows(3, -1, 3, 3)
     assert sorted(w - 1 for row in rows for w in row) == list(range(-1, 8))
 

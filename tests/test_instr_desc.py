@@ -1,7 +1,7 @@
 """The tcgen05 instruction descriptor (spec/mma/instr_desc.py) against PTX 9.7.16.4.2 Tables 42-44.
 
-Bit positions are written out below from the tables (as quoted in spec/mma/instr_desc.py's docstring and
-REFERENCE.md 3); expected words are built with this file's own shifts, never with the spec's BitFields.
+Bit positions are written out below from the tables (as quoted in spec/mma/instr_desc.py's docstring);
+expected words are built with this file's own shifts, never with the spec's BitFields.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ TABLES = {"f16": (TABLE42, RESERVED42), "tf32": (TABLE42, RESERVED42), "f8f6f4":
           "mxf4": (TABLE44, RESERVED44), "mxf4nvf4": (TABLE44, RESERVED44)}
 KINDS = tuple(TABLES)
 
-# Type codes (Tables 42-44; REFERENCE.md 3).
+# Type codes (PTX 9.7.16.4.2 Tables 42-44).
 TYPE_CODES = [
     ("f16", "f16", 0), ("f16", "bf16", 1),
     ("tf32", "tf32", 2),

@@ -1,5 +1,5 @@
-"""spec.cute.layout: worked examples (PTX 9.7.16.3.3, seed 000; CuTe TMA tensors, seed 003) and differential
-tests against NVIDIA's pycute, the independent oracle."""
+"""spec.cute.layout: worked examples (PTX 9.7.16.3.3 Canonical Layouts; CuTe docs 0z_tma_tensors.md) and
+differential tests against NVIDIA's pycute, the independent oracle."""
 import itertools
 import re
 
@@ -12,7 +12,7 @@ from spec.cute.notation import parse_layout
 from spec.rules import CATALOGUE, SpecError
 from spec.cute.swizzle import Swizzle
 
-# --- Seed 000: the "Exact layout" strings of PTX 9.7.16.3.3 ---------------------------------------
+# --- PTX 9.7.16.3.3 (Canonical Layouts, Examples): the "Exact layout" strings -----------------------
 
 EXACT_LAYOUTS = {
     "Swizzle<0,4,3> o ((8,2),(4,4)):((4,32),(1,64))": 256,        # K-major, none, tf32
@@ -60,7 +60,7 @@ def test_mn_major_64b_bf16_by_hand():
     assert layout(51, 13) == 899
 
 
-# --- Seed 003: basis strides --------------------------------------------------------------------------
+# --- CuTe docs 0z_tma_tensors.md (TMA tensors): basis strides -----------------------------------------
 
 def test_basis_strides_identity_and_transpose():
     identity = Layout((4, 8), (Basis(1, 0), Basis(1, 1)))

@@ -31,7 +31,7 @@ def test_recipe_is_proved(case):
     assert r.proof["status"] == "proved" and r.proof["elements"] == 128 * k_tile
     assert len(r.instructions) == 4 and all(i["status"] == "found" for i in r.instructions)
     assert r.size_bytes == 128 * k_tile * d.bits // 8
-    # every box fits the TMA rule: inner box bytes at most the swizzle span (REFERENCE.md 5)
+    # every box fits the TMA rule: inner box bytes at most the swizzle span (cuTensorMapEncodeTiled)
     span = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}[swizzle]
     assert r.tma["box"][0] * d.bits // 8 == span
 

@@ -47,8 +47,8 @@ def test_synth_finds_cutlass_descriptors(case, k_first):
         assert reads_tile(tile, got)
 
 
-# The manual's worked examples (seed 000, Figures 188-192): layout, MN extent, and the LBO/SBO bytes
-# its tables give ("NA" for Figure 189's LBO: swizzled K-major, not used).
+# The manual's worked examples (PTX 9.7.16.3.3 Canonical Layouts, Figures 188-192): layout, MN extent,
+# and the LBO/SBO bytes its tables give ("NA" for Figure 189's LBO: swizzled K-major, not used).
 EXAMPLES = [
     ("K", "tf32", "Swizzle<0,4,3> o ((8,2),(4,4)):((4,32),(1,64))", 16, 64 * 4, 32 * 4),
     ("K", "tf32", "Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))", 16, None, 64 * 4),

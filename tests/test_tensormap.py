@@ -1,9 +1,9 @@
-"""TMA tensor-map arguments (spec/tma/tensormap.py) and `layoutproof tma check` (CLI.md "tma check").
+"""TMA tensor-map arguments (spec/tma/tensormap.py) and `layoutproof tma check` (docs/CLI.md "tma check").
 
 Every expectation is read off the manual, not the program: the CUDA driver docs of
-cuTensorMapEncodeTiled / Im2col / Im2colWide as digested in REFERENCE.md 5, PTX 5.5.5-5.5.7 (seed 004)
-and the cuda.h element sizes (BFLOAT16/FLOAT16 2 bytes, FLOAT32 4, 16U4 4 bits, 16U6 6 bits). The
-arithmetic behind each case is written next to it.
+cuTensorMapEncodeTiled / Im2col / Im2colWide (cuda.h 13.0), PTX 5.5.5-5.5.7 and the cuda.h element
+sizes (BFLOAT16/FLOAT16 2 bytes, FLOAT32 4, 16U4 4 bits, 16U6 6 bits). The arithmetic behind each case
+is written next to it.
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ IM2COL_NDHWC = {**IM2COL_NHWC, "rank": 5, "globalDim": [64, 8, 8, 8, 2], "global
 # Packed im2col (sm100): 128 channels of 4 bits = 64 bytes; 128 values per pixel = 64-byte stride.
 IM2COL_PACKED = {**IM2COL_NHWC, "dataType": "16U4_ALIGN16B", "globalDim": [128, 32, 32, 8],
                  "globalStrides": [64, 2048, 65536], "channelsPerPixel": 128}
-# im2col::w, the seed 004 5.5.5 example: Tensor Size 128 (C), 9 (W), 7 (H), 64 (N); pixels-per-column
+# im2col::w, the PTX 5.5.5.3 example: Tensor Size 128 (C), 9 (W), 7 (H), 64 (N); pixels-per-column
 # 128, channels-per-pixel 64, corners W 0 / 0. bf16: strides 256, 256 * 9, 2304 * 7; 64 * 2 = 128 bytes.
 IM2COL_WIDE = {
     "encode": "im2col_wide", "dataType": "BFLOAT16", "rank": 4, "globalAddress": "0x7f0000000000",
@@ -240,7 +240,7 @@ def test_enforcement_is_flipped_in_one_place(monkeypatch):
     assert report["legal"] and [w["rule"] for w in report["warnings"]] == ["tma.map.box_range"]
 
 
-# --- Boundaries, both sides of each range (REFERENCE.md 5) ------------------------------------------
+# --- Boundaries, both sides of each range (CUDA Driver API cuTensorMapEncode*) ---------------------
 RANK_0 = variant(TILED_1D, rank=0, globalDim=[], globalStrides=[], boxDim=[], elementStrides=[])
 RANK_5 = variant(TILED_BF16, rank=5, globalDim=[4096, 4, 2, 2, 2], globalStrides=[8192, 32768, 65536, 131072],
                  boxDim=[64, 4, 2, 2, 2], elementStrides=[1] * 5)
@@ -432,7 +432,7 @@ MALFORMED = [
     (variant(TILED_BF16, globalAddress=1 << 64), "globalAddress"),
     (variant(TILED_BF16, globalAddress=None), "globalAddress"),
     (variant(TILED_BF16, interleave="64B"), "interleave"),
-    (variant(TILED_BF16, swizzle="96B"), "swizzle"),      # no cuda.h enumerator (REFERENCE.md 1)
+    (variant(TILED_BF16, swizzle="96B"), "swizzle"),      # no cuda.h 13.0 CUtensorMapSwizzle enumerator
     (variant(TILED_BF16, swizzle="128b"), "swizzle"),
     (variant(TILED_BF16, l2Promotion="L2_512B"), "l2Promotion"),
     (variant(TILED_BF16, oobFill="NAN"), "oobFill"),
@@ -559,9 +559,9 @@ def test_cli_unknown_arch_exits_2(capsys, tmp_path):
     assert_malformed(*run(capsys, "tma", "check", "--params", write(tmp_path, TILED_BF16), "--arch", "sm80"), "arch")
 
 
-# --- Interleaved layouts (PTX 5.5.6, seed 004) --------------------------------------------------------
+# --- Interleaved layouts (PTX 5.5.6) ------------------------------------------------------------------
 def test_interleave_16B_is_nc8hwc8():
-    """Seed 004: 'C8 utilizes 16 bytes in memory assuming 2B per channel'; 20 channels need 3 slices, the
+    """PTX 5.5.6: 'C8 utilizes 16 bytes in memory assuming 2B per channel'; 20 channels need 3 slices, the
     last padded. Innermost first: (8, W, H, C/8, N); strides 16 B, 16 * W, 16 * W * H, ..."""
     layout = tm.interleaved_layout(n=2, c=20, spatial=(10, 6), element_bytes=2, interleave="16B")
     assert layout["globalDim"] == [8, 10, 6, 3, 2] and layout["channels_padded"] == 24
@@ -569,8 +569,9 @@ def test_interleave_16B_is_nc8hwc8():
 
 
 def test_interleave_32B_is_nc16hwc16_and_none_is_nhwc():
-    """DRV: 'NC/16HWC16 where C16 uses 32 bytes': 16 two-byte channels per 32-byte slice (the seed's
-    'assuming 4B per channel' cannot hold: 16 x 4 = 64 bytes), 8 four-byte ones. No interleave: C innermost."""
+    """CUDA Driver API: 'NC/16HWC16 where C16 uses 32 bytes': 16 two-byte channels per 32-byte slice
+    (PTX 5.5.6's 'assuming 4B per channel' cannot hold: 16 x 4 = 64 bytes), 8 four-byte ones.
+    No interleave: C innermost."""
     assert tm.interleaved_layout(1, 32, (7,), 2, "32B")["globalDim"] == [16, 7, 2, 1]
     assert tm.interleaved_layout(1, 32, (7,), 4, "32B")["globalDim"] == [8, 7, 4, 1]
     assert tm.interleaved_layout(1, 32, (7, 5), 2, "NONE")["globalDim"] == [32, 7, 5, 1]

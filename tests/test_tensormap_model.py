@@ -1,6 +1,7 @@
 """The Z3 tensor-map legality model (solver/model/tensormap.py): valid documents for every encode kind,
-for every rule a document that breaks exactly it (or the reason none exists), REFERENCE.md 5's boundary
-values, and the differential check against spec/tma/tensormap.py (the concrete checker written separately)."""
+for every rule a document that breaks exactly it (or the reason none exists), the boundary values of the
+CUDA Driver API's cuTensorMapEncodeTiled / Im2col / Im2colWide, and the differential check against
+spec/tma/tensormap.py (the concrete checker written separately)."""
 from __future__ import annotations
 
 import copy
@@ -125,7 +126,7 @@ def test_rules_of_other_encode_kinds_cannot_break():
     assert tm.solve("tiled", "sm100", break_={"tma.map.im2col.pixels_range"}) is None
 
 
-# --- REFERENCE.md 5's boundary values -------------------------------------------------------------------
+# --- Boundary values (CUDA Driver API cuTensorMapEncodeTiled / Im2col / Im2colWide) ---------------------
 TILED = {"encode": "tiled", "dataType": "BFLOAT16", "rank": 2, "globalAddress": 0x7F0000000000,
          "globalDim": [4096, 4096], "globalStrides": [8192], "boxDim": [64, 128], "elementStrides": [1, 1],
          "interleave": "NONE", "swizzle": "128B", "l2Promotion": "L2_128B", "oobFill": "NONE"}
@@ -302,7 +303,7 @@ def _rule_ids(violations) -> set:
     return {v["rule"] if isinstance(v, dict) else v.rule.id for v in violations}
 
 
-# Where the two writings read REFERENCE.md 5 differently on purpose (each side documents its reading):
+# Where the two writings read the driver API docs differently on purpose (each side documents its reading):
 # the element size of the packed 16-byte types. This model counts their footprint in shared memory
 # (16 values in 16 bytes: 8 bits each, so boxDim[0] = 128 fills the 128-byte span the allowed 128B
 # swizzles need); spec/ counts the values (4 or 6 bits). The two agree whenever boxDim[0] = 128 and

@@ -1,5 +1,5 @@
 """The Z3 model of the TMA swizzle modes (solver/model/tma_swizzle.py) and its properties (solver/prove/tma.py)
-against the executable spec (spec/tma/swizzle.py), PTX 5.5.7 (seed 004)."""
+against the executable spec (spec/tma/swizzle.py), PTX 5.5.7 (Swizzling Modes)."""
 from __future__ import annotations
 
 import pytest
@@ -45,7 +45,7 @@ def test_registry_lists_every_mode():
     assert set(MODES) == set(spec_tma.MODES)
     for p in TMA_PROPERTIES:
         assert p.family == "swizzle.tma"
-        assert "PTX 5.5.7 (seed 004)" in p.source
+        assert "PTX 5.5.7 (Swizzling Modes)" in p.source
         assert p.replay is not None and p.domain and p.statement
         assert p.expected == ("refuted" if p.id == REFUTED_VARIANT else "proved")
 
@@ -93,7 +93,7 @@ def test_unknown_mode_rejected():
 # --- Further facts of the model, proved over every 32-bit address ---------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_reading_of_the_table_does_not_matter(mode):
-    """Searching the row for the source chunk (the seed's 'destination layout' reading) equals using the
+    """Searching the row for the source chunk (PTX 5.5.7's 'destination layout' reading) equals using the
     cell at the source position as the destination: every row is an involution."""
     direct = model._table_swizzle(model.CHUNK_TABLES[mode], mode in model.FLIP_8B_MODES, ADDRESS,
                                   direct=True)

@@ -1,4 +1,4 @@
-"""Tiled TMA box placement (layoutproof tma place): expectations worked out by hand from the seed 004
+"""Tiled TMA box placement (layoutproof tma place): expectations worked out by hand from the PTX 5.5.7
 tables (16-byte chunks per 128-byte row, row chosen by the absolute address)."""
 import json
 
@@ -8,7 +8,7 @@ from solver.cli.main import main
 from spec.tma import place as tma_place
 from spec.rules import SpecError, rules_for
 
-# Seed 004, 128-byte swizzle, 16-byte atomicity: row r of the table maps chunk c to chunk c ^ r.
+# PTX 5.5.7, 128-byte swizzle, 16-byte atomicity: row r of the table maps chunk c to chunk c ^ r.
 ROW_128B = [[0, 1, 2, 3, 4, 5, 6, 7], [1, 0, 3, 2, 5, 4, 7, 6], [2, 3, 0, 1, 6, 7, 4, 5], [3, 2, 1, 0, 7, 6, 5, 4],
             [4, 5, 6, 7, 0, 1, 2, 3], [5, 4, 7, 6, 1, 0, 3, 2], [6, 7, 4, 5, 2, 3, 0, 1], [7, 6, 5, 4, 3, 2, 1, 0]]
 

@@ -1,4 +1,5 @@
-"""TMA swizzle modes (spec/tma/swizzle.py) against seed 004 section 5.5.7 and REFERENCE.md 1/5."""
+"""TMA swizzle modes (spec/tma/swizzle.py) against PTX ISA 5.5.7 (Swizzling Modes), the CUDA Driver API's
+CUtensorMapSwizzle (cuda.h 13.0) and CUTLASS cute/swizzle.hpp."""
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,7 @@ from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, Swizzle
 
 ALL_MODES = list(tma.MODES)
 
-# The tables as printed in seed 004 section 5.5.7 (copied from the text, one line per table row).
+# The tables as printed in PTX ISA 5.5.7 (copied from the text, one line per table row).
 SEED_TABLES = {
     "NONE": """0 1 2 3 4 5 6 7
                0 1 2 3 4 5 6 7""",
@@ -228,7 +229,7 @@ def test_flip_mode_differs_from_plain_32_byte_atomicity_formula():
 
 def test_96B_is_not_a_96_byte_row_pattern():
     # Reading the 96B table per 96-byte row (row = address // 96) would be a different function; the
-    # per-128-byte-row reading (the seed's 8 cells per row, 256-byte aligned start) is Sw<1,4,3>.
+    # per-128-byte-row reading (PTX 5.5.7's 8 cells per row, 256-byte aligned start) is Sw<1,4,3>.
     # Byte 96 is in 128-byte row 0 (identity): it stays put.
     assert tma.swizzle_byte_address("96B", 96) == 96
     # A packed 96-byte box row keeps its bytes (96 is a multiple of the 32-byte swap unit).
@@ -238,7 +239,8 @@ def test_96B_is_not_a_96_byte_row_pattern():
 
 
 def test_phase_follows_absolute_address():
-    # REFERENCE.md 5: a destination at +128 under 128B swizzle is NOT swizzled like offset 0.
+    # PTX 5.5.7 (base offset from dstMem): a destination at +128 under 128B swizzle is NOT swizzled like
+    # offset 0.
     dst = 128
     relative = [dst + tma.swizzle_byte_address("128B", k) for k in range(128)]
     absolute = [tma.swizzle_byte_address("128B", dst + k) for k in range(128)]
@@ -275,7 +277,7 @@ def test_base_offset_zero_exactly_on_repeat_boundary(mode):
     boundary = tma.repeat_boundary(mode)
     for dst in range(0, 8 * 1024, 128):
         assert (tma.base_offset(mode, dst) == 0) == (dst % boundary == 0)
-    # Seed wording "otherwise ... a non-zero value" fails for a 16-byte aligned dstMem just past a
+    # PTX 5.5.7's wording "otherwise ... a non-zero value" fails for a 16-byte aligned dstMem just past a
     # boundary: the formula gives 0 there although dstMem is not on the boundary.
     assert tma.base_offset(mode, boundary + 16) == 0
 

@@ -12,7 +12,8 @@ expression for every case.
 4. solver.model.readmap.read_address        vs spec.mma.readmap.element_address
 
 The Shape handed to the model (element bits, elements per 16-byte chunk) is written here from the
-manual (REFERENCE.md 3-4), not taken from spec.mma.dtypes, so a wrong width in either side shows up.
+manual (PTX 9.7.16.4.2 Tables 42-44; 9.7.16.10 sub-byte packing), not taken from spec.mma.dtypes, so a
+wrong width in either side shows up.
 """
 from __future__ import annotations
 
@@ -36,10 +37,10 @@ from solver.model.readmap import Fields, Shape, read_address
 ARCHES = ("sm90", "sm100", "sm103")
 SWIZZLE_NAMES = ("none", "32B", "64B", "128B", "128B_atom32B")
 
-# Written from the manual (REFERENCE.md 1; PTX 9.7.15.5.1.2.2 and Table 40), not from spec's dicts.
+# Written from the manual (PTX 9.7.15.5.1.2.2 and 9.7.16.4.1 Table 40), not from spec's dicts.
 SM90_CODES = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
 SM100_CODES = {"none": 0, "128B_atom32B": 1, "128B": 2, "64B": 4, "32B": 6}
-# Element widths in bits (REFERENCE.md 3-4 / PTX 9.7.16.3.3).
+# Element widths in bits (PTX 9.7.16.4.2 Tables 42-44; 9.7.16.10; 9.7.16.3.3).
 BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
         "e2m3": 6, "e3m2": 6, "e2m1": 4}
 # W: bytes per swizzle row (PTX 9.7.16.10.6 swizzle atoms; 16 = one core-matrix row with no swizzle).

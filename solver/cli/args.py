@@ -1,5 +1,5 @@
 """What every command shares on its way in: the exit statuses, the argument parser whose usage errors
-are one line, and the argument types (numbers, number lists, the vocabulary of CLI.md).
+are one line, and the argument types (numbers, number lists, the vocabulary of docs/CLI.md).
 
 Values are parsed here; whether they are legal (an arch that exists, an MN that is a multiple of 8) is
 decided by spec/, whose errors name the field and the rule. The vocabulary below is taken from spec/ so
@@ -14,7 +14,7 @@ from spec.mma import dtypes, readmap
 from spec.rule import parse_number
 from spec.tma import swizzle as tma_swizzle
 
-# Exit statuses (CLI.md): 0 valid / found / as expected; 1 well-formed but breaks a rule, or no solution;
+# Exit statuses (docs/CLI.md): 0 valid / found / as expected; 1 well-formed but breaks a rule, or no solution;
 # 2 malformed input (one line on stderr); 3 an internal error (a bug; one line, no traceback).
 EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -29,7 +29,7 @@ class UsageError(ValueError):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit 2 (CLI contract)."""
+    """argparse, but a usage error is one line on stderr and exit 2 (docs/CLI.md)."""
 
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
@@ -73,7 +73,7 @@ def number_list(text: str) -> tuple:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
 
 
-# --- the vocabulary (CLI.md) --------------------------------------------------------------------------------
+# --- the vocabulary (docs/CLI.md) --------------------------------------------------------------------------------
 ARCHES = desc_mod.ARCHES
 ARCH_HELP = "sm90 (wgmma), sm100 (tcgen05), sm103 (tcgen05 + absolute LBO mode / K=96)"
 DTYPES = tuple(dtypes.DTYPES)
@@ -84,6 +84,21 @@ TMA_SWIZZLES = tuple(tma_swizzle.MODES)
 
 def add_json(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
+def add_group(commands, name: str, help: str):
+    """A command with sub-commands (`desc decode`, `tma check`): the sub-parsers object to add them to."""
+    group = commands.add_parser(name, help=help)
+    return group.add_subparsers(dest=f"{name}_command", required=True, parser_class=Parser)
+
+
+def add_command(commands, name: str, run, **parser_options):
+    """The one way a command is declared: a sub-parser of `commands` that takes --json and runs `run`
+    (a function of the parsed arguments returning the exit status)."""
+    p = commands.add_parser(name, **parser_options)
+    add_json(p)
+    p.set_defaults(run=run)
+    return p
 
 
 def add_arch(p, default=None, help: str = ARCH_HELP) -> None:

@@ -1,12 +1,12 @@
-"""`layoutproof desc decode | encode | addresses`: shared-memory matrix descriptors (CLI.md `desc`)."""
+"""`layoutproof desc decode | encode | addresses`: shared-memory matrix descriptors (docs/CLI.md `desc`)."""
 from __future__ import annotations
 
 from spec.mma import descriptor as desc_mod
 from spec.mma import readmap
 
 from solver.cli import render
-from solver.cli.args import (Parser, add_arch, add_descriptor_swizzle, add_dtype, add_json, add_kind, add_major,
-                             add_mn, exit_status, number)
+from solver.cli.args import (add_arch, add_command, add_group, add_descriptor_swizzle, add_dtype, add_kind,
+                             add_major, add_mn, exit_status, number)
 
 
 def descriptor_document(d: desc_mod.Descriptor) -> dict:
@@ -50,18 +50,18 @@ def run_addresses(args) -> int:
 
 
 def register(commands) -> None:
-    desc = commands.add_parser("desc", help="shared-memory matrix descriptors (wgmma / tcgen05)")
-    desc_commands = desc.add_subparsers(dest="desc_command", required=True, parser_class=Parser)
+    desc_commands = add_group(commands, "desc", help="shared-memory matrix descriptors (wgmma / tcgen05)")
 
-    decode = desc_commands.add_parser("decode", help="decode a 64-bit descriptor into its fields",
-                                      description="Decode a 64-bit descriptor; list the rules it breaks.")
+    decode = add_command(
+        desc_commands, "decode", run_decode,
+        help="decode a 64-bit descriptor into its fields",
+        description="Decode a 64-bit descriptor; list the rules it breaks.")
     add_arch(decode)
     decode.add_argument("descriptor", metavar="HEX", help="the descriptor, 0x-hex (or decimal)")
-    add_json(decode)
-    decode.set_defaults(run=run_decode)
 
-    encode = desc_commands.add_parser(
-        "encode", help="encode fields into a 64-bit descriptor",
+    encode = add_command(
+        desc_commands, "encode", run_encode,
+        help="encode fields into a 64-bit descriptor",
         description="Encode a descriptor. Unrepresentable values exit 2; encodable but illegal "
                     "combinations are encoded anyway and listed as violations (exit 1).")
     add_arch(encode)
@@ -73,11 +73,10 @@ def register(commands) -> None:
     encode.add_argument("--base-offset", type=number, default=0, help="0..7 (default 0)")
     encode.add_argument("--lbo-mode", choices=("relative", "absolute"), default=None,
                         help="sm100/sm103 bit 52 (default relative)")
-    add_json(encode)
-    encode.set_defaults(run=run_encode)
 
-    addresses = desc_commands.add_parser(
-        "addresses", help="the shared-memory byte address of every operand element one MMA reads",
+    addresses = add_command(
+        desc_commands, "addresses", run_addresses,
+        help="the shared-memory byte address of every operand element one MMA reads",
         description="addresses[i][j] is the absolute shared-memory byte address of the first byte of "
                     "operand element (mn=i, k=j) read through this descriptor.")
     add_arch(addresses)
@@ -95,5 +94,3 @@ def register(commands) -> None:
                            help="table of every element (default: one column per 16-byte chunk)")
     addresses.add_argument("--map", action="store_true",
                            help="also draw shared memory: which operand chunk each 16-byte chunk holds")
-    add_json(addresses)
-    addresses.set_defaults(run=run_addresses)

@@ -1,5 +1,5 @@
 """`layoutproof fuzz`: cases that break exactly the chosen rules, as jsonl, a CUDA host program or PTX;
-the coverage report; the differential mode (--against CMD). CLI.md `fuzz`."""
+the coverage report; the differential mode (--against CMD). docs/CLI.md `fuzz`."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from solver.cli import render
-from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_json, number, positive_number
+from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, number, positive_number
 from solver.fuzz import engine as fuzz
 
 FORMATS = ("jsonl", "cuda", "ptx")
@@ -21,8 +21,9 @@ class FuzzUsage(ValueError):
 
 
 def register(commands) -> None:
-    p = commands.add_parser(
-        "fuzz", help="generate configurations that break exactly the rules you choose (or none)",
+    p = add_command(
+        commands, "fuzz", run,
+        help="generate configurations that break exactly the rules you choose (or none)",
         description="Cases for compiler tests. Each breaks exactly the --violate rules (and keeps every other "
                     "rule of the target), or none with --valid (the default). Every case is labelled by spec/: "
                     "the rules it breaks with their sources, the outcome (refused: the driver or ptxas refuses "
@@ -49,8 +50,6 @@ def register(commands) -> None:
     p.add_argument("--coverage", action="store_true", help="every rule per target: breakable alone, or tied to")
     p.add_argument("--against", metavar="CMD",
                    help="pipe each case (a jsonl record) to CMD and report where its verdict differs from ours")
-    add_json(p)
-    p.set_defaults(run=run)
 
 
 # --- Generation ------------------------------------------------------------------------------------------

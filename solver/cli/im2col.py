@@ -10,7 +10,7 @@ from __future__ import annotations
 from spec.tma import im2col
 
 from solver.cli import render
-from solver.cli.args import add_json, add_tma_swizzle, exit_status, number_list, signed_number
+from solver.cli.args import add_command, add_tma_swizzle, exit_status, number_list, signed_number
 
 
 def load_from_args(args) -> im2col.Im2colLoad:
@@ -52,8 +52,9 @@ def run(args) -> int:
 
 def register(commands) -> None:
     """Add the top-level `im2col` command to the argparse subparsers object `commands`."""
-    p = commands.add_parser(
-        "im2col", help="pixels and shared-memory placement of an im2col-family TMA load",
+    p = add_command(
+        commands, "im2col", run,
+        help="pixels and shared-memory placement of an im2col-family TMA load",
         description="The pixels (n, d, h, w) an im2col / im2col::w / im2col::w::128 load reads, in shared-"
                     "memory row order, which are out of bounds, and the swizzled address of every element "
                     "(rules im2col.*). Lists with negative values need '=': --lower=-1,-1.")
@@ -81,5 +82,3 @@ def register(commands) -> None:
     p.add_argument("--interleave", default="NONE", help="NONE (default), 16B, 32B")
     p.add_argument("--oob-fill", default="zero", choices=tuple(im2col.OOB_FILLS),
                    help="zero (default) or nan (OOB-NaN)")
-    add_json(p)
-    p.set_defaults(run=run)

@@ -1,4 +1,4 @@
-"""The `layoutproof` command line (CLI.md is the contract): builds the parser from the command modules,
+"""The `layoutproof` command line (docs/CLI.md is the contract): builds the parser from the command modules,
 runs the command, and turns exceptions into exit statuses.
 
 Every command module defines `register(commands)`, which adds its parsers to the subparsers object

@@ -1,4 +1,4 @@
-"""`layoutproof prove`: prove or refute the property catalogue with Z3 (CLI.md `prove`).
+"""`layoutproof prove`: prove or refute the property catalogue with Z3 (docs/CLI.md `prove`).
 
 Counterexamples are written only with --save DIR (DIR/<id>.json); --no-save is accepted and does
 nothing (it was needed when saving was the default). Z3 is imported when the command runs."""
@@ -9,7 +9,7 @@ import sys
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, UsageError, add_json
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, UsageError, add_command
 
 
 def select_properties(args) -> list:
@@ -56,8 +56,9 @@ def run(args) -> int:
 
 
 def register(commands) -> None:
-    p = commands.add_parser(
-        "prove", help="prove or refute the property catalogue with Z3",
+    p = add_command(
+        commands, "prove", run,
+        help="prove or refute the property catalogue with Z3",
         description="Prove or refute properties over their whole parameter ranges. Each result is "
                     "proved, refuted (with a counterexample that spec/ replays) or unknown (a timeout "
                     "is never 'proved'). Exit 0 when every status equals its expected status.")
@@ -72,5 +73,3 @@ def register(commands) -> None:
                    help="deprecated spelling of --save")
     p.add_argument("--no-save", action="store_true",
                    help="deprecated, does nothing: counterexamples are written only with --save")
-    add_json(p)
-    p.set_defaults(run=run)

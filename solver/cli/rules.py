@@ -1,4 +1,4 @@
-"""`layoutproof rules [ID ...] [--subject S] [--where] [--json]`: the rule catalogue (CLI.md `rules`).
+"""`layoutproof rules [ID ...] [--subject S] [--where] [--json]`: the rule catalogue (docs/CLI.md `rules`).
 
 The catalogue is spec.rules.all_rules(), nothing added. An id that was merged into another rule
 resolves to its successor (spec.rules.resolve). For rules asked for by id, the document also names the
@@ -14,7 +14,7 @@ from spec import rules as catalogue
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import EXIT_OK, add_json
+from solver.cli.args import EXIT_OK, add_command
 
 # tests/ next to the packages: present in a source checkout, absent in an installed wheel.
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -102,8 +102,9 @@ def run(args) -> int:
 
 
 def register(commands) -> None:
-    p = commands.add_parser(
-        "rules", help="the rule catalogue",
+    p = add_command(
+        commands, "rules", run,
+        help="the rule catalogue",
         description="Every rule, or the rules named: id, source, statement, evidence, where it is defined. "
                     "A merged id resolves to its successor; naming a rule also lists the properties and "
                     "tests that name it.")
@@ -111,5 +112,3 @@ def register(commands) -> None:
     p.add_argument("--subject", default=None,
                    help="only rules whose check looks at this subject (descriptor, operand, ...)")
     p.add_argument("--where", action="store_true", help="also print the file:line that defines each rule")
-    add_json(p)
-    p.set_defaults(run=run)

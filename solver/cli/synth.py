@@ -1,4 +1,4 @@
-"""`layoutproof synth | check | recipe`: from a tile's layout to the descriptors that read it (CLI.md
+"""`layoutproof synth | check | recipe`: from a tile's layout to the descriptors that read it (docs/CLI.md
 `synth`; `check` and `recipe` are additions). solver.synth is imported when a command runs."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from spec.mma import descriptor as desc_mod
 from spec.mma import dtypes, readmap
 
 from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_descriptor_swizzle, add_dtype, add_json,
-                             add_kind, add_major, add_mn, number)
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_descriptor_swizzle,
+                             add_dtype, add_kind, add_major, add_mn, number)
 
 
 def tile_from_args(args):
@@ -70,28 +70,26 @@ def add_tile_arguments(p) -> None:
                         "'Sw<B,M,S> o ...' with the swizzle on byte addresses")
     p.add_argument("--start-address", required=True, type=number, help="the tile's base byte address")
     add_kind(p)
-    add_json(p)
 
 
 def register(commands) -> None:
-    synth = commands.add_parser(
-        "synth", help="find the descriptor that reads a tile",
+    synth = add_command(
+        commands, "synth", run_synth, help="find the descriptor that reads a tile",
         description="Find descriptor fields whose read map equals the tile's byte addresses for every "
                     "element one instruction reads, or say which rules exclude every candidate (exit 1).")
     add_tile_arguments(synth)
     synth.add_argument("--all", action="store_true", help="list every distinct solution")
-    synth.set_defaults(run=run_synth)
 
-    check = commands.add_parser(
-        "check", help="does this descriptor read that tile?",
+    check = add_command(
+        commands, "check", run_check, help="does this descriptor read that tile?",
         description="Compare a descriptor's read map with the tile's addresses. Exit 0 when they agree; "
                     "exit 1 with the first mismatching element and the fields to change.")
     check.add_argument("descriptor", metavar="DESC", help="the descriptor, 0x-hex")
     add_tile_arguments(check)
-    check.set_defaults(run=run_check)
 
-    recipe = commands.add_parser(
-        "recipe", help="the whole set-up for a tile: smem layout, TMA boxes, one descriptor per MMA",
+    recipe = add_command(
+        commands, "recipe", run_recipe,
+        help="the whole set-up for a tile: smem layout, TMA boxes, one descriptor per MMA",
         description="Smem layout (CuTe notation), byte size and alignment, the TMA boxes and swizzle that "
                     "fill it, one descriptor per instruction along K, and the exhaustive check that what "
                     "the TMA writes is what each descriptor reads. A misaligned address is refused (exit 1).")
@@ -105,5 +103,3 @@ def register(commands) -> None:
     add_kind(recipe)
     recipe.add_argument("--allow-unaligned", action="store_true",
                         help="build a tile off its swizzle's repeat boundary (rule recipe.swizzle_alignment)")
-    add_json(recipe)
-    recipe.set_defaults(run=run_recipe)

@@ -1,4 +1,4 @@
-"""`layoutproof tma check | place | box`: TMA tensor maps and tiled box loads (CLI.md `tma check`,
+"""`layoutproof tma check | place | box`: TMA tensor maps and tiled box loads (docs/CLI.md `tma check`,
 `tma place`; `tma box` is an addition)."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import sys
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, Parser, add_arch, add_json, add_tma_swizzle, exit_status,
-                             number, number_list)
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_group, add_tma_swizzle,
+                             exit_status, number, number_list)
 
 TMA_ARCH_HELP = "sm90, sm100 or sm103"
 
@@ -74,23 +74,22 @@ def run_box(args) -> int:
 
 
 def register(commands) -> None:
-    tma = commands.add_parser("tma", help="TMA tensor copies")
-    tma_commands = tma.add_subparsers(dest="tma_command", required=True, parser_class=Parser)
+    tma_commands = add_group(commands, "tma", help="TMA tensor copies")
 
-    check = tma_commands.add_parser(
-        "check", help="would the driver's encoder accept these tensor-map arguments?",
+    check = add_command(
+        tma_commands, "check", run_check,
+        help="would the driver's encoder accept these tensor-map arguments?",
         description="Check the arguments of cuTensorMapEncodeTiled / Im2col / Im2colWide (a JSON document "
-                    "named as in cuda.h, CLI.md 'tma check'). Exit 0 when the encoder accepts them, 1 when it "
-                    "refuses (violations listed), 2 when the document is malformed. Warnings list what the "
-                    "encoder does not catch.")
+                    "named as in cuda.h, docs/CLI.md 'tma check'). Exit 0 when the encoder accepts them, 1 "
+                    "when it refuses (violations listed), 2 when the document is malformed. Warnings list "
+                    "what the encoder does not catch.")
     check.add_argument("--params", required=True, metavar="FILE",
                        help="the parameter document (JSON); '-' reads stdin")
     add_arch(check, default="sm100", help=TMA_ARCH_HELP)
-    add_json(check)
-    check.set_defaults(run=run_check)
 
-    place = tma_commands.add_parser(
-        "place", help="where each element of a tiled box load lands in shared memory",
+    place = add_command(
+        tma_commands, "place", run_place,
+        help="where each element of a tiled box load lands in shared memory",
         description="offsets[i] is the absolute shared-memory byte address of box element i (d0 fastest) "
                     "after a tiled load with this swizzle (rule tma.place.tiled).")
     add_tma_swizzle(place)
@@ -98,11 +97,10 @@ def register(commands) -> None:
     place.add_argument("--box", required=True, type=number_list, help="box sizes d0,d1[,...]")
     place.add_argument("--smem-address", required=True, type=number, help="destination byte address")
     place.add_argument("--element-strides", type=number_list, default=None, help="traversal strides")
-    add_json(place)
-    place.set_defaults(run=run_place)
 
-    box = tma_commands.add_parser(
-        "box", help="the largest legal TMA box and swizzle for a shared-memory tile",
+    box = add_command(
+        tma_commands, "box", run_box,
+        help="the largest legal TMA box and swizzle for a shared-memory tile",
         description="Pick the swizzle and boxDim that move the most bytes per load for a tile of ROWS x INNER "
                     "elements of a global tensor, legal on the architecture (solver.model.tensormap, re-checked "
                     "by spec/tensormap). Exit 1 with the excluding rules when none is legal.")
@@ -112,5 +110,3 @@ def register(commands) -> None:
     box.add_argument("--global-dim", required=True, type=number_list, help="tensor sizes, dimension 0 first")
     box.add_argument("--global-strides", required=True, type=number_list, help="byte strides of dimensions 1..")
     add_arch(box, default="sm100", help=TMA_ARCH_HELP)
-    add_json(box)
-    box.set_defaults(run=run_box)

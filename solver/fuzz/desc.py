@@ -1,6 +1,6 @@
 """Fuzz target `desc`: a shared-memory descriptor together with the operand tile it is meant to read.
 
-A case is the arguments of `layoutproof check` (CLI.md `fuzz`): {"descriptor", "dtype", "major",
+A case is the arguments of `layoutproof check` (docs/CLI.md `fuzz`): {"descriptor", "dtype", "major",
 "mn", "k", "layout", "start_address", "kind"}; the tile is a canonical layout (PTX 9.7.16.3.3) in CuTe
 notation with its swizzle.
 
@@ -30,7 +30,7 @@ from solver.fuzz.engine import Stats, anchored, exactly
 from solver.fuzz.outcome import first_found, ptxas_refusal
 
 RULE_IDS = model.RULE_IDS
-# CuTe's functor of each descriptor swizzle: Swizzle<B,M,7-M> (REFERENCE.md 1)
+# CuTe's functor of each descriptor swizzle: Swizzle<B,M,7-M> (CUTLASS cute/swizzle.hpp, mma_traits_sm100.hpp)
 SWIZZLE_FUNCTORS = {name: f"Sw<{b},{m},{LINE_SHIFT - m}>" for name, (b, m) in DESCRIPTOR_BITS.items() if b}
 
 

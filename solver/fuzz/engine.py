@@ -10,7 +10,7 @@ gives:
   * label(case, arch): what the concrete executor (spec/) says of a case: the rules it breaks, what
     it leads to (solver/fuzz/outcome.py) and the witness.
 
-Every case goes out as a Record (CLI.md `fuzz`): {"target", "arch", "violates", "outcome", "witness",
+Every case goes out as a Record (docs/CLI.md `fuzz`): {"target", "arch", "violates", "outcome", "witness",
 "case"} plus "rules" (each broken rule's id, source and statement) and "index". The labels come from
 spec/, never from the generator: a case whose spec label is not exactly the asked rules is dropped
 (counted in Stats.rejected), and a Z3 solution that spec labels otherwise is a model/spec disagreement
@@ -59,7 +59,7 @@ def rule_info(rule_id: str) -> dict:
 
 
 def record(target: str, arch: str, index: int, case: dict, label: Label) -> dict:
-    """The jsonl line of one case (CLI.md `fuzz`), with the broken rules' sources."""
+    """The jsonl line of one case (docs/CLI.md `fuzz`), with the broken rules' sources."""
     return {"index": index, "target": target, "arch": arch, "violates": list(label.violates),
             "outcome": label.outcome, "witness": label.witness, "case": case,
             "rules": [rule_info(rule_id) for rule_id in label.violates]}

@@ -8,7 +8,7 @@ recipes, valid or breaking exactly the rules you choose.
     def test_compiler_rejects_wide_swizzled_boxes(record):
         assert my_compiler.check_tensor_map(record["case"]) is False     # the driver would refuse it
 
-Each strategy draws fuzz *records* (solver/fuzz/engine.py; CLI.md `fuzz`): {"target", "arch", "violates",
+Each strategy draws fuzz *records* (solver/fuzz/engine.py; docs/CLI.md `fuzz`): {"target", "arch", "violates",
 "outcome", "witness", "case", "rules", "index"}, labelled by spec/. The cases come from `layoutproof fuzz`'s
 generator (Z3 anchors over the target's constraints, then sampling), computed once per (target, arch,
 rules) as a pool of `pool_size` distinct cases; hypothesis draws from the pool and shrinks towards its

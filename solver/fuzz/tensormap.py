@@ -1,6 +1,6 @@
 """Fuzz target `tensormap`: the arguments of cuTensorMapEncodeTiled / Im2col / Im2colWide.
 
-A case is exactly a `layoutproof tma check` parameter document (CLI.md), optionally with the copy's
+A case is exactly a `layoutproof tma check` parameter document (docs/CLI.md), optionally with the copy's
 destination (smemAddress) and direction, which rules tma.map.smem_alignment and tma.map.copy_direction
 need.
 
@@ -36,7 +36,8 @@ ENCODES = model.ENCODES
 RUNTIME = {
     "tma.map.element_strides_inner": (
         "ok", "elementStrides[0] is ignored: the H100 loaded the same bytes for every value "
-              "(tests/hardware/tma_loads_sm90.json.gz; DRV calls it ignored)"),
+              "(tests/hardware/tma_loads_sm90.json.gz; the CUDA Driver API's cuTensorMapEncodeTiled "
+              "calls it ignored)"),
     "tma.map.copy_direction": (
         "unknown", "PTX 5.5.7 names the direction a mode is for; what a copy the other way does is not stated"),
 }

@@ -53,7 +53,49 @@ def table(var, names: tuple, values: dict, default=0):
     return term
 
 
-def check_with_hints(solver: z3.Solver, hints: list, rng: random.Random, prefix: str = "hint"):
+class IsolatedSolver:
+    """A z3 Solver in a context of its own. Terms are built in z3's main context as usual and copied in,
+    so what it answers depends only on what was added to it: not on what else the process solved before
+    (z3's search follows the internal ids of terms, which a shared context hands out in the order any
+    code made them). That is what makes the same seed give the same cases in-process, whether a
+    campaign is the first or the tenth one run (`fuzz`, the hypothesis strategies)."""
+
+    def __init__(self):
+        self.context = z3.Context()
+        self._solver = z3.Solver(ctx=self.context)
+
+    def add(self, *terms) -> None:
+        self._solver.add(*[term.translate(self.context) for term in terms])
+
+    def set(self, *args, **keys) -> None:
+        self._solver.set(*args, **keys)
+
+    def check(self, *assumptions):
+        return self._solver.check(*[term.translate(self.context) for term in assumptions])
+
+    def model(self) -> "IsolatedModel":
+        return IsolatedModel(self._solver.model(), self.context)
+
+    def unsat_core(self) -> list:
+        """The core's tracking literals, as Bool constants of the main context (they are constants)."""
+        return [z3.Bool(str(literal)) for literal in self._solver.unsat_core()]
+
+    def reason_unknown(self) -> str:
+        return self._solver.reason_unknown()
+
+
+class IsolatedModel:
+    """A model of an IsolatedSolver; eval takes terms of the main context and answers in it."""
+
+    def __init__(self, model: z3.ModelRef, context: z3.Context):
+        self._model, self._context = model, context
+
+    def eval(self, term, model_completion: bool = False):
+        value = self._model.eval(term.translate(self._context), model_completion=model_completion)
+        return value.translate(z3.main_ctx())
+
+
+def check_with_hints(solver: IsolatedSolver, hints: list, rng: random.Random, prefix: str = "hint"):
     """A model honouring as many hints as the rules allow (hints in an unsat core are dropped one at a
     time, chosen by rng), or None when the rules alone are unsatisfiable. Z3 'unknown' raises: never read
     as unsat. `prefix` names the hint trackers (distinct per call on one solver)."""
@@ -90,7 +132,7 @@ class Problem:
             raise ValueError(f"unknown rule ids: {', '.join(sorted(unknown))}")
         self._hints, self._shape = hints, shape
         self.record = record
-        self.solver = z3.Solver()
+        self.solver = IsolatedSolver()
         self.solver.add(*domain, *fixed)
         self.solver.add(*[z3.Not(c) if rule_id in break_ else c for rule_id, c in rules.items()])
         self.found = 0

@@ -13,7 +13,8 @@ import z3
 
 from solver.model.bitvec import WIDTH, bv
 
-# Descriptor swizzles: (B, M) with M + S = 7 (S = 7 - M); REFERENCE.md 1.
+# Descriptor swizzles: (B, M) with M + S = 7 (S = 7 - M); PTX 9.7.16.3.3, CUTLASS mma_traits_sm100.hpp
+# (Layout_*_SW*_Atom: Swizzle<3,4,3> ..., 128B with 32B atomicity Swizzle<2,5,2>).
 DESCRIPTOR_BITS = {"none": (0, 4), "32B": (1, 4), "64B": (2, 4), "128B": (3, 4), "128B_atom32B": (2, 5)}
 LINE_SHIFT = 7
 

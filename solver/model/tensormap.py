@@ -2,14 +2,15 @@
 driver's cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col / cuTensorMapEncodeIm2colWide, plus the
 encode kind and the architecture.
 
-Written from REFERENCE.md section 5 (DRV = the driver API docs of cuda.h 13.0; PTX 5.5), independently
+Written from the CUDA Driver API pages of cuTensorMapEncodeTiled / Im2col / Im2colWide (cuda.h 13.0;
+"DRV" below) and PTX ISA 5.5 (Tensors), independently
 of spec/tma/tensormap.py, which is not imported here: the tests compare the two.
 
 One named constraint per rule id (`constraints(record)`), each guarded by the encode kinds it applies
 to, so a fuzzer can assert every rule but one and negate that one (`solve`). Integers are Z3 Ints: every
 rule is linear (a product with the element width is an If-chain over the data types).
 
-Readings taken where section 5 is terse:
+Readings taken where those documents are terse:
   * element size of the packed types = their footprint in shared memory, bits per element: 16U4_ALIGN8B 4
     (16 x U4 in 8 bytes, no gaps), 16U4_ALIGN16B and 16U6_ALIGN16B 8 (16 values in 16 bytes with gaps;
     DRV): boxDim[0] = 128 of them then fills the 128-byte span of the 128B swizzles they are allowed.
@@ -32,8 +33,8 @@ Readings taken where section 5 is terse:
     direction;
   * a rule reads only entries the document lists (slots below the rank);
   * 96B (PTX tensormap.replace swizzle_mode 4, sm_103a; no cuda.h enumerator) is legal only on sm103,
-    the three 128B_ATOM_* sub-modes on sm100/sm103 (REFERENCE.md 5: "sm100-only features ... 128B
-    atomicity sub-modes"); the packed data types on sm100/sm103 (REFERENCE.md 4).
+    the three 128B_ATOM_* sub-modes on sm100/sm103 (PTX 5.5.7 Table 14; DRV CUtensorMapSwizzle); the
+    packed data types on sm100/sm103 (DRV CUtensorMapDataType).
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from typing import Callable, Optional
 
 import z3
 
-from solver.model.field import between as _between, check_with_hints, is_one_of as _is
+from solver.model.field import between as _between, IsolatedSolver, check_with_hints, is_one_of as _is
 from solver.model.vocab import ARCHES, TMA_SPAN_BYTES
 
 # --- Vocabulary (codes are indices; cuda.h values where cuda.h has them) -------------------------------
@@ -234,7 +235,7 @@ class MapRule:
 ALL = ENCODES
 TILED, IM2COL, WIDE = ("tiled",), ("im2col",), ("im2col_wide",)
 IM2COL_BOTH = ("im2col", "im2col_wide")
-DRV = "DRV cuTensorMapEncode*; REFERENCE.md 5"
+DRV = "CUDA Driver API cuTensorMapEncode* (cuda.h 13.0)"
 RULES: dict = {}
 
 
@@ -245,7 +246,8 @@ def _rule(id: str, encodes: tuple, source: str, statement: str):
     return register
 
 
-@_rule("tma.map.rank", ALL, "DRV cuTensorMapEncodeTiled; REFERENCE.md 5", "tensorRank is in [1, 5].")
+@_rule("tma.map.rank", ALL, "CUDA Driver API cuTensorMapEncodeTiled (tensorRank); PTX 5.5.1",
+       "tensorRank is in [1, 5].")
 def _rank(r):
     return _between(r.rank, 1, MAX_RANK)
 
@@ -285,7 +287,8 @@ def _element_strides_range(r):
     return _each_dim(r, lambda i: _between(r.element_strides[i], 1, 8))
 
 
-@_rule("tma.map.element_strides_inner", ALL, "REFERENCE.md 5; DRV (elementStrides)",
+@_rule("tma.map.element_strides_inner", ALL,
+       "PTX 5.5.3.2 (traversal stride); CUDA Driver API cuTensorMapEncodeTiled (elementStrides)",
        "Without interleave elementStrides[0] is 1 (TMA has no traversal stride along dimension 0).")
 def _element_strides_inner(r):
     return z3.Implies(z3.And(_listed(r, 0), _interleave_is(r, "NONE")), r.element_strides[0] == 1)
@@ -346,20 +349,23 @@ def _packed_swizzle(r):
                              _swizzle_is(r, "NONE", "128B", "128B_ATOM_32B", "128B_ATOM_64B")))
 
 
-@_rule("tma.map.dtype_arch", ALL, "REFERENCE.md 4-5; DRV",
+@_rule("tma.map.dtype_arch", ALL, "CUDA Driver API CUtensorMapDataType (cuda.h 13.0)",
        "The packed types 16U4_ALIGN8B, 16U4_ALIGN16B, 16U6_ALIGN16B need sm100 or sm103.")
 def _dtype_arch(r):
     return z3.Implies(_data_type_is(r, *PACKED), _arch_is(r, "sm100", "sm103"))
 
 
-@_rule("tma.map.swizzle_arch", ALL, "REFERENCE.md 1 and 5; PTX tensormap.replace (96B: sm_103a)",
+@_rule("tma.map.swizzle_arch", ALL,
+       "PTX 5.5.7 Table 14; CUDA Driver API CUtensorMapSwizzle; PTX tensormap.replace (96B: sm_103a)",
        "The 128B_ATOM_* sub-modes need sm100 or sm103; 96B needs sm103.")
 def _swizzle_arch(r):
     return z3.And(z3.Implies(_swizzle_is(r, *ATOM_SUBMODES), _arch_is(r, "sm100", "sm103")),
                   z3.Implies(_swizzle_is(r, "96B"), _arch_is(r, "sm103")))
 
 
-@_rule("tma.map.im2col.rank", IM2COL_BOTH, "DRV cuTensorMapEncodeIm2col; REFERENCE.md 5", "Rank is in [3, 5].")
+@_rule("tma.map.im2col.rank", IM2COL_BOTH,
+       "CUDA Driver API cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2colWide (tensorRank)",
+       "Rank is in [3, 5].")
 def _im2col_rank(r):
     return _between(r.rank, 3, MAX_RANK)
 
@@ -369,7 +375,8 @@ def _corner_bound(r):
     return z3.If(r.rank <= 3, 1 << 15, z3.If(r.rank == 4, 1 << 7, 1 << 4))
 
 
-@_rule("tma.map.im2col.corner_range", IM2COL, "DRV cuTensorMapEncodeIm2col; REFERENCE.md 5",
+@_rule("tma.map.im2col.corner_range", IM2COL,
+       "CUDA Driver API cuTensorMapEncodeIm2col (pixelBoxLowerCorner, pixelBoxUpperCorner); PTX 5.5.4.1",
        "Each spatial corner lies in [-2^15, 2^15-1] (rank 3), [-2^7, 2^7-1] (rank 4), [-2^4, 2^4-1] (rank 5).")
 def _im2col_corner_range(r):
     bound = _corner_bound(r)
@@ -377,7 +384,9 @@ def _im2col_corner_range(r):
                                                  r.upper_corner[s] >= -bound, r.upper_corner[s] <= bound - 1))
 
 
-@_rule("tma.map.im2col.box_area", IM2COL_BOTH, "DRV cuTensorMapEncodeIm2col; REFERENCE.md 5",
+@_rule("tma.map.im2col.box_area", IM2COL_BOTH,
+       "CUDA Driver API cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2colWide (pixelBoxLowerCorner, "
+       "pixelBoxUpperCorner)",
        "The bounding box has non-zero area: along every spatial dimension globalDim + upperCorner - "
        "lowerCorner >= 1 (im2col_wide: the W corners).")
 def _im2col_box_area(r):
@@ -457,25 +466,28 @@ def _im2col_channel_span(r):
     return z3.Implies(_swizzled_without_interleave(r), _bits_of(r, r.channels_per_pixel) <= _span_bits(r))
 
 
-@_rule("tma.map.im2col_wide.arch", WIDE, "DRV cuTensorMapEncodeIm2colWide; REFERENCE.md 5",
+@_rule("tma.map.im2col_wide.arch", WIDE, "CUDA Driver API cuTensorMapEncodeIm2colWide",
        "im2col_wide needs compute capability 10.0 or later (sm100, sm103).")
 def _wide_arch(r):
     return _arch_is(r, "sm100", "sm103")
 
 
-@_rule("tma.map.im2col_wide.swizzle", WIDE, "DRV cuTensorMapEncodeIm2colWide; PTX 5.5.5; REFERENCE.md 5",
+@_rule("tma.map.im2col_wide.swizzle", WIDE, "CUDA Driver API cuTensorMapEncodeIm2colWide (swizzle); "
+       "PTX 5.5.5",
        "im2col_wide swizzle is 64B, 128B or 128B_ATOM_32B.")
 def _wide_swizzle(r):
     return _swizzle_is(r, "64B", "128B", "128B_ATOM_32B")
 
 
-@_rule("tma.map.im2col_wide.interleave", WIDE, "DRV cuTensorMapEncodeIm2colWide; PTX 5.5.6",
+@_rule("tma.map.im2col_wide.interleave", WIDE,
+       "CUDA Driver API cuTensorMapEncodeIm2colWide (interleave); PTX 5.5.6",
        "im2col_wide has no interleave.")
 def _wide_interleave(r):
     return _interleave_is(r, "NONE")
 
 
-@_rule("tma.map.im2col_wide.corner_range", WIDE, "DRV cuTensorMapEncodeIm2colWide; REFERENCE.md 5",
+@_rule("tma.map.im2col_wide.corner_range", WIDE,
+       "CUDA Driver API cuTensorMapEncodeIm2colWide (pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth)",
        "pixelBoxLowerCornerWidth and pixelBoxUpperCornerWidth lie in [-2^15, 2^15-1].")
 def _wide_corner_range(r):
     # the sm90 driver holds the width corners to the im2col range of the rank (H100 driver)
@@ -487,7 +499,7 @@ def _wide_corner_range(r):
 COPY_ALIGNMENT = {"NONE": 128, "32B": 256, "64B": 512, "96B": 256}       # the rest (128B modes): 1024
 
 
-@_rule("tma.map.smem_alignment", ALL, "CUDA programming guide (TMA); PTX 5.5.3.1, 5.5.7; REFERENCE.md 5",
+@_rule("tma.map.smem_alignment", ALL, "CUDA C++ Programming Guide (Tensor Memory Access); PTX 5.5.3.1, 5.5.7",
        "A given shared-memory destination is 128-byte aligned, and on the swizzle's repeat: 256 bytes for "
        "32B (and 96B), 512 for 64B, 1024 for every 128B mode.")
 def _smem_alignment(r):
@@ -497,7 +509,8 @@ def _smem_alignment(r):
     return z3.Implies(r.has_smem_address == 1, r.smem_address % alignment == 0)
 
 
-@_rule("tma.map.copy_direction", ALL, "PTX 5.5.7; DRV (swizzle); REFERENCE.md 1, 5",
+@_rule("tma.map.copy_direction", ALL,
+       "PTX 5.5.7 Table 14; CUDA Driver API CUtensorMapSwizzle, CUtensorMapDataType",
        "A given copy direction fits the map: 128B_ATOM_32B_FLIP_8B and 16U4_ALIGN16B load only "
        "(global -> shared); 16U6_ALIGN16B with 128B_ATOM_64B stores only (shared -> global).")
 def _copy_direction(r):
@@ -532,7 +545,7 @@ def rules_for(encode: str) -> tuple:
     return tuple(rule.id for rule in RULES.values() if encode in rule.encodes)
 
 
-# --- Documents (the `tma check` parameter format of CLI.md) ------------------------------------------
+# --- Documents (the `tma check` parameter format of docs/CLI.md) ------------------------------------------
 def _names_of(r: Record):
     """(document key, record term, vocabulary or None) of the scalar fields every encode has."""
     return (("dataType", r.data_type, DATA_TYPES), ("rank", r.rank, None),
@@ -691,7 +704,7 @@ class Problem:
         self.encode = encode
         self.record = r = symbolic_record()
         rules = constraints(r)
-        self.solver = z3.Solver()
+        self.solver = IsolatedSolver()
         self.solver.add(*domain(r), r.encode == ENCODES.index(encode), r.arch == ARCHES.index(arch),
                         _swizzle_is(r, *swizzles))
         # the optional keys appear only where a rule to break needs them

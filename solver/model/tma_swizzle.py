@@ -1,9 +1,9 @@
-"""TMA swizzle modes as Z3 bit-vector functions of a byte address (PTX 5.5.7 "Swizzling Modes", seed 004).
+"""TMA swizzle modes as Z3 bit-vector functions of a byte address (PTX ISA 5.5.7 "Swizzling Modes").
 
-Written from the seed, independently of spec/tma/swizzle.py (which is not imported here): the tests and
+Written from PTX 5.5.7, independently of spec/tma/swizzle.py (which is not imported here): the tests and
 the replays of solver/prove/tma.py compare the two.
 
-THE definition is the seed's tables. Each table row lists 8 numbered cells of 16 bytes, i.e. one 128-byte
+THE definition is PTX 5.5.7's tables. Each table row lists 8 numbered cells of 16 bytes, i.e. one 128-byte
 shared-memory line, and "... Pattern repeats ..." means the rows repeat cyclically over successive lines.
 Reading, for a byte at absolute shared-memory address a (32 bits):
 
@@ -11,12 +11,12 @@ Reading, for a byte at absolute shared-memory address a (32 bits):
   * chunk       = (a >> 4) & 7                  a's 16-byte cell within the line
   * the table "shows the pattern of the destination data layout": cell j of a row holds the number of
     the (unswizzled) chunk that lands at position j. So chunk c lands at the position j with
-    table[row][j] == c. `destination_chunk` encodes exactly that search. Every row of the seed's tables
+    table[row][j] == c. `destination_chunk` encodes exactly that search. Every row of PTX 5.5.7's tables
     is an involution (table[row][table[row][c]] == c), so this equals the shorter reading
     "destination = table[row][chunk]"; the tests prove that equality rather than assume it.
   * result      = line start + 16 * destination chunk + (a & 15), with, for 128B_ATOM_32B_FLIP_8B only,
     the two 8-byte halves of the 16-byte chunk swapped ((a & 15) ^ 8) on ODD lines ((a >> 7) & 1 == 1).
-    The seed says only "a flip of adjacent 8-bytes within the 16-byte data at every alternate shared
+    PTX 5.5.7 says only "a flip of adjacent 8-bytes within the 16-byte data at every alternate shared
     memory line" (its Figure 36 is not in the text); "odd lines" is the same reading spec/ takes.
 
 The XOR formulas (`formula_swizzle`) are CLAIMS about the tables, stated as CuTe Swizzle<B,M,S> on the
@@ -39,7 +39,7 @@ NOWHERE = 8         # destination chunk when a row does not list the source chun
 
 MODES = ("NONE", "32B", "64B", "96B", "128B", "128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
 
-# --- The seed's tables, copied row by row from seed 004 section 5.5.7 --------------------------------
+# --- The tables, copied row by row from PTX ISA 5.5.7 (Swizzling Modes) -------------------------------
 _ATOM_32B_ROWS = (
     # "32-byte atomicity sub-mode"
     (0, 1, 2, 3, 4, 5, 6, 7),
@@ -153,7 +153,7 @@ def _table_swizzle(table, flip_8b: bool, address, direct: bool = False):
 
 
 def table_swizzle(mode: str, address):
-    """The seed's definition: where the byte that would sit at `address` without swizzling lands."""
+    """PTX 5.5.7's definition: where the byte that would sit at `address` without swizzling lands."""
     _check_mode(mode)
     return _table_swizzle(CHUNK_TABLES[mode], mode in FLIP_8B_MODES, address)
 

@@ -13,7 +13,7 @@ LINE_BYTES = 128          # one swizzle table row / pattern line (PTX 5.5.7, 9.7
 MMA_DTYPE_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8,
                   "e2m1": 4}
 
-# --- Descriptor swizzles (PTX 9.7.16.3.3 canonical layouts; REFERENCE.md 1) -------------------------------
+# --- Descriptor swizzles (PTX 9.7.16.3.3 canonical layouts; 9.7.16.10.6 swizzle atoms) ---------------------
 DESCRIPTOR_SWIZZLES = ("none", "32B", "64B", "128B", "128B_atom32B")
 # W: bytes of one swizzle row; with no swizzle one core-matrix row of 16 bytes (PTX 9.7.16.3.3)
 DESCRIPTOR_ROW_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}
@@ -31,7 +31,7 @@ def swizzle_codes(arch: str) -> dict:
     return SM90_SWIZZLE_CODES if arch == "sm90" else SM100_SWIZZLE_CODES
 
 
-# --- TMA swizzle modes (PTX 5.5.7; REFERENCE.md 5) -----------------------------------------------------
+# --- TMA swizzle modes (PTX 5.5.7; CUDA Driver API cuTensorMapEncodeTiled (swizzle)) ---------------------
 # The span: bytes of one swizzled box row (32, 64, 96; 128 for every 128B mode)
 TMA_SPAN_BYTES = {"32B": 32, "64B": 64, "96B": 96, "128B": 128, "128B_ATOM_32B": 128,
                   "128B_ATOM_32B_FLIP_8B": 128, "128B_ATOM_64B": 128}

@@ -1,7 +1,7 @@
-"""Properties of multi-buffer im2col::w loads (PTX 5.5.5.4, seed 004 Examples 1 and 2).
+"""Properties of multi-buffer im2col::w loads (PTX ISA 5.5.5.4 wOffset, Examples 1 and 2).
 
 A convolution with a filter of S taps along W at traversal stride S reads each input pixel once per
-tap. Seed 004 loads the taps into S shared-memory buffers, one copy each, that differ only in wOffset
+tap. PTX 5.5.5.4 loads the taps into S shared-memory buffers, one copy each, that differ only in wOffset
 (buffer k: wOffset k, which moves the lower corner, the upper corner and W by k). Along one image row
 the copy walks the bounding box from its lower corner L by the stride (spec.tma.im2col, rules
 im2col.w.traversal and im2col.w.woffset), so buffer k's j-th pixel of the row is at W = L + k + S * j.
@@ -22,7 +22,7 @@ from spec.tma import im2col as spec_im2col
 
 from solver.prove.property import Query, prop
 
-SOURCE = "PTX 5.5.5.2, 5.5.5.4 (seed 004); rules im2col.w.traversal, im2col.w.woffset"
+SOURCE = "PTX 5.5.5.2 (Traversal Stride), 5.5.5.4 (wOffset); rules im2col.w.traversal, im2col.w.woffset"
 FAMILY = "im2col.w"
 RULES = ("im2col.w.traversal", "im2col.w.woffset", "im2col.w.bounding_box")
 DOMAIN = ("traversal stride S in [1, 8]; lower corner L in [-2^15, 2^15 - 1]; J in [1, 1024] pixels per "
@@ -93,7 +93,7 @@ def _buffers_cover(id: str, buffers, expected: str, statement: str):
 
 _buffers_cover("im2col.w.buffers_cover", lambda s: s, "proved",
                "im2col::w with traversal stride S: the S buffers with wOffset 0 .. S-1 load every W of the "
-               "row's footprint [L, L + S*J) exactly once (each pixel once per filter tap, seed 004)")
+               "row's footprint [L, L + S*J) exactly once (each pixel once per filter tap, PTX 5.5.5.4)")
 _buffers_cover("im2col.w.buffers_cover.one_short", lambda s: s - 1, "refuted",
                "the same with only S - 1 buffers (wOffset 0 .. S-2): expected refuted, a W of the footprint "
                "is loaded by no buffer")

@@ -373,6 +373,7 @@ def _alignment_query(swizzle: str, aligned: bool) -> Query:
 
 ALIGNMENT_RULES = ("recipe.swizzle_alignment", "tma.swizzle.repeat_boundary",
                    "swizzle.descriptor.byte_functions")
+ALIGNMENT_SOURCE = "PTX 5.5.7 (Swizzling Modes: repeat boundary); PTX 9.7.16.4.1 Table 41 (base offset)"
 
 
 def _replay_alignment(swizzle: str):
@@ -387,11 +388,11 @@ for _swizzle in SWIZZLED:
          f"{_swizzle}: swizzling absolute addresses equals swizzling offsets from the tile start when the "
          "tile starts on the repeat boundary.",
          f"start a multiple of {repeat_bytes(_swizzle)} (the repeat) and offset in [0, 2^18)",
-         "REFERENCE.md 5; PTX 5.5.7", "proved", _replay_alignment(_swizzle), "alignment", rules=ALIGNMENT_RULES)(
+         ALIGNMENT_SOURCE, "proved", _replay_alignment(_swizzle), "alignment", rules=ALIGNMENT_RULES)(
              lambda swizzle=_swizzle: _alignment_query(swizzle, True))
     prop(f"alignment.phase.{_swizzle}.line_aligned",
          f"{_swizzle}: the same for any start on a 128-byte line (false: at +128 the phases differ).",
-         "start a multiple of 128 and offset in [0, 2^18)", "REFERENCE.md 5; PTX 5.5.7", "refuted",
+         "start a multiple of 128 and offset in [0, 2^18)", ALIGNMENT_SOURCE, "refuted",
          _replay_alignment(_swizzle), "alignment", rules=ALIGNMENT_RULES)(
              lambda swizzle=_swizzle: _alignment_query(swizzle, False))
 
@@ -417,7 +418,7 @@ for _swizzle in SWIZZLED:
          f"{_swizzle}: for a tile start off the repeat boundary some byte's absolute-address swizzle "
          "differs from its offset-relative swizzle (so alignment.phase holds only on the boundary).",
          "start multiple of 16 in [0, 2^18), not a multiple of the repeat; some offset in [0, 2^18)",
-         "REFERENCE.md 5; PTX 5.5.7", "proved", _replay_alignment_only_if(_swizzle), "alignment",
+         ALIGNMENT_SOURCE, "proved", _replay_alignment_only_if(_swizzle), "alignment",
          rules=ALIGNMENT_RULES)(
              lambda swizzle=_swizzle: _alignment_only_if_query(swizzle))
 

@@ -14,7 +14,7 @@ from solver.prove.property import Query, prop
 from solver.model.swizzle import cute_swizzle
 
 DOMAIN = "B in [0,4], M in [0,8], S in [-8,8]; x, y in [0, 2^20)"
-SOURCE = "cute/swizzle.hpp; REFERENCE.md 1"
+SOURCE = "CUTLASS cute/swizzle.hpp (Swizzle<BBits, MBase, SShift>)"
 BIJECTIVE_RULES = ("swizzle.cute.bijective", "swizzle.cute.formula")
 INVOLUTION_RULES = ("swizzle.cute.involution", "swizzle.cute.formula")
 

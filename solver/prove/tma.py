@@ -1,7 +1,8 @@
-"""Properties of the TMA swizzle modes (PTX 5.5.7, seed 004), over the Z3 model of solver/model/tma_swizzle.py.
+"""Properties of the TMA swizzle modes (PTX 5.5.7 "Swizzling Modes"), over the Z3 model of
+solver/model/tma_swizzle.py.
 
 For every mode:
-  swizzle.tma.table_equals_formula.<MODE>  the seed's table equals the claimed XOR formula, every address
+  swizzle.tma.table_equals_formula.<MODE>  PTX 5.5.7's table equals the claimed XOR formula, every address
   swizzle.tma.bijective.<MODE>             the mode permutes the bytes of each aligned repeat block
 plus one deliberately false claim, expected "refuted":
   swizzle.tma.table_equals_formula.128B_ATOM_32B_FLIP_8B_without_flip
@@ -53,7 +54,7 @@ from solver.model.vocab import DESCRIPTOR_ROW_BYTES as ROW_BYTES, TMA_MODE
 from solver.model import vocab
 
 FAMILY = "swizzle.tma"
-SOURCE = "PTX 5.5.7 (seed 004)"
+SOURCE = "PTX 5.5.7 (Swizzling Modes)"
 ADDRESS_DOMAIN = ("every 32-bit shared-memory byte address (0 <= address < 2^32); the table row is "
                   "chosen by the absolute address, (address >> 7) mod rows")
 PAIR_DOMAIN = ("every pair of 32-bit shared-memory byte addresses a, b (0 <= a, b < 2^32); the table "
@@ -88,7 +89,7 @@ def _table_equals_formula(mode: str, triples, expected: str, id_suffix: str = ""
 
     flip = " (with the 8-byte flip on odd 128-byte lines)" if mode in model.FLIP_8B_MODES else ""
     prop(f"swizzle.tma.table_equals_formula.{mode}{id_suffix}",
-         f"TMA swizzle {mode}: the seed's chunk table{flip} equals {what} {notation} on absolute "
+         f"TMA swizzle {mode}: the PTX 5.5.7 chunk table{flip} equals {what} {notation} on absolute "
          f"byte addresses",
          ADDRESS_DOMAIN, SOURCE, expected, replay=replay, family=FAMILY,
          rules=("tma.swizzle.xor_formula", f"tma.swizzle.table.{mode}", "tma.swizzle.table_reading")
@@ -114,7 +115,7 @@ def _bijective(mode: str):
         return collision or escape
 
     prop(f"swizzle.tma.bijective.{mode}",
-         f"TMA swizzle {mode} (seed table) permutes the bytes of each aligned {size}-byte repeat block: "
+         f"TMA swizzle {mode} (PTX 5.5.7 table) permutes the bytes of each aligned {size}-byte repeat block: "
          f"distinct addresses land at distinct addresses, each in its own block",
          PAIR_DOMAIN, SOURCE, "proved", replay=replay, family=FAMILY,
          rules=(f"tma.swizzle.table.{mode}", "tma.swizzle.table_reading", "tma.swizzle.repeat_boundary"))(build)
@@ -131,7 +132,7 @@ _table_equals_formula("128B_ATOM_32B_FLIP_8B", model.XOR_FORMULAS["128B_ATOM_32B
 
 
 # === Placement of a tiled box ==========================================================================
-PLACE_SOURCE = "PTX 5.5.7 (seed 004); REFERENCE.md 5; rule tma.place.tiled"
+PLACE_SOURCE = "PTX 5.5.3 (Tiled mode), 5.5.7 (Swizzling Modes); rule tma.place.tiled"
 PLACE_RULES = ("tma.place.tiled", "tma.place.row_pitch", "tma.swizzle.repeat_boundary")
 SMEM_LIMIT = 1 << 18       # the shared-memory byte addresses ranged over (a descriptor's 18-bit field)
 LINE = 128                 # the TMA destination alignment the CUDA programming guide asks for
@@ -213,11 +214,11 @@ _placement_bijective("128B", LINE, 10, "refuted", id_suffix=".line_aligned")
 
 
 # === TMA writes what the MMA reads ======================================================================
-# The types wgmma/tcgen05 read from shared memory (REFERENCE.md 3; PTX 9.7.16.3.3) and their widths
+# The types wgmma/tcgen05 read from shared memory (PTX 9.7.16.4.2 Tables 42-44; 9.7.16.3.3) and their widths
 # (solver.model.vocab, not spec.mma.dtypes; the tests compare the two).
 MMA_DTYPE_BITS = {d: vocab.MMA_DTYPE_BITS[d] for d in ("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")}
 INSTRUCTION_K_BYTES = 32    # one MMA reads 32 bytes of K per row (PTX 9.7.15.5, 9.7.16.4 Table 39)
-AGREE_SOURCE = ("PTX 5.5.7 (seed 004) TMA placement; PTX 9.7.16.3.1-3 canonical layouts and LBO/SBO; "
+AGREE_SOURCE = ("PTX 5.5.7 (Swizzling Modes) TMA placement; PTX 9.7.16.3.1-3 canonical layouts and LBO/SBO; "
                 "CUTLASS make_gmma_desc/make_umma_desc; rule readmap.swizzle_phase (H100)")
 REPLAY_ARCH = "sm100"       # every descriptor swizzle exists there; sm90 shares the read map of the rest
 
@@ -413,7 +414,7 @@ prop("tma_mma.misaligned",
      "offset (start >> 7) & 7), gets every element TMA wrote (false: TMA's phase follows the absolute "
      "address, the descriptor's the offset from the start; the counterexample names the element)",
      "tile start = 1024 n + 128 in [0, 2^18); " + SHAPE_DOMAIN,
-     AGREE_SOURCE + "; REFERENCE.md 5 (destination at +128 B)", "refuted",
+     AGREE_SOURCE + "; PTX 9.7.16.4.1 Table 41 (base offset)", "refuted",
      _replay_agreement(_MISALIGNED, "table41"), "tma_mma",
      rules=_agreement_rules("K", "128B") + ("recipe.swizzle_alignment", "tma.swizzle.base_offset"))(
          lambda: _agreement_query(_MISALIGNED, LINE, "table41"))
@@ -422,6 +423,7 @@ prop("tma_mma.misaligned.base_offset_0",
      "descriptors with base offset 0, gets every element TMA wrote: with base offset 0 the read map "
      "swizzles absolute addresses (rule readmap.swizzle_phase, H100), as TMA does",
      "tile start = 1024 n + 128 in [0, 2^18); " + SHAPE_DOMAIN,
-     AGREE_SOURCE + "; REFERENCE.md 5", "proved", _replay_agreement(_MISALIGNED, "zero"), "tma_mma",
+     AGREE_SOURCE + "; PTX 9.7.16.4.1 Table 41 (base offset)", "proved",
+     _replay_agreement(_MISALIGNED, "zero"), "tma_mma",
      rules=_agreement_rules("K", "128B"))(
          lambda: _agreement_query(_MISALIGNED, LINE, "zero"))

@@ -4,8 +4,8 @@ The tile is `rows` x `inner` elements, the inner dimension contiguous (dimension
 and of the box). A box suited to an MMA operand is W bytes wide (boxDim[0] * element size = W, the
 swizzle span: 32, 64, 96 or 128 bytes; 16 with no swizzle, one core-matrix row, PTX 9.7.16.3 and
 solver/synth/recipe.py) and as tall as allowed: boxDim[1] is the largest divisor of `rows` that is at most 256
-(REFERENCE.md 5: boxDim[i] in [1, 256]) and at most the tensor's globalDim[1]. Boxes tile the tile
-exactly: the inner extent must be a multiple of boxDim[0].
+(CUDA Driver API cuTensorMapEncodeTiled: boxDim[i] in [1, 256]) and at most the tensor's globalDim[1].
+Boxes tile the tile exactly: the inner extent must be a multiple of boxDim[0].
 
 The search is small (one box per swizzle); each candidate's tensor map is then checked against every
 rule of solver.model.tensormap (the Z3 constraints, evaluated on the concrete document). The winner
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from solver.model import tensormap as tm
-from solver.model.vocab import TMA_ROW_BYTES as ROW_BYTES     # W per TMA swizzle (REFERENCE.md 5)
+from solver.model.vocab import TMA_ROW_BYTES as ROW_BYTES     # W per TMA swizzle (PTX 5.5.7)
 
-# The swizzles an MMA descriptor reads K-major (REFERENCE.md 1-2), widest first.
+# The swizzles an MMA descriptor reads K-major (PTX 9.7.16.3.3, 9.7.16.10.6 Tables 54-55), widest first.
 DEFAULT_SWIZZLES = ("128B", "64B", "32B", "NONE")
 # The TMA data type that loads each MMA operand type (8-bit floats and integers travel as UINT8).
 MMA_DATA_TYPES = {"f16": "FLOAT16", "bf16": "BFLOAT16", "tf32": "TFLOAT32", "f32": "FLOAT32",
@@ -76,7 +76,7 @@ def tallest_box(rows: int, limit: int) -> int:
 
 
 def tensor_map(data_type: str, global_dim, global_strides, box, swizzle: str, global_address: int) -> dict:
-    """The `tma check` document (CLI.md) of a tiled map with unit element strides, no interleave."""
+    """The `tma check` document (docs/CLI.md) of a tiled map with unit element strides, no interleave."""
     rank = len(global_dim)
     return {"encode": "tiled", "dataType": data_type, "rank": rank, "globalAddress": global_address,
             "globalDim": list(global_dim), "globalStrides": list(global_strides), "boxDim": list(box),

@@ -623,7 +623,7 @@ class BufferFootprint:
 
 
 def buffers_footprint(load: Im2colLoad, buffers) -> list:
-    """Seed 004 5.5.5.4: one copy per shared-memory buffer with the tensor map and coordinates of `load`
+    """PTX 5.5.5.4: one copy per shared-memory buffer with the tensor map and coordinates of `load`
     and the buffer's own (wHalo, wOffset). Returns, per buffer, the pixels its copy loads, row order."""
     if load.mode not in WIDE_MODES:
         raise SpecError("mode", load.mode, "wOffset buffers exist only in the im2col::w modes", WIDE_W_OFFSET.id)
