@@ -104,3 +104,33 @@ def test_the_readme_has_runnable_python():
 @pytest.mark.parametrize("code", list(_python_blocks("README.md")))
 def test_python_example_runs(code):
     exec(compile(code, "README.md", "exec"), {})
+
+
+def _synopses():
+    """(command words, flags) of each synopsis line of docs/CLI.md: `layoutproof <words> ...`."""
+    with open(os.path.join(ROOT, "docs", "CLI.md")) as handle:
+        for line in handle:
+            match = re.match(r"`layoutproof ([a-z0-9 ]+?) (?=[-\[A-Z`])(.*?)`", line)
+            if match:
+                yield pytest.param(tuple(match.group(1).split()), set(re.findall(r"--[a-z][a-z0-9-]*", match.group(2))),
+                                   id=match.group(1))
+
+
+def _subparser(words):
+    from solver.cli.main import build_parser
+    parser = build_parser()
+    for word in words:
+        action = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+        parser = action.choices[word]
+    return parser
+
+
+@pytest.mark.parametrize("words, flags", list(_synopses()))
+def test_docs_synopsis_names_exactly_the_command_options(words, flags):
+    """docs/CLI.md is kept true: every flag a synopsis names exists, and every flag the command takes is
+    named in one of the synopses of that command (deprecated spellings aside)."""
+    options = {s for a in _subparser(words)._actions for s in a.option_strings if s.startswith("--")}
+    assert flags <= options, flags - options
+    documented = set().union(*[set(f) for w, f in ((p.values[0], p.values[1]) for p in _synopses()) if w == words])
+    deprecated = {"--no-save", "--counterexamples"}
+    assert options - {"--help"} - deprecated <= documented, options - documented

@@ -113,8 +113,8 @@ def test_valid_cases_are_ok(target, arch):
 
 @pytest.mark.parametrize("target,rule", [("tensormap", "tma.map.box_range"), ("desc", "desc.tile.start_address")])
 def test_same_seed_same_cases_and_no_duplicates(target, rule):
-    """From a fresh process (as the CLI runs) a seed fixes the output; within one process Z3's shared
-    context may find other anchors, so the check runs the command twice."""
+    """The command line, run twice in fresh processes, prints the same bytes for the same seed and other
+    cases for another seed (test_same_seed_same_cases_in_one_process checks it within one process)."""
     def run(seed):
         command = [sys.executable, "-m", "layoutproof", "fuzz", "--target", target, "--violate", rule,
                    "--count", "40", "--seed", str(seed)]
