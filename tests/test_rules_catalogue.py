@@ -212,3 +212,16 @@ def test_malformed_tensormap_fields_name_live_rules():
     from spec.tma import tensormap_params
     for key, rule_id in tensormap_params._FIELD_RULES.items():
         assert resolve(rule_id).id == rule_id, key
+
+
+def test_every_published_rule_id_still_resolves():
+    """The ids users scripted against before the merges resolve: to themselves, or (through
+    spec/rule_aliases.json) to the rule they were merged into."""
+    import json
+    import os
+    from spec.rules import resolve
+    with open(os.path.join(os.path.dirname(__file__), "published_rule_ids.json")) as handle:
+        published = json.load(handle)["ids"]
+    assert len(published) == len(set(published)) > 100
+    for rule_id in published:
+        assert resolve(rule_id).id in {r.id for r in all_rules()}, rule_id

@@ -101,13 +101,19 @@ def chunk_map(op: readmap.Operand, addresses: list, max_lines: int = 64) -> str:
 
 
 def rules_table(documents: list, where: bool = False) -> str:
-    """One block per rule (its JSON document): id, what decided it, its source, the statement wrapped;
-    with `where` the file:line that defines it; for rules asked for by id, the properties and tests
-    that name it."""
+    """One block per rule (its JSON document): id, what decided it, who enforces it, its source, the
+    statement wrapped; with `where` the file:line that defines it; for rules asked for by id, the
+    properties and tests that name it."""
     blocks = []
     for r in documents:
-        kind = "constraint" if r.get("subjects") else "definition"
-        lines = [f"{r['id']}  [{kind}, {r['evidence']}]  {r['source']}"]
+        if r.get("subjects"):
+            enforcer = "enforced by " + r["enforced_by"]
+            if r.get("not_enforced_on"):
+                enforcer += " (not on " + ", ".join(r["not_enforced_on"]) + ")"
+            tags = f"constraint, {r['evidence']}; {enforcer}"
+        else:
+            tags = f"definition, {r['evidence']}"
+        lines = [f"{r['id']}  [{tags}]  {r['source']}"]
         if r.get("requested_as"):
             lines.append(f"    (asked for as {r['requested_as']}, which was merged into {r['id']})")
         lines.append(textwrap.fill(r["statement"], width=100, initial_indent="    ", subsequent_indent="    "))
