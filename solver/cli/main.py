@@ -23,8 +23,10 @@ COMMAND_MODULES = (desc, synth, tma, im2col, prove, rules, fuzz)
 def build_parser() -> Parser:
     from layoutproof import __version__
     top = Parser(prog="layoutproof", description=(
-        "Formal model and constraint checker for NVIDIA tensor-core shared-memory layouts: "
-        "descriptors, swizzles, canonical layouts. Exit 0 valid, 1 breaks a rule, 2 malformed input."))
+        "Formal model and constraint checker for NVIDIA tensor-core memory layouts: shared-memory "
+        "descriptors, swizzles, TMA tensor maps. Prove layout properties, synthesize descriptors and "
+        "boxes, fuzz compilers. Every command takes --json. Exit 0 valid, 1 breaks a rule (or no "
+        "solution), 2 malformed input, 3 internal error. The contract: docs/CLI.md."))
     top.add_argument("--version", action="version", version=f"layoutproof {__version__}")
     commands = top.add_subparsers(dest="command", required=True, parser_class=Parser)
     for module in COMMAND_MODULES:

@@ -298,13 +298,20 @@ K_STEP_SBO = rule(
     subject=SUBJECT)
 
 
+def _first_step_off(c: RecipeCase, need: str, field_name: str, label: str):
+    """The first k-step whose descriptor field differs from what the placement needs (None where the
+    instruction does not use the field), as a message."""
+    want = needs(c)[need]
+    for k0, op in c.steps:
+        have = getattr(op.desc, field_name)
+        if want is not None and have != want:
+            return f"k-step {k0}: {label} {have}; the placement needs {want}"
+    return None
+
+
 @K_STEP_SBO.checker
 def _sbo(c: RecipeCase):
-    want = needs(c)["sbo"]
-    for k0, op in c.steps:
-        if want is not None and op.desc.stride_byte_offset != want:
-            return f"k-step {k0}: SBO {op.desc.stride_byte_offset}; the placement needs {want}"
-    return None
+    return _first_step_off(c, "sbo", "stride_byte_offset", "SBO")
 
 
 K_STEP_LBO = rule(
@@ -316,11 +323,7 @@ K_STEP_LBO = rule(
 
 @K_STEP_LBO.checker
 def _lbo(c: RecipeCase):
-    want = needs(c)["lbo"]
-    for k0, op in c.steps:
-        if want is not None and op.desc.leading_byte_offset != want:
-            return f"k-step {k0}: LBO {op.desc.leading_byte_offset}; the placement needs {want}"
-    return None
+    return _first_step_off(c, "lbo", "leading_byte_offset", "LBO")
 
 
 K_STEP_BASE_OFFSET = rule(

@@ -275,15 +275,20 @@ def _sm90_types(op: Operand):
     return None
 
 
+# Why the operand rules below are enforced by ptxas on sm90 only.
+PTXAS_SEES_WGMMA_FORMS_ONLY = (
+    "ptxas refuses the sm90 wgmma form (the type, transposition and K are part of the instruction, "
+    "tests/hardware/ptxas_forms.json); tcgen05.mma carries them in the run-time instruction "
+    "descriptor, which ptxas does not see: not enforced on sm100/sm103.")
+
+
 MN_MAJOR_TYPES = rule(
     "operand.mn_major.dtype", "PTX 9.7.15.5.1 (wgmma transpose: '.f16/.bf16 types' only); PTX "
     "9.7.16 Table 51 and Table 54 (tcgen05)",
     "MN-major (transposed) operands: on sm90 only f16/bf16; on sm100/sm103 only 8-, 16- and 32-bit "
     "types (e4m3, e5m2, s8, u8, f16, bf16, tf32), never kind::mxf4/mxf4nvf4.", subject="operand",
     enforced_by="ptxas", not_enforced_on=("sm100", "sm103"),
-    note="ptxas refuses the sm90 wgmma form (the type, transposition and K are part of the instruction, "
-         "tests/hardware/ptxas_forms.json); tcgen05.mma carries them in the run-time instruction "
-         "descriptor, which ptxas does not see: not enforced on sm100/sm103.")
+    note=PTXAS_SEES_WGMMA_FORMS_ONLY)
 
 
 @MN_MAJOR_TYPES.checker
@@ -318,9 +323,7 @@ INSTRUCTION_K_RULE = rule(
     "K is the instruction's K: 32 bytes of K per row (16 f16, 8 tf32, 32 8-bit, 64 dense e2m1); "
     "on sm103 kind::mxf4(nvf4) also 96 (48 bytes).", subject="operand",
     enforced_by="ptxas", not_enforced_on=("sm100", "sm103"),
-    note="ptxas refuses the sm90 wgmma form (the type, transposition and K are part of the instruction, "
-         "tests/hardware/ptxas_forms.json); tcgen05.mma carries them in the run-time instruction "
-         "descriptor, which ptxas does not see: not enforced on sm100/sm103.")
+    note=PTXAS_SEES_WGMMA_FORMS_ONLY)
 
 
 @INSTRUCTION_K_RULE.checker
