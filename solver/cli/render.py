@@ -102,8 +102,8 @@ def chunk_map(op: readmap.Operand, addresses: list, max_lines: int = 64) -> str:
 
 def rules_table(documents: list, where: bool = False) -> str:
     """One block per rule (its JSON document): id, what decided it, who enforces it, its source, the
-    statement wrapped; with `where` the file:line that defines it; for rules asked for by id, the
-    properties and tests that name it."""
+    statement wrapped; with `where`, and for every rule asked for by id, the file:line that defines it;
+    for rules asked for by id, the properties and tests that name it."""
     blocks = []
     for r in documents:
         if r.get("subjects"):
@@ -117,7 +117,7 @@ def rules_table(documents: list, where: bool = False) -> str:
         if r.get("requested_as"):
             lines.append(f"    (asked for as {r['requested_as']}, which was merged into {r['id']})")
         lines.append(textwrap.fill(r["statement"], width=100, initial_indent="    ", subsequent_indent="    "))
-        if where:
+        if where or "properties" in r:         # --where, or a rule asked for by id
             lines.append(f"    defined in {r['defined_in']}")
         for key, label in (("properties", "properties"), ("tests", "tests")):
             if key in r:
