@@ -37,6 +37,8 @@ gives them).
 from __future__ import annotations
 
 import json
+import re
+from string import Template
 from typing import Optional
 
 from spec.mma import descriptor as desc_mod
@@ -155,6 +157,24 @@ def instruction_descriptor(arch: str, kind: str, dtype_name: str, major: str, mn
 
 
 # --- PTX text pieces --------------------------------------------------------------------------------
+# The kernels and the module are PTX text templates (string.Template: `$name` or `${name}`; PTX's own `%`
+# register names pass through untouched; a literal `$` would be written `$$`). `fill` substitutes them.
+_BLOCK_LINE = re.compile(r"(\s*)\$\{?(\w+)\}?\s*")
+
+
+def fill(template: Template, **values) -> str:
+    """`template` with its placeholders substituted. A placeholder alone on its line whose value is a
+    list stands for that many lines, each indented like the placeholder (an empty list: no line)."""
+    lines = []
+    for line in template.template.split("\n"):
+        block = _BLOCK_LINE.fullmatch(line)
+        if block and isinstance(values.get(block.group(2)), list):
+            lines += [block.group(1) + item for item in values[block.group(2)]]
+        else:
+            lines.append(Template(line).substitute(values))
+    return "\n".join(lines)
+
+
 def comment_block(record: dict, lines_after: list) -> list:
     """`//` lines naming the violated rules and the case values."""
     case = record.get("case", {})
@@ -183,14 +203,62 @@ def register_list(prefix: str, count: int) -> str:
     return "{" + ", ".join(f"%{prefix}{i}" for i in range(count)) + "}"
 
 
-def module_header(target: str) -> list:
-    return [f".version {PTX_VERSION}", f".target {target}", ".address_size 64", "",
-            "// Dynamic shared memory: the caller fills the tiles (absolute shared addresses in the",
-            "// descriptors) before the MMA; see each kernel's fill point.",
-            ".extern .shared .align 1024 .b8 fuzz_dynamic_smem[];", ""]
+# One module per ptxas target: the header, then the kernels, a blank line between two.
+MODULE = Template("""\
+.version $version
+.target $target
+.address_size 64
+
+// Dynamic shared memory: the caller fills the tiles (absolute shared addresses in the
+// descriptors) before the MMA; see each kernel's fill point.
+.extern .shared .align 1024 .b8 fuzz_dynamic_smem[];
+
+$kernels
+""")
 
 
 # --- sm90: wgmma ------------------------------------------------------------------------------------
+# One warpgroup (PTX 9.7.15.5): zero D, issue one wgmma.mma_async with A and B from descriptors, wait for
+# it (commit_group / wait_group 0), store D. The fence.proxy.async makes the caller's generic-proxy writes
+# to shared memory visible to wgmma's async proxy (PTX fence.proxy.async). D fragment: PTX 9.7.15.5.1.
+#   $d_reg: f32 | b32 (s32 D)   $zero_d, $store_d: one line per D register   $mma: wgmma_instruction
+SM90_KERNEL = Template("""\
+$comments
+.visible .entry $name(.param .u64 out)
+.maxntid $threads, 1, 1
+{
+  .reg .b64 %desc_a, %desc_b, %out, %addr;
+  .reg .b32 %thread, %warp, %lane, %row, %col, %elem;
+  .reg .pred %scale_d;
+  .reg .$d_reg %d<$accumulators>;
+  ld.param.u64 %out, [out];
+  cvta.to.global.u64 %out, %out;
+  $fill_marker
+  fence.proxy.async.shared::cta;   // generic-proxy writes -> wgmma's async proxy
+  bar.sync 0;
+  mov.b64 %desc_a, $desc_a;
+  mov.b64 %desc_b, $desc_b;
+  setp.ne.b32 %scale_d, 0, 0;      // scale-d false: D = A x B
+  $zero_d
+  wgmma.fence.sync.aligned;
+  $mma
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 0;
+  // D fragment: row 16*warp + lane/4 (+8), column 2*(lane%4) (+8j, +1)
+  mov.u32 %thread, %tid.x;
+  shr.u32 %warp, %thread, 5;
+  and.b32 %lane, %thread, 31;
+  shr.u32 %row, %lane, 2;
+  mad.lo.u32 %row, %warp, 16, %row;
+  and.b32 %col, %lane, 3;
+  shl.b32 %col, %col, 1;
+  mad.lo.u32 %elem, %row, $mn, %col;
+  mad.wide.u32 %addr, %elem, 4, %out;
+  $store_d
+  ret;
+}""")
+
+
 def wgmma_instruction(dtype_name: str, major: str, mn: int, k: int) -> str:
     """`wgmma.mma_async` with both operands from descriptors (PTX 9.7.15.5.2). Operand list:
     d, a-desc, b-desc, scale-d, then imm-scale-a, imm-scale-b for floating types (the integer form has
@@ -218,17 +286,22 @@ def wgmma_store_offsets(mn: int) -> list:
     return [4 * (8 * ((i // 2) % 2) * mn + 8 * (i // 4) + i % 2) for i in range(wgmma_accumulators(mn))]
 
 
-def sm90_kernel(record: dict) -> str:
-    case = case_of(record)
-    name = f"fuzz_case_{int(record['index'])}"
-    dtype_name, major, mn, k = case["dtype"], case["major"], int(case["mn"]), int(case["k"])
-    word_b = parse_descriptor(case["descriptor"])
-    chunks = k_chunks(dtype_name, None, k)
-    a = a_descriptor("sm90", 64, chunks)
+def wgmma_zero_d(is_int: bool, mn: int) -> list:
+    """`mov` of 0 into each D register (scale-d is false, but D is still read as an operand)."""
+    if is_int:
+        return [f"mov.b32 %d{i}, 0;" for i in range(wgmma_accumulators(mn))]
+    return [f"mov.f32 %d{i}, 0f00000000;" for i in range(wgmma_accumulators(mn))]
+
+
+def wgmma_store_d(is_int: bool, mn: int) -> list:
+    """`st.global` of each D register to its place in the row-major 64 x N output."""
+    store = "s32" if is_int else "f32"
+    return [f"st.global.{store} [%addr+{offset}], %d{i};" for i, offset in enumerate(wgmma_store_offsets(mn))]
+
+
+def sm90_notes(dtype_name: str, mn: int, word_b: int, a: desc_mod.Descriptor, chunks: int) -> list:
+    """The kernel's comment lines after the case values: the operands and the launch."""
     is_int = dtypes.dtype(dtype_name).family == "int"
-    regs = wgmma_accumulators(mn)
-    zero = "0" if is_int else "0f00000000"
-    reg_type = ".b32" if is_int else ".f32"
     notes = [f"B (the case's descriptor): {describe_descriptor('sm90', word_b)}",
              f"A (fixed): K-major, no swizzle, 64 rows x {chunks * 16} bytes at shared address "
              f"{A_START} ({a_tile_bytes(64, chunks)} bytes), descriptor {a.hex}",
@@ -236,48 +309,114 @@ def sm90_kernel(record: dict) -> str:
              "row-major"]
     if dtype_name == "f32":
         notes.append("f32 storage is read by wgmma as .tf32")
-    body = [
-        f".visible .entry {name}(.param .u64 out)",
-        f".maxntid {THREADS}, 1, 1",
-        "{",
-        "  .reg .b64 %desc_a, %desc_b, %out, %addr;",
-        "  .reg .b32 %thread, %warp, %lane, %row, %col, %elem;",
-        "  .reg .pred %scale_d;",
-        f"  .reg {reg_type} %d<{regs}>;",
-        "  ld.param.u64 %out, [out];",
-        "  cvta.to.global.u64 %out, %out;",
-        "  " + FILL_MARKER,
-        "  fence.proxy.async.shared::cta;   // generic-proxy writes -> wgmma's async proxy",
-        "  bar.sync 0;",
-        f"  mov.b64 %desc_a, {a.hex};",
-        f"  mov.b64 %desc_b, {desc_mod.format_hex(word_b)};",
-        "  setp.ne.b32 %scale_d, 0, 0;      // scale-d false: D = A x B",
-    ]
-    body += [f"  mov{reg_type} %d{i}, {zero};" for i in range(regs)]
-    body += [
-        "  wgmma.fence.sync.aligned;",
-        "  " + wgmma_instruction(dtype_name, major, mn, k),
-        "  wgmma.commit_group.sync.aligned;",
-        "  wgmma.wait_group.sync.aligned 0;",
-        "  // D fragment: row 16*warp + lane/4 (+8), column 2*(lane%4) (+8j, +1)",
-        "  mov.u32 %thread, %tid.x;",
-        "  shr.u32 %warp, %thread, 5;",
-        "  and.b32 %lane, %thread, 31;",
-        "  shr.u32 %row, %lane, 2;",
-        "  mad.lo.u32 %row, %warp, 16, %row;",
-        "  and.b32 %col, %lane, 3;",
-        "  shl.b32 %col, %col, 1;",
-        f"  mad.lo.u32 %elem, %row, {mn}, %col;",
-        "  mad.wide.u32 %addr, %elem, 4, %out;",
-    ]
-    store = "s32" if is_int else "f32"
-    body += [f"  st.global.{store} [%addr+{offset}], %d{i};"
-             for i, offset in enumerate(wgmma_store_offsets(mn))]
-    body += ["  ret;", "}"]
-    return "\n".join(comment_block(record, notes) + body)
+    return notes
+
+
+def sm90_kernel(record: dict) -> str:
+    case = case_of(record)
+    dtype_name, major, mn, k = case["dtype"], case["major"], int(case["mn"]), int(case["k"])
+    word_b = parse_descriptor(case["descriptor"])
+    chunks = k_chunks(dtype_name, None, k)
+    a = a_descriptor("sm90", 64, chunks)
+    is_int = dtypes.dtype(dtype_name).family == "int"
+    return fill(SM90_KERNEL,
+                comments=comment_block(record, sm90_notes(dtype_name, mn, word_b, a, chunks)),
+                name=f"fuzz_case_{int(record['index'])}", threads=THREADS, fill_marker=FILL_MARKER,
+                d_reg="b32" if is_int else "f32", accumulators=wgmma_accumulators(mn),
+                desc_a=a.hex, desc_b=desc_mod.format_hex(word_b), zero_d=wgmma_zero_d(is_int, mn),
+                mma=wgmma_instruction(dtype_name, major, mn, k), mn=mn, store_d=wgmma_store_d(is_int, mn))
 
 
 # --- sm100 / sm103: tcgen05 -------------------------------------------------------------------------
+READ_COLUMNS = 8   # tensor-memory columns each tcgen05.ld of D reads (.x8 of the 32x32b shape)
+
+# Four warps, one thread per tensor-memory lane (PTX 9.7.16): warp 0 allocates tensor memory
+# (tcgen05.alloc); thread 0 issues one tcgen05.mma with A and B from descriptors and the instruction
+# descriptor in a register, and tcgen05.commit arrives on the mbarrier mma_done when it completes; every
+# thread waits there, reads its lane of D (tcgen05.ld) and stores it; warp 0 frees the tensor memory.
+# tcgen05.fence::before/after_thread_sync order the tcgen05 operations around each bar.sync.
+#   $scale_factors: SM100_SCALE_FACTORS for block-scaled kinds, else no line   $mma: tcgen05_instruction
+#   $read_d: SM100_READ_CHUNK for each READ_COLUMNS columns of D
+SM100_KERNEL = Template("""\
+$comments
+.visible .entry $name(.param .u64 out)
+.maxntid $threads, 1, 1
+{
+  .reg .b64 %desc_a, %desc_b, %out, %addr;
+  .reg .b32 %idesc, %tmem, %tmem_row, %tmem_sfa, %tmem_sfb, %thread, %warp, %lane_base, %ones;
+  .reg .b32 %v<$read_columns>;
+  .reg .pred %is_warp0, %leader, %accumulate, %done;
+  .shared .align 8 .b64 mma_done;
+  .shared .align 4 .b32 tmem_base;
+  ld.param.u64 %out, [out];
+  cvta.to.global.u64 %out, %out;
+  mov.u32 %thread, %tid.x;
+  shr.u32 %warp, %thread, 5;
+  setp.eq.u32 %is_warp0, %warp, 0;
+  setp.eq.u32 %leader, %thread, 0;
+  // tensor memory (PTX tcgen05.alloc): warp 0 allocates, writes the address to tmem_base
+  @!%is_warp0 bra ALLOCATED;
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [tmem_base], $columns;
+  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+ALLOCATED:
+  @%leader mbarrier.init.shared::cta.b64 [mma_done], 1;
+  fence.mbarrier_init.release.cluster;   // the init before tcgen05.commit arrives on it
+  $fill_marker
+  fence.proxy.async.shared::cta;   // generic-proxy writes -> tcgen05's async proxy
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  tcgen05.fence::after_thread_sync;
+  ld.shared.b32 %tmem, [tmem_base];
+  shl.b32 %lane_base, %warp, 21;   // (32 * warp) << 16: this warp's lane quarter
+  add.u32 %tmem_row, %tmem, %lane_base;
+  $scale_factors
+  mov.b64 %desc_a, $desc_a;
+  mov.b64 %desc_b, $desc_b;
+  mov.b32 %idesc, $idesc;
+  setp.ne.b32 %accumulate, 0, 0;   // enable-input-d false: D = A x B
+  @!%leader bra ISSUED;
+  $mma
+  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mma_done];
+ISSUED:
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %done, [mma_done], 0;
+  @!%done bra WAIT;
+  tcgen05.fence::after_thread_sync;
+  // D: thread t reads tensor-memory lane t (32x32b shape), 8 columns at a time
+  mul.wide.u32 %addr, %thread, $row_bytes;
+  add.u64 %addr, %addr, %out;
+  $read_d
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  @!%is_warp0 bra DONE;
+  tcgen05.fence::after_thread_sync;
+  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %tmem, $columns;
+DONE:
+  ret;
+}""")
+
+# Block-scaled kinds (.block_scale, PTX tcgen05.mma): the scale factors of A and B, all 1.0 (UE8M0), written
+# to tensor memory by every warp for its lanes (tcgen05.st, 32x32b) and made visible to the MMA before it
+# issues (tcgen05.wait::st, then the fences around a barrier).
+SM100_SCALE_FACTORS = Template("""\
+add.u32 %tmem_sfa, %tmem, $sfa_column;
+add.u32 %tmem_sfb, %tmem, $sfb_column;
+mov.b32 %ones, $ones;
+tcgen05.st.sync.aligned.32x32b.x${scale_columns}.b32 [%tmem_row+$sfa_column], $ones_regs;
+tcgen05.st.sync.aligned.32x32b.x${scale_columns}.b32 [%tmem_row+$sfb_column], $ones_regs;
+tcgen05.wait::st.sync.aligned;
+tcgen05.fence::before_thread_sync;
+bar.sync 0;
+tcgen05.fence::after_thread_sync;""")
+
+# Columns [$first, $first + $shape) of the thread's lane of D into %v0.. (tcgen05.ld, 32x32b), then to
+# `out`: $stores, one st.global.b32 per column.
+SM100_READ_CHUNK = Template("""\
+tcgen05.ld.sync.aligned.32x32b.x${shape}.b32 $regs, [%tmem_row+$first];
+tcgen05.wait::ld.sync.aligned;
+$stores""")
+
+
 def tmem_columns(mn: int, block_scaled: bool) -> int:
     """Columns to allocate: a power of 2 in [32, 512] (PTX 9.7.16, tcgen05.alloc) holding N f32/s32
     accumulator columns and, for block-scaled kinds, two scale-factor matrices."""
@@ -297,111 +436,62 @@ def tcgen05_instruction(kind: str) -> str:
     return f"tcgen05.mma.cta_group::1.kind::{kind} [%tmem], %desc_a, %desc_b, %idesc, %accumulate;"
 
 
+def tcgen05_scale_factors(kind: str, mn: int) -> list:
+    """The SM100_SCALE_FACTORS lines for a block-scaled kind (A's at column N, B's after them); none for
+    another kind."""
+    if kind not in BLOCK_SCALE_VEC:
+        return []
+    return fill(SM100_SCALE_FACTORS, sfa_column=mn, sfb_column=mn + SCALE_COLUMNS,
+                ones=f"{UE8M0_ONES:#010x}", scale_columns=SCALE_COLUMNS,
+                ones_regs="{" + ", ".join(["%ones"] * SCALE_COLUMNS) + "}").split("\n")
+
+
+def tcgen05_read_d(mn: int) -> list:
+    """The lines that read the thread's lane of D, READ_COLUMNS columns at a time, and store it to `out`."""
+    lines = []
+    for first in range(0, mn, READ_COLUMNS):
+        width = min(READ_COLUMNS, mn - first)
+        shape = 1 << (width.bit_length() - 1)   # .x1/.x2/.x4/.x8 (a ragged N, which is illegal anyway)
+        stores = [f"st.global.b32 [%addr+{4 * (first + j)}], %v{j};" for j in range(shape)]
+        lines += fill(SM100_READ_CHUNK, shape=shape, regs=register_list("v", shape), first=first,
+                      stores=stores).split("\n")
+    return lines
+
+
+def sm100_notes(arch: str, kind: str, major: str, mn: int, m: int, word_b: int, a: desc_mod.Descriptor,
+                chunks: int, idesc: int, idesc_notes: list, columns: int) -> list:
+    """The kernel's comment lines after the case values: the operands, the instruction descriptor (and
+    what it could not hold), the tensor-memory columns and the launch."""
+    out_type = "s32" if kind == "i8" else "f32"
+    return [f"B (the case's descriptor): {describe_descriptor(arch, word_b)}",
+            f"A (fixed): K-major, no swizzle, {m} rows x {chunks * 16} bytes at shared address "
+            f"{A_START} ({a_tile_bytes(m, chunks)} bytes), descriptor {a.hex}",
+            f"instruction descriptor (PTX 9.7.16.4.2, spec.mma.instr_desc.encode): {idesc:#010x} "
+            f"(kind::{kind}, M = {m}, N = {mn}, B {major}-major)"] + idesc_notes + [
+            f"tensor memory: {columns} columns; D at column 0"
+            + (f", scale factors (1.0, UE8M0) of A at column {mn}, of B at {mn + SCALE_COLUMNS}"
+               if kind in BLOCK_SCALE_VEC else ""),
+            f"launch: 1 block of {THREADS} threads; out: 128 lanes x {mn} columns of {out_type}, "
+            "row-major"]
+
+
 def sm100_kernel(record: dict, m: int = SM100_M) -> str:
     case = case_of(record)
     arch = record["arch"]
-    name = f"fuzz_case_{int(record['index'])}"
     dtype_name, major, mn, k = case["dtype"], case["major"], int(case["mn"]), int(case["k"])
     kind = case_kind(arch, case)
     word_b = parse_descriptor(case["descriptor"])
     chunks = k_chunks(dtype_name, kind, k)
     a = a_descriptor(arch, m, chunks)
     idesc, idesc_notes = instruction_descriptor(arch, kind, dtype_name, major, mn, k, m)
-    block_scaled = kind in BLOCK_SCALE_VEC
-    columns = tmem_columns(mn, block_scaled)
-    out_type = "s32" if kind == "i8" else "f32"
-    chunk_columns = 8
-    notes = [f"B (the case's descriptor): {describe_descriptor(arch, word_b)}",
-             f"A (fixed): K-major, no swizzle, {m} rows x {chunks * 16} bytes at shared address "
-             f"{A_START} ({a_tile_bytes(m, chunks)} bytes), descriptor {a.hex}",
-             f"instruction descriptor (PTX 9.7.16.4.2, spec.mma.instr_desc.encode): {idesc:#010x} "
-             f"(kind::{kind}, M = {m}, N = {mn}, B {major}-major)"] + idesc_notes + [
-             f"tensor memory: {columns} columns; D at column 0"
-             + (f", scale factors (1.0, UE8M0) of A at column {mn}, of B at {mn + SCALE_COLUMNS}"
-                if block_scaled else ""),
-             f"launch: 1 block of {THREADS} threads; out: 128 lanes x {mn} columns of {out_type}, "
-             "row-major"]
-    body = [
-        f".visible .entry {name}(.param .u64 out)",
-        f".maxntid {THREADS}, 1, 1",
-        "{",
-        "  .reg .b64 %desc_a, %desc_b, %out, %addr;",
-        "  .reg .b32 %idesc, %tmem, %tmem_row, %tmem_sfa, %tmem_sfb, %thread, %warp, %lane_base, %ones;",
-        f"  .reg .b32 %v<{chunk_columns}>;",
-        "  .reg .pred %is_warp0, %leader, %accumulate, %done;",
-        "  .shared .align 8 .b64 mma_done;",
-        "  .shared .align 4 .b32 tmem_base;",
-        "  ld.param.u64 %out, [out];",
-        "  cvta.to.global.u64 %out, %out;",
-        "  mov.u32 %thread, %tid.x;",
-        "  shr.u32 %warp, %thread, 5;",
-        "  setp.eq.u32 %is_warp0, %warp, 0;",
-        "  setp.eq.u32 %leader, %thread, 0;",
-        "  // tensor memory (PTX tcgen05.alloc): warp 0 allocates, writes the address to tmem_base",
-        "  @!%is_warp0 bra ALLOCATED;",
-        f"  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [tmem_base], {columns};",
-        "  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;",
-        "ALLOCATED:",
-        "  @%leader mbarrier.init.shared::cta.b64 [mma_done], 1;",
-        "  fence.mbarrier_init.release.cluster;   // the init before tcgen05.commit arrives on it",
-        "  " + FILL_MARKER,
-        "  fence.proxy.async.shared::cta;   // generic-proxy writes -> tcgen05's async proxy",
-        "  tcgen05.fence::before_thread_sync;",
-        "  bar.sync 0;",
-        "  tcgen05.fence::after_thread_sync;",
-        "  ld.shared.b32 %tmem, [tmem_base];",
-        "  shl.b32 %lane_base, %warp, 21;   // (32 * warp) << 16: this warp's lane quarter",
-        "  add.u32 %tmem_row, %tmem, %lane_base;",
-    ]
-    if block_scaled:
-        body += [
-            f"  add.u32 %tmem_sfa, %tmem, {mn};",
-            f"  add.u32 %tmem_sfb, %tmem, {mn + SCALE_COLUMNS};",
-            f"  mov.b32 %ones, {UE8M0_ONES:#010x};",
-            f"  tcgen05.st.sync.aligned.32x32b.x{SCALE_COLUMNS}.b32 [%tmem_row+{mn}], "
-            "{" + ", ".join(["%ones"] * SCALE_COLUMNS) + "};",
-            f"  tcgen05.st.sync.aligned.32x32b.x{SCALE_COLUMNS}.b32 [%tmem_row+{mn + SCALE_COLUMNS}], "
-            "{" + ", ".join(["%ones"] * SCALE_COLUMNS) + "};",
-            "  tcgen05.wait::st.sync.aligned;",
-            "  tcgen05.fence::before_thread_sync;",
-            "  bar.sync 0;",
-            "  tcgen05.fence::after_thread_sync;",
-        ]
-    body += [
-        f"  mov.b64 %desc_a, {a.hex};",
-        f"  mov.b64 %desc_b, {desc_mod.format_hex(word_b)};",
-        f"  mov.b32 %idesc, {idesc:#010x};",
-        "  setp.ne.b32 %accumulate, 0, 0;   // enable-input-d false: D = A x B",
-        "  @!%leader bra ISSUED;",
-        "  " + tcgen05_instruction(kind),
-        "  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mma_done];",
-        "ISSUED:",
-        "WAIT:",
-        "  mbarrier.try_wait.parity.shared::cta.b64 %done, [mma_done], 0;",
-        "  @!%done bra WAIT;",
-        "  tcgen05.fence::after_thread_sync;",
-        "  // D: thread t reads tensor-memory lane t (32x32b shape), 8 columns at a time",
-        f"  mul.wide.u32 %addr, %thread, {4 * mn};",
-        "  add.u64 %addr, %addr, %out;",
-    ]
-    for first in range(0, mn, chunk_columns):
-        width = min(chunk_columns, mn - first)
-        shape = 1 << (width.bit_length() - 1)   # .x1/.x2/.x4/.x8 (a ragged N, which is illegal anyway)
-        body.append(f"  tcgen05.ld.sync.aligned.32x32b.x{shape}.b32 {register_list('v', shape)}, "
-                    f"[%tmem_row+{first}];")
-        body.append("  tcgen05.wait::ld.sync.aligned;")
-        body += [f"  st.global.b32 [%addr+{4 * (first + j)}], %v{j};" for j in range(shape)]
-    body += [
-        "  tcgen05.fence::before_thread_sync;",
-        "  bar.sync 0;",
-        "  @!%is_warp0 bra DONE;",
-        "  tcgen05.fence::after_thread_sync;",
-        f"  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %tmem, {columns};",
-        "DONE:",
-        "  ret;",
-        "}",
-    ]
-    return "\n".join(comment_block(record, notes) + body)
+    columns = tmem_columns(mn, kind in BLOCK_SCALE_VEC)
+    notes = sm100_notes(arch, kind, major, mn, m, word_b, a, chunks, idesc, idesc_notes, columns)
+    return fill(SM100_KERNEL,
+                comments=comment_block(record, notes), name=f"fuzz_case_{int(record['index'])}",
+                threads=THREADS, read_columns=READ_COLUMNS, columns=columns, fill_marker=FILL_MARKER,
+                scale_factors=tcgen05_scale_factors(kind, mn), desc_a=a.hex,
+                desc_b=desc_mod.format_hex(word_b), idesc=f"{idesc:#010x}", mma=tcgen05_instruction(kind),
+                row_bytes=4 * mn, read_d=tcgen05_read_d(mn))
 
 
 # --- Modules ----------------------------------------------------------------------------------------
@@ -414,7 +504,7 @@ def render_kernel(record: dict) -> tuple:
 
 
 def module(target: str, kernels: list) -> str:
-    return "\n".join(module_header(target) + ["\n\n".join(kernels), ""])
+    return fill(MODULE, version=PTX_VERSION, target=target, kernels="\n\n".join(kernels))
 
 
 def render_case(record: dict) -> tuple:
