@@ -17,13 +17,14 @@ from spec.rule import (CATALOGUE, DEFINITION, ENFORCERS, EVIDENCE_KINDS, Rule, S
                        check_all, parse_number, rule, rules_for)
 from spec.tma import driver, im2col, place, tensormap, tensormap_params  # noqa: F401
 from spec.tma import swizzle as tma_swizzle  # noqa: F401
+from spec.tmem import address, alloc, instruction, ld_st  # noqa: F401
 
 _ALIASES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rule_aliases.json")
 
 
 # The catalogue's order, whatever order the topic modules happened to be imported in: by chapter as the
 # pipeline runs (layouts and swizzles, the MMA operand, TMA, the cases that join them), then by line.
-CHAPTER_ORDER = ("spec/cute/", "spec/mma/", "spec/tma/", "spec/cases/")
+CHAPTER_ORDER = ("spec/cute/", "spec/mma/", "spec/tmem/", "spec/tma/", "spec/cases/")
 
 
 def _catalogue_position(r: Rule) -> tuple:

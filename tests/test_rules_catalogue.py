@@ -19,6 +19,8 @@ SUBJECTS_WITH_BREAKERS = {
     "recipe": "tests/test_recipe.py", "tma_box": "tests/test_tma_place.py",
     "tensormap": "tests/test_tensormap.py", "im2col_load": "tests/test_im2col.py",
     "desc_case": "tests/test_desc_case.py", "recipe_case": "tests/test_fuzz_recipe.py",
+    "tmem_address": "tests/test_tmem_spec.py", "tmem_access": "tests/test_tmem_spec.py",
+    "tmem_instruction": "tests/test_tmem_spec.py", "tmem_alloc_sequence": "tests/test_tmem_spec.py",
 }
 
 

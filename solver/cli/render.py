@@ -286,3 +286,47 @@ def im2col_text(load, box: dict, found: list) -> str:
                      f"filled ({im2col.fill_value(load)}) in every row")
     lines.append("violations: none" if not found else "violations:\n" + "\n".join(f"  {v}" for v in found))
     return "\n".join(lines)
+
+
+# --- tmem ----------------------------------------------------------------------------------------------
+def tmem_check_text(instruction: str, target: str, document: dict) -> str:
+    lines = [f"{instruction}  on {target}",
+             "ptxas: " + ("accepts" if document["ptxas_accepts"] else "refuses")]
+    for key, title in (("violations", "violations (ptxas refuses)"),
+                       ("undefined", "undefined (ptxas lets it through; wrong at run time)")):
+        if document[key]:
+            lines.append(f"{title}:")
+            lines += [f"  {v['rule']}: {v['message']} [{v['source']}]" for v in document[key]]
+        else:
+            lines.append(f"{key}: none")
+    return "\n".join(lines)
+
+
+def _cell_label(holders: list) -> str:
+    """One 32-bit cell: 't.r' when one register holds the whole cell, else 't.r.lo/t.r.hi' per 16-bit
+    half (half 0 first; '-' for a half no register holds)."""
+    if len(holders) == 2 and holders[0] and holders[1] and holders[0][:2] == holders[1][:2] \
+            and holders[0][2] == 0 and holders[1][2] == 1:
+        return f"{holders[0][0]}.{holders[0][1]}"
+    return "/".join(f"{h[0]}.{h[1]}.{'lo' if h[2] == 0 else 'hi'}" if h else "-" for h in holders)
+
+
+def tmem_map_text(document: dict) -> str:
+    """Lanes down, columns across (relative to the instruction's address); each cell names the thread and
+    register (t.r) that holds it, or per 16-bit half with .pack/.unpack."""
+    cells: dict = {}
+    for thread, pieces in enumerate(document["pieces"]):
+        for index, (lane, column, half) in enumerate(pieces):
+            cells.setdefault((lane, column), [None, None])[half] = (thread, index // 2, index % 2)
+    lanes = sorted({lane for lane, _ in cells})
+    columns = sorted({column for _, column in cells})
+    rows = [[str(lane)] + [_cell_label(cells[(lane, c)]) if (lane, c) in cells else "." for c in columns]
+            for lane in lanes]
+    pack = " .pack::16b" if document["pack"] and document["op"] == "ld" else (
+        " .unpack::16b" if document["pack"] else "")
+    split = f", half-split offset {document['half_splitoff']}" if document["half_splitoff"] is not None else ""
+    head = (f"tcgen05.{document['op']}.{document['shape']}.x{document['num']}{pack}{split}: "
+            f"{document['registers_per_thread']} register{'' if document['registers_per_thread'] == 1 else 's'} "
+            f"per thread; a cell shows thread.register, or per 16-bit half of the cell (low/high) "
+            f"thread.register.lo|hi ('-': a half no register holds)")
+    return head + "\n" + _table(["lane\\col"] + [str(c) for c in columns], rows)

@@ -1,0 +1,82 @@
+"""`layoutproof tmem check | map`: tcgen05 tensor-memory instructions (docs/CLI.md `tmem`).
+
+`tmem check` judges one tcgen05 instruction given as PTX text the way ptxas of a target would (static
+forms) and names the rules it breaks that ptxas lets through (run-time: lane quarters, address ranges);
+`tmem map` prints the fragment map of a tcgen05.ld/st form: which tensor-memory cell (lane, column,
+16-bit half) each piece of each thread's registers comes from or goes to (spec.tmem.ld_st)."""
+from __future__ import annotations
+
+from spec.rule import SpecError
+
+from solver.cli import render
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, number
+
+# ptxas targets (docs/CLI.md `tmem`); the short names of the other commands mean the `a` variants.
+TARGETS = ("sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f", "sm_120a")
+SHORT_TARGETS = {"sm90": "sm_90a", "sm100": "sm_100a", "sm103": "sm_103a", "sm110": "sm_110a", "sm120": "sm_120a"}
+
+
+def target(text: str) -> str:
+    """A ptxas target, from its own name or the short arch name of the other commands."""
+    name = SHORT_TARGETS.get(text.strip().lower(), text.strip().lower())
+    if name not in TARGETS:
+        raise SpecError("arch", text, "not a ptxas target: " + " ".join(TARGETS))
+    return name
+
+
+def num_count(text: str) -> int:
+    """.num as written in PTX (x4) or as a count (4)."""
+    cleaned = text.strip().lower()
+    return number(cleaned[1:] if cleaned.startswith("x") else cleaned)
+
+
+def run_check(args) -> int:
+    from spec.tmem import instruction
+    verdict = instruction.check(args.ptx, target(args.arch), args.ptx_version)
+    document = {"ptxas_accepts": verdict["ptxas_accepts"],
+                "violations": [v.as_json() for v in verdict["violations"]],
+                "undefined": [v.as_json() for v in verdict["undefined"]]}
+    render.emit(args, document, render.tmem_check_text(args.ptx, target(args.arch), document))
+    return EXIT_VIOLATION if document["violations"] or document["undefined"] else EXIT_OK
+
+
+def run_map(args) -> int:
+    from spec.tmem import ld_st
+    access = ld_st.map_request(args.op, args.shape, num_count(args.num), args.pack, args.half_splitoff)
+    pieces = ld_st.fragment_map(access.shape, access.num, access.pack, access.half_splitoff)
+    document = {"op": args.op, "shape": access.shape, "num": access.num, "pack": access.pack,
+                "half_splitoff": access.half_splitoff,
+                "registers_per_thread": ld_st.registers_per_thread(access.shape, access.num, access.pack),
+                "pieces": [[list(piece) for piece in thread] for thread in pieces]}
+    render.emit(args, document, render.tmem_map_text(document))
+    return EXIT_OK
+
+
+def register(commands) -> None:
+    tmem_commands = add_group(commands, "tmem", help="tcgen05 tensor memory: instruction forms, fragment maps")
+
+    check = add_command(
+        tmem_commands, "check", run_check,
+        help="does ptxas accept this tcgen05 instruction, and which rules does it break?",
+        description="Judge one tcgen05 instruction (ld, st, ld.red, alloc, dealloc, relinquish_alloc_permit, "
+                    "wait) given as PTX text: whether ptxas of the target assembles it, the rules that make "
+                    "ptxas refuse it (violations) and the rules it breaks that ptxas lets through (undefined "
+                    "at run time). Operands: %r<n> .b32, %rd<n> .b64, a bare name a .shared variable. Exit 0 "
+                    "when both lists are empty, 1 otherwise, 2 when the text is not a tcgen05 instruction.")
+    check.add_argument("--arch", required=True, help="ptxas target: " + " ".join(TARGETS) + " (sm100 = sm_100a, ...)")
+    check.add_argument("--ptx", required=True, metavar="INSTRUCTION", help="one tcgen05 instruction, as PTX text")
+    check.add_argument("--ptx-version", default="9.0", help="the PTX ISA version of the module (default 9.0)")
+
+    mapping = add_command(
+        tmem_commands, "map", run_map,
+        help="which tensor-memory cell each register piece of each thread comes from or goes to",
+        description="The fragment map of tcgen05.ld / tcgen05.st (PTX 9.7.16.2.3): for thread t, piece j is "
+                    "the 16-bit piece j of its registers (register j // 2, low half when j is even), and the "
+                    "cell it comes from or goes to: lane (within the warp's 32-lane quarter) and column "
+                    "relative to the instruction's address, and which 16-bit half of the 32-bit cell.")
+    mapping.add_argument("--op", required=True, choices=("ld", "st"))
+    mapping.add_argument("--shape", required=True, help="16x64b, 16x128b, 16x256b, 32x32b or 16x32bx2")
+    mapping.add_argument("--num", required=True, help=".num: x1, x2, ..., x128 (or the count)")
+    mapping.add_argument("--pack", action="store_true", help=".pack::16b (ld) / .unpack::16b (st)")
+    mapping.add_argument("--half-splitoff", type=number, default=None,
+                         help="the immediate half-split offset in columns (16x32bx2 only, required there)")

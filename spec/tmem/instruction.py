@@ -1,0 +1,418 @@
+"""One tcgen05 instruction as PTX text: parse it and check it for a target (PTX 9.7.16.7.1, 9.7.16.8.3,
+9.7.16.8.4, 9.7.16.9).
+
+Modelled: tcgen05.ld, tcgen05.ld.red, tcgen05.st, tcgen05.alloc, tcgen05.dealloc,
+tcgen05.relinquish_alloc_permit, tcgen05.wait::ld, tcgen05.wait::st. Operands: %r<n> (a .b32 register),
+%rd<n> (a .b64 register), a bare name (a .shared variable), integer immediates; addresses in brackets,
+[reg], [reg+imm], [imm] or [name].
+
+`check` sorts the broken rules in two: `violations`, those ptxas enforces (it refuses the text), and
+`undefined`, those it lets through (wrong at run time: lanes outside the warp's quarter, cells outside
+tensor memory, allocation sizes). The address of an ld/st is a register (ptxas refuses an immediate
+one), so the run-time rules of an access are checked only where the caller gives the value of taddr
+(`address=`) and, for the lane quarter, the issuing warp (`warp=`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from spec.rule import SpecError, check_all, rule
+from spec.tmem import address as tmem_address
+from spec.tmem import alloc as tmem_alloc
+from spec.tmem import ld_st
+from spec.tmem.targets import (LD_RED_PTX, TARGET_PTX, TARGETS, TCGEN05_PTX, TCGEN05_TARGETS,
+                               parse_version)
+
+# The column rules of alloc/dealloc (spec/tmem/alloc.py) are about this module's subject too.
+ALLOC_RULES = (tmem_alloc.ALLOC_COLUMNS, tmem_alloc.DEALLOC_GRANULE, tmem_alloc.DEALLOC_COLUMNS)
+KINDS = ("ld", "ld.red", "st", "alloc", "dealloc", "relinquish_alloc_permit", "wait::ld", "wait::st")
+NOT_MODELLED = ("mma", "cp", "shift", "commit", "fence")
+
+SYNTAX = rule(
+    "tmem.instruction.syntax", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4; PTX 9.7.16.9",
+    "tcgen05.ld: tcgen05.ld.sync.aligned.shape.num{.pack::16b}.b32 r, [taddr]{, immHalfSplitoff}; "
+    "tcgen05.ld.red: ...shape.num.redOp{.abs}{.NaN}.type r, redval, [taddr]{, imm}; tcgen05.st: "
+    "...shape.num{.unpack::16b}.b32 [taddr]{, imm}, r; tcgen05.alloc.cta_group.sync.aligned"
+    "{.shared::cta}.b32 [dst], nCols; tcgen05.dealloc.cta_group.sync.aligned.b32 taddr, nCols; "
+    "tcgen05.relinquish_alloc_permit.cta_group.sync.aligned; tcgen05.wait::{ld,st}.sync.aligned.")
+
+_REGISTER = re.compile(r"^%(r|rd)(\d+)$")
+_NAME = re.compile(r"^[A-Za-z_$][\w$]*$")
+_SHAPE = re.compile(r"^\d+x\d+b(x2)?$")
+_NUM = re.compile(r"^x(\d+)$")
+
+
+@dataclass(frozen=True)
+class Operand:
+    """kind: "b32" / "b64" (a register), "imm", "shared" (a bare name), "address" ([...]: base is an
+    Operand, offset an int), "vector" (items: a tuple of Operands)."""
+    kind: str
+    text: str
+    value: object = None          # int for "imm"; the base Operand for "address"
+    offset: int = 0
+    items: tuple = ()
+
+
+@dataclass(frozen=True)
+class TmemInstruction:
+    kind: str                               # one of KINDS
+    text: str
+    qualifiers: tuple = ()                  # as written, without the leading "tcgen05.<kind>"
+    sync: bool = False
+    aligned: bool = False
+    shape: Optional[str] = None
+    num: Optional[int] = None
+    pack: Optional[str] = None              # "pack::16b" / "unpack::16b"
+    type: Optional[str] = None              # ".b32" etc. without the dot
+    red_op: Optional[str] = None
+    abs: bool = False
+    nan: bool = False
+    cta_group: Optional[int] = None
+    shared_cta: bool = False
+    unknown: tuple = ()                     # qualifiers this model does not know
+    vector: Optional[Operand] = None        # ld/st registers
+    redval: Optional[Operand] = None
+    taddr: Optional[Operand] = None         # ld/st: an "address" operand; dealloc: a register/immediate
+    half_splitoff: Optional[Operand] = None
+    dst: Optional[Operand] = None           # alloc
+    ncols: object = None                    # alloc/dealloc: int (immediate) or the register's text
+    target: Optional[str] = None            # set by check()
+    ptx_version: Optional[tuple] = None     # set by check()
+
+
+def _split_operands(text: str) -> list:
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        parts.append(current.strip())
+    return parts
+
+
+def _number(text: str) -> Optional[int]:
+    """A PTX integer literal: decimal or 0x-hex, optionally negative (no '_' separators)."""
+    if not re.match(r"^-?(0[xX][0-9a-fA-F]+|\d+)$", text):
+        return None
+    return int(text, 16 if "x" in text.lower() else 10)
+
+
+def parse_operand(text: str) -> Operand:
+    text = text.strip()
+    if text.startswith("{") and text.endswith("}"):
+        inner = text[1:-1].strip()
+        items = tuple(parse_operand(t) for t in inner.split(",")) if inner else ()
+        return Operand("vector", text, items=items)
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].replace(" ", "")
+        split = re.match(r"^(.+?)([+-])(\w+)$", inner)
+        base, offset = inner, 0
+        if split and not inner.lstrip("-").isdigit():
+            base, offset = split.group(1), _number(split.group(3))
+            if offset is None:
+                raise SpecError("operand", text, "an address offset is an integer", SYNTAX.id)
+            offset = -offset if split.group(2) == "-" else offset
+        return Operand("address", text, value=parse_operand(base), offset=offset)
+    register = _REGISTER.match(text)
+    if register:
+        return Operand("b32" if register.group(1) == "r" else "b64", text)
+    value = _number(text)
+    if value is not None:
+        return Operand("imm", text, value=value)
+    if _NAME.match(text):
+        return Operand("shared", text)
+    raise SpecError("operand", text, "expected %r<n>, %rd<n>, a name, an immediate, {...} or [...]", SYNTAX.id)
+
+
+def parse(text: str) -> TmemInstruction:
+    """One tcgen05 instruction. SpecError if the text is not one of the modelled tcgen05 instructions."""
+    body = text.strip().rstrip(";").strip()
+    mnemonic, _, rest = body.partition(" ")
+    if not mnemonic.startswith("tcgen05."):
+        raise SpecError("instruction", text, "not a tcgen05 instruction", SYNTAX.id)
+    parts = mnemonic.split(".")[1:]
+    if not parts or not parts[0]:
+        raise SpecError("instruction", text, "not a tcgen05 instruction", SYNTAX.id)
+    kind = parts[0]
+    if kind == "ld" and len(parts) > 1 and parts[1] == "red":
+        kind, parts = "ld.red", parts[1:]
+    if kind not in KINDS:
+        why = "not modelled here" if kind.split("::")[0] in NOT_MODELLED else "not a tcgen05 instruction"
+        raise SpecError("instruction", text, why, SYNTAX.id)
+    fields = {"sync": False, "aligned": False, "shape": None, "num": None, "pack": None, "type": None,
+              "red_op": None, "abs": False, "nan": False, "cta_group": None, "shared_cta": False}
+    unknown = []
+    for q in parts[1:]:
+        num = _NUM.match(q)
+        if q in ("sync", "aligned"):
+            fields[q] = True
+        elif _SHAPE.match(q):
+            fields["shape"] = q
+        elif num:
+            fields["num"] = int(num.group(1))
+        elif q in ("pack::16b", "unpack::16b"):
+            fields["pack"] = q
+        elif q in ("b32", "f32", "u32", "s32", "b64", "f16", "s16", "u16"):
+            fields["type"] = q
+        elif q == "abs":
+            fields["abs"] = True
+        elif q == "NaN":
+            fields["nan"] = True
+        elif q.startswith("cta_group::") and q[len("cta_group::"):].isdigit():
+            fields["cta_group"] = int(q[len("cta_group::"):])
+        elif q == "shared::cta":
+            fields["shared_cta"] = True
+        elif kind == "ld.red" and fields["red_op"] is None and q.isalpha():
+            fields["red_op"] = q
+        else:
+            unknown.append(q)
+    operands = [parse_operand(t) for t in _split_operands(rest)]
+    found = dict(kind=kind, text=text, qualifiers=tuple(parts[1:]), unknown=tuple(unknown), **fields)
+    found.update(_bind_operands(kind, operands, text))
+    return TmemInstruction(**found)
+
+
+def _bind_operands(kind: str, operands: list, text: str) -> dict:
+    kinds = [o.kind for o in operands]
+
+    def malformed(expected: str):
+        return SpecError("operands", text, f"tcgen05.{kind} takes {expected}", SYNTAX.id)
+
+    if kind in ("ld", "ld.red"):
+        lead = 2 if kind == "ld.red" else 1
+        if len(operands) not in (lead + 1, lead + 2) or kinds[0] != "vector" or kinds[lead] != "address":
+            raise malformed("r, " + ("redval, " if kind == "ld.red" else "") + "[taddr]{, immHalfSplitoff}")
+        return dict(vector=operands[0], redval=operands[1] if kind == "ld.red" else None,
+                    taddr=operands[lead], half_splitoff=operands[lead + 1] if len(operands) == lead + 2 else None)
+    if kind == "st":
+        if len(operands) not in (2, 3) or kinds[0] != "address" or kinds[-1] != "vector":
+            raise malformed("[taddr]{, immHalfSplitoff}, r")
+        return dict(taddr=operands[0], vector=operands[-1],
+                    half_splitoff=operands[1] if len(operands) == 3 else None)
+    if kind in ("alloc", "dealloc"):
+        if len(operands) != 2 or (kind == "alloc" and kinds[0] != "address"):
+            raise malformed("[dst], nCols" if kind == "alloc" else "taddr, nCols")
+        ncols = operands[1].value if operands[1].kind == "imm" else operands[1].text
+        if kind == "alloc":
+            return dict(dst=operands[0], ncols=ncols)
+        return dict(taddr=operands[0], ncols=ncols)
+    if operands:
+        raise malformed("no operands")
+    return {}
+
+
+# --- Constraints on one instruction (subject "tmem_instruction") ----------------------------------------
+TARGET = rule(
+    "tmem.target", "PTX 9.7.16.7.1; PTX 9.7.16.9 (Target ISA Notes)",
+    "tcgen05.alloc, dealloc, relinquish_alloc_permit and wait exist on sm_100a, sm_100f, sm_103a, sm_103f, "
+    "sm_110a, sm_110f only (sm_90a and sm_120a lack tcgen05).",
+    subject="tmem_instruction", enforced_by="ptxas",
+    note="ptxas 13.0: \"Instruction 'tcgen05.wait' not supported on .target 'sm_90a'\". tcgen05.ld/st/"
+         "ld.red: rules tmem.ld.target and tmem.ld_red.target.")
+
+
+@TARGET.checker
+def _target(instr: TmemInstruction):
+    if instr.target and instr.kind not in ("ld", "st", "ld.red") and instr.target not in TCGEN05_TARGETS:
+        return f"tcgen05.{instr.kind} does not exist on {instr.target}"
+    return None
+
+
+PTX_VERSION = rule(
+    "tmem.ptx_version", "PTX 9.7.16.7.1; PTX 9.7.16.8.3 (PTX ISA Notes)",
+    "tcgen05 instructions need PTX ISA 8.6 or later; tcgen05.ld.red needs 8.8 or later.",
+    subject="tmem_instruction", enforced_by="ptxas",
+    note="ptxas 13.0: \"Feature 'tcgen05.ld.red' requires PTX ISA .version 8.8 or later\".")
+
+
+@PTX_VERSION.checker
+def _ptx_version(instr: TmemInstruction):
+    if instr.ptx_version is None:
+        return None
+    needed = LD_RED_PTX if instr.kind == "ld.red" else TCGEN05_PTX
+    if instr.ptx_version < needed:
+        return (f"tcgen05.{instr.kind} needs PTX ISA {needed[0]}.{needed[1]}; the text is "
+                f"{instr.ptx_version[0]}.{instr.ptx_version[1]}")
+    return None
+
+
+SYNC_ALIGNED = rule(
+    "tmem.instruction.sync_aligned", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4; PTX 9.7.16.9",
+    "The .sync qualifier is mandatory on every modelled tcgen05 instruction, and .aligned on alloc, "
+    "dealloc, relinquish_alloc_permit and wait.", subject="tmem_instruction", enforced_by="ptxas",
+    note="ptxas 13.0: \".sync modifier required for instruction 'tcgen05.ld'\"; it refuses alloc, dealloc "
+         "and wait without .aligned but accepts ld, st and ld.red without it (tmem.ld.aligned).")
+
+
+@SYNC_ALIGNED.checker
+def _sync_aligned(instr: TmemInstruction):
+    if not instr.sync:
+        return f"tcgen05.{instr.kind} lacks .sync"
+    if not instr.aligned and instr.kind not in ("ld", "st", "ld.red"):
+        return f"tcgen05.{instr.kind} lacks .aligned"
+    return None
+
+
+LD_ALIGNED = rule(
+    "tmem.ld.aligned", "PTX 9.7.16.8.3; PTX 9.7.16.8.4",
+    "The .aligned qualifier is mandatory on tcgen05.ld, tcgen05.ld.red and tcgen05.st: all threads of the "
+    "warp execute the same instruction.", subject="tmem_instruction", enforced_by="nobody",
+    note="ptxas 13.0 accepts tcgen05.ld/st/ld.red written without .aligned (tests/hardware/"
+         "tmem_ptxas_forms.json.gz); the manual's syntax has no form without it.")
+
+
+@LD_ALIGNED.checker
+def _ld_aligned(instr: TmemInstruction):
+    if instr.kind in ("ld", "st", "ld.red") and not instr.aligned:
+        return f"tcgen05.{instr.kind} lacks .aligned"
+    return None
+
+
+TARGET_PTX_VERSION = rule(
+    "tmem.target_ptx_version", "PTX 9.7.16.8.3 (Target ISA Notes); tests/hardware/tmem_ptxas_forms.json.gz",
+    "The module's PTX ISA version supports the target: sm_100a from 8.6; sm_100f, sm_103a, sm_103f from "
+    "8.8; sm_110a, sm_110f from 9.0 (sm_101 renamed); sm_120a from 8.7; sm_90a from 8.0.",
+    subject="tmem_instruction", evidence="ptxas", enforced_by="ptxas",
+    note="ptxas 13.0: \"PTX .version 8.7 does not support .target sm_100f\". The manual gives the family "
+         "targets from PTX 8.8 and the sm_110 names from 9.0.")
+
+
+@TARGET_PTX_VERSION.checker
+def _target_ptx_version(instr: TmemInstruction):
+    if instr.target is None or instr.ptx_version is None:
+        return None
+    needed = TARGET_PTX[instr.target]
+    if instr.ptx_version < needed:
+        return (f"PTX ISA {instr.ptx_version[0]}.{instr.ptx_version[1]} does not support {instr.target} "
+                f"(needs {needed[0]}.{needed[1]})")
+    return None
+
+
+QUALIFIERS = rule(
+    "tmem.instruction.qualifiers", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4; PTX 9.7.16.9",
+    "Each instruction takes only its own qualifiers: a shape and .num for ld/st/ld.red, .cta_group::1 or "
+    "::2 (and only it) for alloc/dealloc/relinquish_alloc_permit, .shared::cta for alloc only, .b32 as "
+    "the type of ld/st/alloc/dealloc; no unknown qualifier.",
+    subject="tmem_instruction", enforced_by="ptxas",
+    note="ptxas 13.0: \"Unknown modifier '.x3'\", \".num modifier required\", \"Unexpected instruction "
+         "types specified\".")
+
+
+@QUALIFIERS.checker
+def _qualifiers(instr: TmemInstruction):
+    if instr.unknown:
+        return f"tcgen05.{instr.kind}: unknown qualifier .{instr.unknown[0]}"
+    data = instr.kind in ("ld", "ld.red", "st")
+    managing = instr.kind in ("alloc", "dealloc", "relinquish_alloc_permit")
+    if data and (instr.shape is None or instr.num is None):
+        return f"tcgen05.{instr.kind} needs a shape and a .num"
+    if not data and (instr.shape or instr.num or instr.pack or instr.red_op or instr.abs or instr.nan):
+        return f"tcgen05.{instr.kind} takes no shape, .num, packing or reduction"
+    if managing and instr.cta_group not in (1, 2):
+        return f"tcgen05.{instr.kind} needs .cta_group::1 or .cta_group::2"
+    if not managing and instr.cta_group is not None:
+        return f"tcgen05.{instr.kind} takes no .cta_group"
+    if instr.shared_cta and instr.kind != "alloc":
+        return f"tcgen05.{instr.kind} takes no .shared::cta"
+    wants_b32 = instr.kind in ("ld", "st", "alloc", "dealloc")
+    if wants_b32 and instr.type != "b32":
+        return f"tcgen05.{instr.kind} is typed .b32, not {'.' + instr.type if instr.type else 'untyped'}"
+    if instr.kind in ("relinquish_alloc_permit", "wait::ld", "wait::st") and instr.type:
+        return f"tcgen05.{instr.kind} takes no type"
+    return None
+
+
+OPERAND_TYPES = rule(
+    "tmem.instruction.operands", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4",
+    "taddr of ld/st/ld.red is a .b32 register, [%r] or [%r+imm]; taddr of dealloc a .b32 register or an "
+    "immediate; the data vector and redval are .b32 registers; immHalfSplitoff is an immediate; nCols is "
+    "a .b32 register or an immediate; the dst of alloc is a shared-memory address ([name], [name+imm], "
+    "[%r], [%rd]), not an immediate.",
+    subject="tmem_instruction", enforced_by="ptxas",
+    note="ptxas 13.0: \"Arguments mismatch for instruction 'tcgen05.ld'\" for [%rd], [imm], {%rd...} or a "
+         "register immHalfSplitoff; \"Immediate addresses allowed only for .local state space\" for alloc [imm].")
+
+
+def _is_b32_or_imm(op: Optional[Operand]) -> bool:
+    return op is not None and op.kind in ("b32", "imm")
+
+
+@OPERAND_TYPES.checker
+def _operand_types(instr: TmemInstruction):
+    if instr.kind in ("ld", "ld.red", "st"):
+        if instr.taddr.value.kind != "b32":
+            return f"taddr {instr.taddr.text} is not a .b32 register (with an optional offset)"
+        bad = [o.text for o in instr.vector.items if o.kind != "b32"]
+        if bad:
+            return f"the register vector holds {bad[0]}, not a .b32 register"
+        redval = instr.redval
+        if redval is not None and redval.kind == "vector" and len(redval.items) == 1:
+            redval = redval.items[0]                  # ptxas 13.0 accepts {%r} as redval
+        if redval is not None and redval.kind != "b32":
+            return f"redval {instr.redval.text} is not a .b32 register"
+        if instr.half_splitoff is not None and instr.half_splitoff.kind != "imm":
+            return f"immHalfSplitoff {instr.half_splitoff.text} is not an immediate"
+    if instr.kind == "dealloc" and not _is_b32_or_imm(instr.taddr):
+        return f"taddr {instr.taddr.text} is not a 32-bit register"
+    if instr.kind in ("alloc", "dealloc") and isinstance(instr.ncols, str) and not instr.ncols.startswith("%r") \
+            or isinstance(instr.ncols, str) and instr.ncols.startswith("%rd"):
+        return f"nCols {instr.ncols} is not a .b32 register or an immediate"
+    if instr.kind == "alloc" and instr.dst.value.kind not in ("b32", "b64", "shared"):
+        return f"dst {instr.dst.text} is not a shared-memory address"
+    return None
+
+
+# --- From text to an access, and the check --------------------------------------------------------------
+def to_access(instr: TmemInstruction, target: str = "sm_100a", address: Optional[int] = None,
+              warp: int = 0) -> ld_st.TmemAccess:
+    """The TmemAccess of an ld/st/ld.red (address: the value of taddr, 0 when unknown)."""
+    if instr.kind not in ("ld", "st", "ld.red"):
+        raise SpecError("instruction", instr.text, "not a tcgen05.ld/st/ld.red", SYNTAX.id)
+    lane, column = tmem_address.decode(address or 0)
+    splitoff = instr.half_splitoff.value if instr.half_splitoff is not None and \
+        instr.half_splitoff.kind == "imm" else (0 if instr.half_splitoff is not None else None)
+    red_type = instr.type if instr.kind == "ld.red" else None
+    return ld_st.TmemAccess(op=instr.kind, shape=instr.shape or "", num=instr.num, lane=lane, column=column,
+                            warp=warp, pack=instr.pack, half_splitoff=splitoff,
+                            registers=len(instr.vector.items), target=target, red_op=instr.red_op,
+                            red_type=red_type, abs=instr.abs, nan=instr.nan)
+
+
+_RUN_TIME_ACCESS_RULES = ("tmem.address.range", "tmem.access.lane_quarter", "tmem.ld.lane_alignment")
+
+
+def check(text: str, target: str, ptx_version: str = "9.0", *, warp: Optional[int] = None,
+          address: Optional[int] = None) -> dict:
+    """{"ptxas_accepts": bool, "violations": [Violation] (rules ptxas enforces), "undefined": [Violation]
+    (broken rules ptxas lets through)}. `address` (the value of taddr) and `warp` (the issuing warp) let
+    the run-time rules of an ld/st be checked (taddr + any [%r+imm] offset is the caller's to add)."""
+    if target not in TARGETS:
+        raise SpecError("target", target, "expected one of " + " ".join(TARGETS), TARGET.id)
+    instr = replace(parse(text), target=target, ptx_version=parse_version(ptx_version))
+    broken = list(check_all("tmem_instruction", instr))
+    if instr.kind in ("ld", "st", "ld.red"):
+        known = address
+        access = to_access(instr, target, known, warp or 0)
+        skip = set()
+        if known is None:
+            skip.update(_RUN_TIME_ACCESS_RULES)
+        if warp is None:
+            skip.add("tmem.access.lane_quarter")
+        broken += [v for v in check_all("tmem_access", access) if v.rule.id not in skip]
+    seen, unique = set(), []
+    for v in broken:
+        if (v.rule.id, v.message) not in seen:
+            seen.add((v.rule.id, v.message))
+            unique.append(v)
+    violations = [v for v in unique if v.rule.enforced_by == "ptxas"]
+    undefined = [v for v in unique if v.rule.enforced_by != "ptxas"]
+    return {"ptxas_accepts": not violations, "violations": violations, "undefined": undefined}
