@@ -34,9 +34,12 @@ should read it (does every element come from where the tile holds it?); a recipe
 that fill a tile and the descriptors of each MMA along K (does every element read come from where a box
 wrote it?).
 
-Tensor memory (tcgen05.ld/st/cp, the accumulator's data-path layouts) is the next space, once it exists
-here: it is not modelled yet, because only a Blackwell GPU could decide its rules, and none has been
-observed.
+Tensor memory is the tcgen05 tensor core's own space (spec/tmem): 128 lanes x 512 columns of 32-bit
+cells per CTA, filled from registers by tcgen05.st, from shared memory by tcgen05.cp (through a
+shared-memory descriptor: the read map above), and by tcgen05.mma's accumulator; read back into
+registers by tcgen05.ld, whose fragment map (thread, register, 16-bit half) -> (lane, column, half) is
+what an epilogue is written against. Its static forms are ptxas's to decide (recorded); its run-time
+rules only a Blackwell GPU could decide, and none is available here.
 
 Every rule lives in spec/rule.py's record (statement, primary source, evidence, enforcer, where it is
 defined) next to its check; spec/rules.py is the whole catalogue, with the ids retired by merges
