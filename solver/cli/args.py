@@ -8,10 +8,12 @@ that help texts list exactly what spec/ accepts.
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 
 from spec.mma import descriptor as desc_mod
 from spec.mma import dtypes, readmap
-from spec.rule import parse_number
+from spec.rule import SpecError, parse_number
 from spec.tma import swizzle as tma_swizzle
 
 # Exit statuses (docs/CLI.md): 0 valid / found / as expected; 1 well-formed but breaks a rule, or no solution;
@@ -133,3 +135,22 @@ def add_kind(p) -> None:
     p.add_argument("--kind", default=None,
                    help="tcgen05 kind, which decides sub-byte packing (default: e2m1 -> mxf4 dense, "
                         "e2m3/e3m2 -> f8f6f4 padded)")
+
+
+def read_json_document(path: str, field_name: str, rule_id: str):
+    """The JSON document in file `path` (stdin for '-'); unreadable or not JSON is malformed input,
+    reported against `field_name` and the rule that defines the document."""
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise SpecError(field_name, path, f"cannot read: {reason}", rule_id) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SpecError(field_name, path, f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})",
+                        rule_id) from None

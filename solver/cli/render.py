@@ -302,6 +302,14 @@ def tmem_check_text(instruction: str, target: str, document: dict) -> str:
     return "\n".join(lines)
 
 
+def tmem_alloc_text(count: int, report: dict) -> str:
+    if not report["violations"]:
+        return f"{count} allocation operations: no rule broken"
+    lines = [f"{count} allocation operations; broken:"]
+    lines += [f"  op {v['index']}: {v['rule']}: {v['message']} [{v['source']}]" for v in report["violations"]]
+    return "\n".join(lines)
+
+
 def _cell_label(holders: list) -> str:
     """One 32-bit cell: 't.r' when one register holds the whole cell, else 't.r.lo/t.r.hi' per 16-bit
     half (half 0 first; '-' for a half no register holds)."""

@@ -2,14 +2,11 @@
 `tma place`; `tma box` is an addition)."""
 from __future__ import annotations
 
-import json
-import sys
-
 from spec.rule import SpecError
 
 from solver.cli import render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_group, add_tma_swizzle,
-                             exit_status, number, number_list)
+                             exit_status, number, number_list, read_json_document)
 
 TMA_ARCH_HELP = "sm90, sm100 or sm103"
 
@@ -17,20 +14,7 @@ TMA_ARCH_HELP = "sm90, sm100 or sm103"
 def read_params_document(path: str):
     """The JSON document of --params (a file, or stdin for '-'); unreadable or not JSON: malformed."""
     from spec.tma import tensormap
-    try:
-        if path == "-":
-            text = sys.stdin.read()
-        else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        raise SpecError("params", path, f"cannot read: {reason}", tensormap.PARAMS.id) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SpecError("params", path, f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})",
-                        tensormap.PARAMS.id) from None
+    return read_json_document(path, "params", tensormap.PARAMS.id)
 
 
 def run_check(args) -> int:

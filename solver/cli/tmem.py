@@ -2,14 +2,14 @@
 
 `tmem check` judges one tcgen05 instruction given as PTX text the way ptxas of a target would (static
 forms) and names the rules it breaks that ptxas lets through (run-time: lane quarters, address ranges);
-`tmem map` prints the fragment map of a tcgen05.ld/st form: which tensor-memory cell (lane, column,
+`tmem alloc` checks a kernel's sequence of allocation operations (spec.tmem.alloc); `tmem map` prints the fragment map of a tcgen05.ld/st form: which tensor-memory cell (lane, column,
 16-bit half) each piece of each thread's registers comes from or goes to (spec.tmem.ld_st)."""
 from __future__ import annotations
 
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, number
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, number, read_json_document
 
 # ptxas targets (docs/CLI.md `tmem`); the short names of the other commands mean the `a` variants.
 TARGETS = ("sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f", "sm_120a")
@@ -40,6 +40,24 @@ def run_check(args) -> int:
     return EXIT_VIOLATION if document["violations"] or document["undefined"] else EXIT_OK
 
 
+# A kernel's allocation operations are a handful; this bound keeps a hostile document from running away.
+MAX_ALLOC_OPS = 4096
+
+
+def run_alloc(args) -> int:
+    from spec.tmem import alloc
+    document = read_json_document(args.ops, "ops", alloc.SINGLE_WARP.id)
+    ops = document.get("ops") if isinstance(document, dict) else document
+    if not isinstance(ops, list):
+        raise SpecError("ops", args.ops, 'expected a JSON list of operations, or {"ops": [...]}', alloc.SINGLE_WARP.id)
+    if len(ops) > MAX_ALLOC_OPS:
+        raise SpecError("ops", f"{len(ops)} operations", f"at most {MAX_ALLOC_OPS}", alloc.SINGLE_WARP.id)
+    found = alloc.check_sequence(ops)
+    report = {"violations": [{"index": index, **v.as_json()} for index, v in found]}
+    render.emit(args, report, render.tmem_alloc_text(len(ops), report))
+    return EXIT_VIOLATION if found else EXIT_OK
+
+
 def run_map(args) -> int:
     from spec.tmem import ld_st
     access = ld_st.map_request(args.op, args.shape, num_count(args.num), args.pack, args.half_splitoff)
@@ -66,6 +84,18 @@ def register(commands) -> None:
     check.add_argument("--arch", required=True, help="ptxas target: " + " ".join(TARGETS) + " (sm100 = sm_100a, ...)")
     check.add_argument("--ptx", required=True, metavar="INSTRUCTION", help="one tcgen05 instruction, as PTX text")
     check.add_argument("--ptx-version", default="9.0", help="the PTX ISA version of the module (default 9.0)")
+
+    sequence = add_command(
+        tmem_commands, "alloc", run_alloc,
+        help="check a kernel's tcgen05.alloc / dealloc / relinquish_alloc_permit sequence",
+        description="Check a kernel's allocation operations, in program order, against the allocation rules "
+                    "(PTX 9.7.16.7.1): column counts, one allocating warp, everything freed before exit, "
+                    "deallocs matching allocs, no alloc after relinquish_alloc_permit, cta_group::1 and ::2 "
+                    "not mixed, at most 512 columns live. Exit 0 when none breaks, 1 with each breach and the "
+                    "index of the operation, 2 when the document is malformed.")
+    sequence.add_argument("--ops", required=True, metavar="FILE",
+                          help='JSON: [{"op": "alloc"|"dealloc"|"relinquish_alloc_permit", "warp", "columns", '
+                               '"cta_group", "address"}, ...] (or {"ops": [...]}); "-" reads stdin')
 
     mapping = add_command(
         tmem_commands, "map", run_map,

@@ -1,0 +1,70 @@
+"""`layoutproof tmem check | alloc | map`: the documents follow docs/CLI.md, agree with spec/tmem, and bad
+input exits 2 with one line. Expectations come from the manual's counts and from spec/tmem (the
+executable specification), which tests/test_tmem_spec.py, the ptxas recording and CUTLASS check."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from solver.cli.main import main
+from spec.tmem import ld_st
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("shape", ld_st.SHAPES)
+@pytest.mark.parametrize("pack", (False, True))
+def test_map_json_is_the_fragment_map(capsys, shape, pack):
+    num = 2
+    split = ["--half-splitoff", str(num * (2 if pack else 1))] if shape == "16x32bx2" else []
+    code, out, _ = run(capsys, "tmem", "map", "--op", "ld", "--shape", shape, "--num", f"x{num}",
+                       *(["--pack"] if pack else []), *split, "--json")
+    document = json.loads(out)
+    assert code == 0 and len(document["pieces"]) == 32
+    expected = ld_st.fragment_map(shape, num, pack, int(split[1]) if split else None)
+    assert document["pieces"] == [[list(piece) for piece in thread] for thread in expected]
+    # PTX 9.7.16.2.3: a warp moves lanes x (bits x num) of data (16x32bx2: two 16x32b accesses), which is
+    # 32 threads x registers x 32 bits
+    accesses = 2 if shape == "16x32bx2" else 1
+    assert document["registers_per_thread"] * 32 * 32 == \
+        accesses * ld_st.SHAPE_LANES[shape] * ld_st.SHAPE_BITS[shape] * num
+
+
+def test_map_text_names_every_register_once(capsys):
+    code, out, _ = run(capsys, "tmem", "map", "--op", "ld", "--shape", "32x32b", "--num", "x4")
+    cells = [cell for line in out.splitlines()[3:] for cell in line.split()[1:]]
+    assert code == 0 and len(cells) == 32 * 4 and len(set(cells)) == len(cells)
+
+
+def test_check_exit_statuses(capsys):
+    ok = "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r0]"
+    assert run(capsys, "tmem", "check", "--arch", "sm100", "--ptx", ok)[0] == 0
+    short = "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1}, [%r0]"        # Table 49: x2 is two registers
+    code, out, _ = run(capsys, "tmem", "check", "--arch", "sm_100a", "--ptx", short, "--json")
+    document = json.loads(out)
+    assert code == 1 and not document["ptxas_accepts"] and document["violations"]
+    code, out, err = run(capsys, "tmem", "check", "--arch", "sm_100a", "--ptx", "mov.b32 %r1, 0")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    code, _, err = run(capsys, "tmem", "check", "--arch", "sm_75", "--ptx", ok)
+    assert code == 2 and "arch" in err
+
+
+def test_alloc_sequence(capsys, tmp_path):
+    good = [{"op": "alloc", "warp": 0, "columns": 128}, {"op": "relinquish_alloc_permit", "warp": 0},
+            {"op": "dealloc", "warp": 0, "columns": 128}]
+    path = tmp_path / "good.json"
+    path.write_text(json.dumps(good))
+    assert run(capsys, "tmem", "alloc", "--ops", str(path), "--json")[:2] == (0, '{"violations": []}\n')
+    bad = good[:1] + [{"op": "alloc", "warp": 0, "columns": 48}] + good[1:]     # 48: not a power of two
+    path.write_text(json.dumps({"ops": bad}))
+    code, out, _ = run(capsys, "tmem", "alloc", "--ops", str(path), "--json")
+    indices = {v["index"] for v in json.loads(out)["violations"]}
+    assert code == 1 and 1 in indices
+    path.write_text("[{]")
+    code, out, err = run(capsys, "tmem", "alloc", "--ops", str(path))
+    assert code == 2 and out == "" and "not JSON" in err
