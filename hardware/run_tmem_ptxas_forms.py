@@ -1,7 +1,7 @@
 """Record what ptxas decides about tcgen05 tensor-memory instructions: tests/hardware/tmem_ptxas_forms.json.gz.
 
-Every form is one tcgen05 instruction (PTX ISA 9.7.16.7 / 9.7.16.8: tcgen05.alloc, .dealloc,
-.relinquish_alloc_permit, .ld, .ld.red, .st, .wait) alone in a kernel, assembled with
+Every form is one tcgen05 instruction (PTX ISA 9.7.16.7 - 9.7.16.9: tcgen05.alloc, .dealloc,
+.relinquish_alloc_permit, .ld, .ld.red, .st, .wait, .cp, .shift) alone in a kernel, assembled with
 `ptxas -arch=<target>` under a `.version` line. The instruction text is recorded exactly as a user
 passes it to `layoutproof tmem check --ptx "..."`: **without** the trailing semicolon (the kernel adds
 it). Operands follow one convention: `%r<n>` are .b32 registers, `%rd<n>` .b64 registers, a bare name
@@ -18,12 +18,19 @@ The grid (see `full_grid` and `core_grid`):
   * alloc / dealloc: .cta_group::1/::2 (and none, ::3) x columns 0 16 32 33 48 64 128 256 512 1024
     2048 or a register, destinations [sh], [%r3], [%rd3], with and without .shared::cta;
     relinquish_alloc_permit; wait::ld / wait::st;
-  * every op with .sync.aligned, .sync, .aligned, neither, and .aligned.sync.
+  * every op with .sync.aligned, .sync, .aligned, neither, and .aligned.sync;
+  * cp: shapes .128x256b .4x256b .128x128b .64x128b .32x128b and a bogus .16x256b x no multicast /
+    .warpx2::02_13 / .warpx2::01_23 / .warpx4 x no decompression / .b8x16.b6x16_p32 / .b8x16.b4x16_p64
+    x .cta_group::1 / ::2, then broken qualifiers (no or a third cta_group, half or reversed format
+    pairs, repeated qualifiers, .sync/.aligned, a type, other qualifier orders) and operand forms
+    ([%r0+16], immediate addresses, [%rd0], [sh], s-desc %r1 / an immediate / [%rd1]);
+  * shift: .cta_group::1/::2 (none, ::3) x .down (none, .up, twice), a written .31x256b, .sync, a type,
+    the other qualifier order, operand forms ([%r0+4], immediate lanes 0 / 1 / 32 / 256, [%rd0], ...).
 
 The full grid runs on sm_100a under PTX 9.0, the full ld.red grid on sm_103a under 9.0; a core subset
 (legal and illegal samples of every rule) on every other (target, version) pair of sm_100a sm_100f
 sm_103a sm_103f sm_110a sm_110f sm_120a x PTX 8.6 8.7 8.8 9.0 that ptxas supports, and on sm_90a
-(which has no tcgen05) under 9.0; six valid forms (SAMPLE_FORMS) on the pairs ptxas does not
+(which has no tcgen05) under 9.0; eight valid forms (SAMPLE_FORMS) on the pairs ptxas does not
 support (their error is ptxas's "PTX .version X does not support .target Y") and on sm_90a under
 8.6 - 8.8.
 
@@ -33,7 +40,9 @@ number; a form with an error line is refused with its first error (the location 
 solver.fuzz.adapters.ptxas.first_error); the rest are assembled again until a batch assembles
 cleanly, and only then are they accepted (ptxas prints an identical message once per file, so one run
 does not flag every form that has it). A batch whose failure names no form's line, or names the
-.version/.target lines, is assembled one form at a time. When ptxas refuses the (target, version) pair
+.version/.target lines, is assembled one form at a time. A form on which ptxas crashes without a
+message (13.0: SIGSEGV on tcgen05.cp / tcgen05.shift with an immediate address) is refused with the
+error "crashed with signal 11 and no message". When ptxas refuses the (target, version) pair
 itself, the recorded error is that refusal ("PTX .version 8.6 does not support .target sm_120a"),
 even where ptxas prints an error about the instruction first. `--verify N` re-assembles N random
 forms alone and checks they get the same verdict and first error (the recording was made with
@@ -234,15 +243,63 @@ def wait_forms(core: bool) -> list:
 
 
 def full_grid() -> list:
-    return ldst_forms(False) + ld_red_forms(False) + alloc_forms(False) + wait_forms(False)
+    return (ldst_forms(False) + ld_red_forms(False) + alloc_forms(False) + wait_forms(False)
+            + cp_shift_forms(False))
 
 
 def core_grid() -> list:
-    return ldst_forms(True) + ld_red_forms(True) + alloc_forms(True) + wait_forms(True)
+    return (ldst_forms(True) + ld_red_forms(True) + alloc_forms(True) + wait_forms(True)
+            + cp_shift_forms(True))
+
+
+def cp(shape="128x256b", multicast=None, fmt=None, cta="::1", taddr="[%r0]", sdesc="%rd1", extra="") -> str:
+    group = f".cta_group{cta}" if cta else ""
+    mods = f".{shape}" + (f".{multicast}" if multicast else "") + (f".{fmt}" if fmt else "")
+    return f"tcgen05.cp{group}{mods}{extra} {taddr}, {sdesc}"
+
+
+def shift(cta="::1", direction=".down", taddr="[%r0]", extra="") -> str:
+    group = f".cta_group{cta}" if cta else ""
+    return f"tcgen05.shift{group}{direction}{extra} {taddr}"
+
+
+CP_SHAPES = ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b", "16x256b")
+CP_MULTICASTS = (None, "warpx2::02_13", "warpx2::01_23", "warpx4")
+CP_FORMATS = (None, "b8x16.b6x16_p32", "b8x16.b4x16_p64")
+
+
+def cp_shift_forms(core: bool) -> list:
+    out = []
+    for shape in CP_SHAPES:
+        for multicast in CP_MULTICASTS:
+            for fmt in (CP_FORMATS if not core else (None,)):
+                for cta in (("::1", "::2") if not core else ("::1",)):
+                    out.append(cp(shape, multicast, fmt, cta))
+    out += [cp(cta=None), cp(cta="::3"), cp(fmt="b8x16"), cp(fmt="b6x16_p32"), cp(fmt="b4x16_p64.b8x16"),
+            cp(extra=".sync.aligned"), cp("64x128b", extra="")]
+    if not core:
+        out += [cp(fmt="b6x16_p32.b8x16"), cp(fmt="b8x16.b6x16_p32.b8x16.b4x16_p64"),
+                cp("64x128b", "warpx2::02_13.warpx2::01_23"), cp(cta="::1.cta_group::2"),
+                cp("128x256b.128x128b"), cp(extra=".sync"), cp(extra=".aligned"), cp(extra=".b32"),
+                "tcgen05.cp.cta_group::1.b8x16.b6x16_p32.128x256b [%r0], %rd1",
+                "tcgen05.cp.cta_group::1.warpx4.32x128b [%r0], %rd1",
+                "tcgen05.cp.128x256b.cta_group::2 [%r0], %rd1"]
+        out += [cp(taddr=t) for t in ("[%r0+16]", "[0]", "[0x10000]", "[0x2000000]", "[%rd0]", "[sh]", "%r0")]
+        out += [cp(sdesc=d) for d in ("%r1", "5", "[%rd1]", "sh")]
+        out += [cp("4x256b", taddr="[0x1f0000]"), cp("32x128b", "warpx4", taddr="[0x200000]")]
+    out += [shift(cta) for cta in ("::1", "::2", None, "::3")]
+    out += [shift(direction=d) for d in ("", ".up", ".down.down")]
+    out += [shift(extra=".31x256b"), shift(extra=".sync.aligned")]
+    if not core:
+        out += [shift(extra=".sync"), shift(extra=".b32"), "tcgen05.shift.down.cta_group::1 [%r0]",
+                "tcgen05.shift.down.cta_group::2 [%r0]"]
+        out += [shift(taddr=t) for t in ("[%r0+4]", "[0]", "[0x10000]", "[0x200000]", "[0x1000000]",
+                                         "[%rd0]", "[sh]", "%r0", "[%r0], %rd1")]
+    return out
 
 
 SAMPLE_FORMS = (ld("32x32b", 2), st("32x32b", 2), ld_red("32x32b", 2), alloc(),
-                          dealloc(), wait("ld"))
+                dealloc(), wait("ld"), cp(), shift())
 
 
 # --- Kernels ----------------------------------------------------------------------------------------
@@ -306,7 +363,10 @@ def assemble_alone(ptxas, target, version, index, instruction) -> tuple:
     if entries:
         return False, first_error_of(entries)
     lines = [line.strip() for line in out.splitlines() if line.strip()]
-    return False, clean(lines[0] if lines else "ptxas failed with no message")
+    if lines:
+        return False, clean(lines[0])
+    # ptxas 13.0 crashes (SIGSEGV, no message) on tcgen05.cp / tcgen05.shift with an immediate address
+    return False, (f"crashed with signal {-rc} and no message" if rc < 0 else f"exit status {rc} and no message")
 
 
 def assemble_batch(ptxas, target, version, items: list) -> dict:
@@ -423,7 +483,7 @@ def main(argv=None) -> int:
                 "error for the form, location and 'error :'/'fatal :' prefix stripped; null when "
                 "accepted. The full grid is under sm_100a 9.0 (and the full ld.red grid under sm_103a 9.0); "
                 "other supported pairs hold a core subset; pairs ptxas does not support, and sm_90a "
-                "under 8.6 - 8.8, hold six valid forms only.",
+                "under 8.6 - 8.8, hold eight valid forms only (one per op).",
         "forms": records,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

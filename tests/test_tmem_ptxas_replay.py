@@ -27,11 +27,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORMS_FILE = os.path.join(ROOT, "tests", "hardware", "tmem_ptxas_forms.json.gz")
 TARGETS = ("sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f", "sm_120a")
 PTX_VERSIONS = ("8.6", "8.7", "8.8", "9.0")
-OPS = ("ld", "st", "ld.red", "alloc", "dealloc", "relinquish_alloc_permit", "wait::ld", "wait::st")
+OPS = ("ld", "st", "ld.red", "alloc", "dealloc", "relinquish_alloc_permit", "wait::ld", "wait::st", "cp", "shift")
 SHAPES = ("16x64b", "16x128b", "16x256b", "32x32b", "16x32bx2")
 REGS_PER_NUM = {"16x64b": 1, "16x128b": 2, "16x256b": 4, "32x32b": 1, "16x32bx2": 1}
 MAX_NUM = {"16x64b": 128, "16x128b": 64, "16x256b": 32, "32x32b": 128, "16x32bx2": 128}
-_OP = re.compile(r"^tcgen05\.(ld\.red|ld|st|alloc|dealloc|relinquish_alloc_permit|wait::\w+)")
+_OP = re.compile(r"^tcgen05\.(ld\.red|ld|st|alloc|dealloc|relinquish_alloc_permit|wait::\w+|cp|shift)")
 _SHAPE_NUM = re.compile(r"\.(\d+x\d+b(?:x2)?)\.x(\d+)\b")
 
 
@@ -176,6 +176,40 @@ def test_targets_and_versions(forms):
             unsupported = any("does not support .target" in (f["error"] or "")
                               for f in by_pair[(target, version)])
             assert unsupported == (version < first), (target, version)
+
+
+def test_what_ptxas_decides_about_cp_and_shift(forms):
+    v = lambda text, target="sm_100a": verdict(forms, text, target)  # noqa: E731
+    cp = "tcgen05.cp.cta_group::{g}.{shape} [%r0], %rd1"
+    # every shape with its own multicast (and only it), either decompression pair, either cta_group
+    for shape, multicasts in (("128x256b", ("",)), ("4x256b", ("",)), ("128x128b", ("",)),
+                              ("64x128b", (".warpx2::02_13", ".warpx2::01_23")), ("32x128b", (".warpx4",))):
+        for multicast in ("", ".warpx2::02_13", ".warpx2::01_23", ".warpx4"):
+            for fmt in ("", ".b8x16.b6x16_p32", ".b8x16.b4x16_p64"):
+                for g in (1, 2):
+                    text = cp.format(g=g, shape=shape + multicast + fmt)
+                    assert v(text) == (multicast in multicasts), text
+    assert not v(cp.format(g=1, shape="16x256b"))
+    assert not v("tcgen05.cp.cta_group::1.128x256b.b8x16 [%r0], %rd1")             # half a format pair
+    assert not v("tcgen05.cp.cta_group::1.128x256b.b6x16_p32.b8x16 [%r0], %rd1")   # reversed pair
+    assert not v("tcgen05.cp.128x256b [%r0], %rd1")                                 # .cta_group required
+    assert not v("tcgen05.cp.cta_group::1.128x256b.sync.aligned [%r0], %rd1")       # no .sync/.aligned
+    assert v("tcgen05.cp.cta_group::1.b8x16.b6x16_p32.128x256b [%r0], %rd1")       # order is free
+    assert v("tcgen05.cp.cta_group::1.128x256b [%r0+16], %rd1")
+    assert v("tcgen05.cp.cta_group::1.128x256b [%r0], 5")                           # immediate s-desc
+    assert not v("tcgen05.cp.cta_group::1.128x256b [%r0], %r1")
+    # an immediate tensor-memory address crashes ptxas 13.0 (no message)
+    crashed = [f for f in select(forms) if f["instruction"] in (
+        "tcgen05.cp.cta_group::1.128x256b [0], %rd1", "tcgen05.shift.cta_group::1.down [0x10000]")]
+    assert len(crashed) == 2 and all(f["error"].startswith("crashed with signal") for f in crashed)
+    # shift: .down and .cta_group required, the shape never written, not on the family targets
+    assert v("tcgen05.shift.cta_group::2.down [%r0]") and v("tcgen05.shift.down.cta_group::1 [%r0]")
+    assert not v("tcgen05.shift.cta_group::1 [%r0]") and not v("tcgen05.shift.down [%r0]")
+    assert not v("tcgen05.shift.cta_group::1.down.31x256b [%r0]")
+    assert v("tcgen05.shift.cta_group::1.down [%r0+4]")
+    for target in ("sm_100a", "sm_103a", "sm_110a", "sm_100f", "sm_103f", "sm_110f"):
+        assert verdict(forms, "tcgen05.shift.cta_group::1.down [%r0]", target) == target.endswith("a")
+        assert verdict(forms, cp.format(g=1, shape="128x256b"), target)
 
 
 # --- (b) agreement with spec/tmem -------------------------------------------------------------------

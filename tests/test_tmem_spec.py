@@ -395,6 +395,17 @@ INSTRUCTION_BREAKERS = {   # every rule about "tmem_instruction", each broken by
     "tmem.alloc.columns": ("tcgen05.alloc.cta_group::1.sync.aligned.b32 [sv], 96;", "sm_100a"),
     "tmem.dealloc.columns_granule": ("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r0, 40;", "sm_100a"),
     "tmem.dealloc.columns": ("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r0, 0;", "sm_100a"),
+    # tcgen05.cp / tcgen05.shift (spec/tmem/cp.py, spec/tmem/shift.py)
+    "tmem.cp.shape": ("tcgen05.cp.cta_group::1.16x256b [%r0], %rd1;", "sm_100a"),
+    "tmem.cp.multicast": ("tcgen05.cp.cta_group::1.64x128b [%r0], %rd1;", "sm_100a"),
+    "tmem.cp.format": ("tcgen05.cp.cta_group::1.128x256b.b8x16 [%r0], %rd1;", "sm_100a"),
+    "tmem.cp.lane_alignment": ("tcgen05.cp.cta_group::1.128x128b [%r0], %rd1;", "sm_100a", "9.0",
+                               {"address": address.encode(32, 0)}),
+    "tmem.shift.target": ("tcgen05.shift.cta_group::1.down [%r0];", "sm_100f"),
+    "tmem.shift.lane_alignment": ("tcgen05.shift.cta_group::1.down [%r0];", "sm_100a", "9.0",
+                                  {"address": address.encode(16, 0)}),
+    "tmem.address.range": ("tcgen05.cp.cta_group::1.128x256b [%r0], %rd1;", "sm_100a", "9.0",
+                           {"address": address.encode(0, 508)}),
 }
 
 
@@ -404,7 +415,10 @@ def test_instruction_breakers_cover_every_instruction_rule():
 
 @pytest.mark.parametrize("rule_id", sorted(INSTRUCTION_BREAKERS))
 def test_instruction_rule_is_broken(rule_id):
-    result = instruction.check(*INSTRUCTION_BREAKERS[rule_id])
+    *args, given = INSTRUCTION_BREAKERS[rule_id]
+    if not isinstance(given, dict):
+        args, given = args + [given], {}
+    result = instruction.check(*args, **given)
     assert rule_id in [v.rule.id for v in result["violations"] + result["undefined"]]
 
 

@@ -14,6 +14,7 @@ from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, number
 from solver.fuzz import engine as fuzz
 
 FORMATS = ("jsonl", "cuda", "ptx")
+DEFAULT_ARCH = {"tmem": "sm100"}     # sm90 has no tcgen05: its tmem cases are all refused
 
 
 class FuzzUsage(ValueError):
@@ -36,16 +37,19 @@ def register(commands) -> None:
                "  layoutproof fuzz --target tensormap --count 200 --against 'python -m solver.fuzz.adapters.driver_encode'\n"
                "  layoutproof fuzz --coverage --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap or recipe")
+    p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap, recipe or tmem")
     p.add_argument("--count", type=positive_number, default=10, help="cases to generate (default 10)")
     p.add_argument("--seed", type=number, default=0, help="random seed (default 0)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--violate", metavar="RULE[,RULE...]", help="the rule ids every case breaks, and only them")
     group.add_argument("--valid", action="store_true", help="legal configurations (the default)")
-    p.add_argument("--arch", default="sm90", help="sm90 (default; the H100 evidence), sm100 or sm103")
+    p.add_argument("--arch", default=None,
+                   help="sm90 (default; the H100 evidence), sm100 or sm103; for tmem the GPU the targets run on "
+                        "(sm90: sm_90a, sm100: sm_100a/f, sm103: sm_100f, sm_103a/f; default sm100)")
     p.add_argument("--format", default="jsonl", choices=FORMATS,
                    help="jsonl (default), cuda (tensormap: a host program calling cuTensorMapEncode*), "
-                        "ptx (desc: wgmma / tcgen05.mma kernels)")
+                        "ptx (desc: wgmma / tcgen05.mma kernels; tmem: one kernel per tcgen05.ld/st/ld.red case, "
+                        "a module per target)")
     p.add_argument("--out", metavar="DIR", help="write the cases (and the program or kernels) into DIR")
     p.add_argument("--coverage", action="store_true", help="every rule per target: breakable alone, or tied to")
     p.add_argument("--against", metavar="CMD",
@@ -55,7 +59,9 @@ def register(commands) -> None:
 # --- Generation ------------------------------------------------------------------------------------------
 def _records(args) -> tuple:
     if not args.target:
-        raise FuzzUsage("fuzz: --target is required (desc, tensormap or recipe) unless --coverage")
+        raise FuzzUsage("fuzz: --target is required (desc, tensormap, recipe or tmem) unless --coverage")
+    if args.arch is None:
+        args.arch = DEFAULT_ARCH.get(args.target, "sm90")
     if args.arch not in ARCHES:
         raise FuzzUsage(f"--arch {args.arch}: expected one of {', '.join(ARCHES)}")
     count = args.count
@@ -85,8 +91,12 @@ def _rendered(args, records) -> dict:
             raise FuzzUsage("--format cuda: the host program encodes tensor maps (--target tensormap)")
         from solver.fuzz.formats import cuda as fuzz_cuda
         return {"fuzz_tensormap.cpp": fuzz_cuda.render(records)}
+    if args.target == "tmem":
+        from solver.fuzz.formats import tmem_ptx
+        return tmem_ptx.file_names(records)
     if args.target != "desc":
-        raise FuzzUsage("--format ptx: kernels read one descriptor case each (--target desc)")
+        raise FuzzUsage("--format ptx: kernels read one descriptor case each (--target desc) or issue one "
+                        "tcgen05.ld/st (--target tmem)")
     from solver.fuzz.formats import ptx as fuzz_ptx
     return {f"fuzz_{args.target}_{arch}.ptx": text for arch, text in fuzz_ptx.render(records).items()}
 

@@ -76,8 +76,8 @@ def register(commands) -> None:
     check = add_command(
         tmem_commands, "check", run_check,
         help="does ptxas accept this tcgen05 instruction, and which rules does it break?",
-        description="Judge one tcgen05 instruction (ld, st, ld.red, alloc, dealloc, relinquish_alloc_permit, "
-                    "wait) given as PTX text: whether ptxas of the target assembles it, the rules that make "
+        description="Judge one tcgen05 instruction (ld, st, ld.red, cp, shift, alloc, dealloc, "
+                    "relinquish_alloc_permit, wait) given as PTX text: whether ptxas of the target assembles it, the rules that make "
                     "ptxas refuse it (violations) and the rules it breaks that ptxas lets through (undefined "
                     "at run time). Operands: %r<n> .b32, %rd<n> .b64, a bare name a .shared variable. Exit 0 "
                     "when both lists are empty, 1 otherwise, 2 when the text is not a tcgen05 instruction.")

@@ -56,7 +56,13 @@ def _recipe_model() -> Model:
     return Model(recipe_model.constraints(r), recipe_model.domain(r), [])
 
 
-MODELS = {"tensormap": _tensormap_model, "desc": _desc_model, "recipe": _recipe_model}
+def _tmem_model() -> Model:
+    from solver.model import tmem_form as tmem_model
+    r = tmem_model.symbolic_record()
+    return Model(tmem_model.constraints(r), tmem_model.domain(r), [])
+
+
+MODELS = {"tensormap": _tensormap_model, "desc": _desc_model, "recipe": _recipe_model, "tmem": _tmem_model}
 
 
 @lru_cache(maxsize=None)
@@ -83,19 +89,23 @@ def least_companions(target: str, rule_id: str, timeout_ms: int = 20000):
     """The fewest other rules that break together with `rule_id` (a list; [] = breakable alone), or
     None when no configuration breaks it. Z3 'unknown' raises: never read as a verdict."""
     m = model_of(target)
-    alone = z3.Solver()
+    # A context of its own: which least set Z3 names must not depend on what the process solved before.
+    context = z3.Context()
+    into = lambda terms: [term.translate(context) for term in terms]
+    rules = {rule: term.translate(context) for rule, term in m.rules.items()}
+    alone = z3.Solver(ctx=context)
     alone.set("timeout", timeout_ms)
-    alone.add(*m.domain, *m.context, z3.Not(m.rules[rule_id]),
-              *[term for other, term in m.rules.items() if other != rule_id])
+    alone.add(*into(m.domain), *into(m.context), z3.Not(rules[rule_id]),
+              *[term for other, term in rules.items() if other != rule_id])
     answer = alone.check()
     if answer == z3.sat:
         return []
     if answer != z3.unsat:
         raise RuntimeError(f"z3 could not decide whether {rule_id} breaks alone: {alone.reason_unknown()}")
-    opt = z3.Optimize()
+    opt = z3.Optimize(ctx=context)
     opt.set("timeout", timeout_ms)
-    opt.add(*m.domain, *m.context, z3.Not(m.rules[rule_id]))
-    for other, term in m.rules.items():
+    opt.add(*into(m.domain), *into(m.context), z3.Not(rules[rule_id]))
+    for other, term in rules.items():
         if other != rule_id:
             opt.add_soft(term, 1, id="keep")
     answer = opt.check()
@@ -104,7 +114,7 @@ def least_companions(target: str, rule_id: str, timeout_ms: int = 20000):
     if answer != z3.sat:
         raise RuntimeError(f"z3 could not decide whether {rule_id} breaks alone: {opt.reason_unknown()}")
     model = opt.model()
-    return [other for other, term in m.rules.items()
+    return [other for other, term in rules.items()
             if other != rule_id and not z3.is_true(model.eval(term, model_completion=True))]
 
 

@@ -29,7 +29,7 @@ from spec.rules import SpecError, all_rules
 
 from solver.fuzz.outcome import Label
 
-TARGETS = ("desc", "tensormap", "recipe")
+TARGETS = ("desc", "tensormap", "recipe", "tmem")
 
 
 @dataclass

@@ -1,5 +1,5 @@
-"""hypothesis strategies for compiler tests: descriptors with their tiles, tile layouts, tensor maps and
-recipes, valid or breaking exactly the rules you choose.
+"""hypothesis strategies for compiler tests: descriptors with their tiles, tile layouts, tensor maps,
+recipes and tcgen05 tensor-memory instructions, valid or breaking exactly the rules you choose.
 
     from hypothesis import given
     from solver import strategies as lp
@@ -73,3 +73,16 @@ def tensor_maps(arch: str = "sm90", violate: Iterable[str] = (), encode: Optiona
 def recipes(arch: str = "sm90", violate: Iterable[str] = (), **kw) -> st.SearchStrategy:
     """A TMA box, the smem tile it writes and the per-k descriptors that read it (target `recipe`)."""
     return records("recipe", arch, violate, **kw)
+
+
+def tmem_forms(arch: str = "sm100", violate: Iterable[str] = (), op: Optional[str] = None,
+               **kw) -> st.SearchStrategy:
+    """One tcgen05.ld / st / ld.red instruction with its target, PTX version, issuing warp and taddr
+    (target `tmem`: case keys ptx, target, ptx_version, warp, address); `arch` the GPU its targets run on
+    (sm100: sm_100a/f; sm103: sm_100f, sm_103a/f; sm90: sm_90a, where every form is refused); `op` keeps
+    one of "ld", "st", "ld.red"."""
+    strategy = records("tmem", arch, violate, **kw)
+    if op is None:
+        return strategy
+    return strategy.filter(lambda r: r["case"]["ptx"].split(" ")[0].startswith(f"tcgen05.{op}.")
+                           and (op == "ld.red" or not r["case"]["ptx"].startswith("tcgen05.ld.red")))

@@ -3,6 +3,7 @@ what a property is). Importing this module registers every topic module's proper
 from __future__ import annotations
 
 from solver.prove import descriptor, im2col, layout, swizzle, tma  # noqa: F401  (each registers its properties)
+from solver.prove import tmem  # noqa: F401  (tensor memory: solver/prove/tmem.py)
 from solver.prove.property import PROPERTIES
 
 

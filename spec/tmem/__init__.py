@@ -11,6 +11,10 @@ instructions that move data between it and registers or manage it (PTX ISA 9.7.1
                 refuses, and what it lets through that is undefined at run time
   alloc         tcgen05.alloc / dealloc / relinquish_alloc_permit, and a checker over a kernel's
                 sequence of allocation operations (9.7.16.1.2, 9.7.16.7.1)
+  cp            tcgen05.cp: shapes, multicast, decompression, the cells written (and in the peer CTA),
+                which shared-memory bytes each comes from (9.7.16.9.1)
+  shift         tcgen05.shift.down: the implicit .31x256b shape, which rows move (9.7.16.9.2)
+  accumulator   where tcgen05.mma keeps D: the data-path layouts A-G by M, cta_group, .ws (9.7.16.10.5)
 
 Evidence. The manual's figures of the fragment layouts (Figures 183-187) and of packing (Figure 193) are
 images; the maps here follow the CuTe layouts that CUTLASS states for its SM100_TMEM_LOAD/STORE atoms
@@ -21,3 +25,4 @@ machine available to this project runs tcgen05 (its only GPU is an H100, sm_90a)
 (lane quarters, address ranges, allocation at run time) rests on the manual's text, and rules marked
 evidence="interpretation" are readings that a Blackwell GPU could later confirm or overturn.
 """
+from spec.tmem import accumulator, cp, shift  # noqa: E402,F401  (registers their rules with the catalogue)

@@ -61,9 +61,11 @@ def lane_quarter(warp: int) -> range:
 ADDRESS_RANGE = rule(
     "tmem.address.range", "PTX 9.7.16.1",
     "Every cell an address names or an access touches lies inside the CTA's 128 lanes x 512 columns.",
-    subjects=("tmem_address", "tmem_access"), enforced_by="nobody",
+    subjects=("tmem_address", "tmem_access", "tmem_instruction"), enforced_by="nobody",
     note="A register address is known only at run time; ptxas 13.0 accepts immediate addresses and "
-         "16x32bx2 half-split offsets that leave the 128 x 512 cells all the same.")
+         "16x32bx2 half-split offsets that leave the 128 x 512 cells all the same (and immediate "
+         "tcgen05.cp / tcgen05.shift addresses past lane 127). The check of a tcgen05.cp / tcgen05.shift "
+         "(subject tmem_instruction) is in spec/tmem/instruction.py.")
 
 
 @ADDRESS_RANGE.checker(subject="tmem_address")

@@ -2,7 +2,8 @@
 9.7.16.8.4, 9.7.16.9).
 
 Modelled: tcgen05.ld, tcgen05.ld.red, tcgen05.st, tcgen05.alloc, tcgen05.dealloc,
-tcgen05.relinquish_alloc_permit, tcgen05.wait::ld, tcgen05.wait::st. Operands: %r<n> (a .b32 register),
+tcgen05.relinquish_alloc_permit, tcgen05.wait::ld, tcgen05.wait::st, tcgen05.cp (spec/tmem/cp.py) and
+tcgen05.shift (spec/tmem/shift.py). Operands: %r<n> (a .b32 register),
 %rd<n> (a .b64 register), a bare name (a .shared variable), integer immediates; addresses in brackets,
 [reg], [reg+imm], [imm] or [name].
 
@@ -10,7 +11,8 @@ tcgen05.relinquish_alloc_permit, tcgen05.wait::ld, tcgen05.wait::st. Operands: %
 `undefined`, those it lets through (wrong at run time: lanes outside the warp's quarter, cells outside
 tensor memory, allocation sizes). The address of an ld/st is a register (ptxas refuses an immediate
 one), so the run-time rules of an access are checked only where the caller gives the value of taddr
-(`address=`) and, for the lane quarter, the issuing warp (`warp=`).
+(`address=`) and, for the lane quarter, the issuing warp (`warp=`); so are those of tcgen05.cp and
+tcgen05.shift (ptxas 13.0 crashes on their immediate address; the value of one is read from the text).
 """
 from __future__ import annotations
 
@@ -21,14 +23,20 @@ from typing import Optional
 from spec.rule import SpecError, check_all, rule
 from spec.tmem import address as tmem_address
 from spec.tmem import alloc as tmem_alloc
+from spec.tmem import cp as tmem_cp
 from spec.tmem import ld_st
+from spec.tmem import shift as tmem_shift
 from spec.tmem.targets import (LD_RED_PTX, TARGET_PTX, TARGETS, TCGEN05_PTX, TCGEN05_TARGETS,
                                parse_version)
 
 # The column rules of alloc/dealloc (spec/tmem/alloc.py) are about this module's subject too.
 ALLOC_RULES = (tmem_alloc.ALLOC_COLUMNS, tmem_alloc.DEALLOC_GRANULE, tmem_alloc.DEALLOC_COLUMNS)
-KINDS = ("ld", "ld.red", "st", "alloc", "dealloc", "relinquish_alloc_permit", "wait::ld", "wait::st")
-NOT_MODELLED = ("mma", "cp", "shift", "commit", "fence")
+KINDS = ("ld", "ld.red", "st", "alloc", "dealloc", "relinquish_alloc_permit", "wait::ld", "wait::st", "cp",
+         "shift")
+NOT_MODELLED = ("mma", "commit", "fence")
+# The rules of tcgen05.cp and tcgen05.shift (spec/tmem/cp.py, spec/tmem/shift.py) are about this subject too.
+COPY_RULES = (tmem_cp.SHAPE, tmem_cp.MULTICAST, tmem_cp.FORMAT, tmem_cp.LANE_ALIGNMENT, tmem_shift.TARGET,
+              tmem_shift.LANE_ALIGNMENT)
 
 SYNTAX = rule(
     "tmem.instruction.syntax", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4; PTX 9.7.16.9",
@@ -36,7 +44,9 @@ SYNTAX = rule(
     "tcgen05.ld.red: ...shape.num.redOp{.abs}{.NaN}.type r, redval, [taddr]{, imm}; tcgen05.st: "
     "...shape.num{.unpack::16b}.b32 [taddr]{, imm}, r; tcgen05.alloc.cta_group.sync.aligned"
     "{.shared::cta}.b32 [dst], nCols; tcgen05.dealloc.cta_group.sync.aligned.b32 taddr, nCols; "
-    "tcgen05.relinquish_alloc_permit.cta_group.sync.aligned; tcgen05.wait::{ld,st}.sync.aligned.")
+    "tcgen05.relinquish_alloc_permit.cta_group.sync.aligned; tcgen05.wait::{ld,st}.sync.aligned; "
+    "tcgen05.cp.cta_group.shape{.multicast}{.dst_fmt.src_fmt} [taddr], s-desc; "
+    "tcgen05.shift.cta_group.down [taddr].")
 
 _REGISTER = re.compile(r"^%(r|rd)(\d+)$")
 _NAME = re.compile(r"^[A-Za-z_$][\w$]*$")
@@ -72,6 +82,12 @@ class TmemInstruction:
     cta_group: Optional[int] = None
     shared_cta: bool = False
     unknown: tuple = ()                     # qualifiers this model does not know
+    multicast: Optional[str] = None         # cp: "warpx2::02_13" / "warpx2::01_23" / "warpx4"
+    format: Optional[str] = None            # cp: "b8x16.b6x16_p32" / "b8x16.b4x16_p64"
+    format_parts: tuple = ()                # cp: format qualifiers that do not make one of the pairs
+    down: bool = False                      # shift
+    repeated: tuple = ()                    # cp/shift: a qualifier of a kind already given
+    sdesc: Optional[Operand] = None         # cp: the shared-memory descriptor
     vector: Optional[Operand] = None        # ld/st registers
     redval: Optional[Operand] = None
     taddr: Optional[Operand] = None         # ld/st: an "address" operand; dealloc: a register/immediate
@@ -80,6 +96,7 @@ class TmemInstruction:
     ncols: object = None                    # alloc/dealloc: int (immediate) or the register's text
     target: Optional[str] = None            # set by check()
     ptx_version: Optional[tuple] = None     # set by check()
+    address_value: Optional[int] = None     # cp/shift: taddr's value where known (set by check())
 
 
 def _split_operands(text: str) -> list:
@@ -149,11 +166,28 @@ def parse(text: str) -> TmemInstruction:
         why = "not modelled here" if kind.split("::")[0] in NOT_MODELLED else "not a tcgen05 instruction"
         raise SpecError("instruction", text, why, SYNTAX.id)
     fields = {"sync": False, "aligned": False, "shape": None, "num": None, "pack": None, "type": None,
-              "red_op": None, "abs": False, "nan": False, "cta_group": None, "shared_cta": False}
-    unknown = []
-    for q in parts[1:]:
+              "red_op": None, "abs": False, "nan": False, "cta_group": None, "shared_cta": False,
+              "multicast": None, "format": None, "down": False}
+    unknown, format_parts, seen, repeated = [], [], set(), []
+    qualifiers = list(parts[1:])
+    copying = kind in ("cp", "shift")
+    while qualifiers:
+        q = qualifiers.pop(0)
         num = _NUM.match(q)
-        if q in ("sync", "aligned"):
+        group = ("shape" if _SHAPE.match(q) else "cta_group" if q.startswith("cta_group::") else
+                 "multicast" if q in tmem_cp.MULTICASTS else "format" if q == "b8x16" else q)
+        if copying and group in seen:
+            repeated.append(q)
+        seen.add(group)
+        if kind == "cp" and q == "b8x16" and qualifiers and qualifiers[0] in ("b6x16_p32", "b4x16_p64"):
+            fields["format"] = f"{q}.{qualifiers.pop(0)}"
+        elif kind == "cp" and q in ("b8x16", "b6x16_p32", "b4x16_p64"):
+            format_parts.append(q)
+        elif kind == "cp" and q in tmem_cp.MULTICASTS:
+            fields["multicast"] = q
+        elif kind == "shift" and q == "down":
+            fields["down"] = True
+        elif q in ("sync", "aligned"):
             fields[q] = True
         elif _SHAPE.match(q):
             fields["shape"] = q
@@ -176,7 +210,8 @@ def parse(text: str) -> TmemInstruction:
         else:
             unknown.append(q)
     operands = [parse_operand(t) for t in _split_operands(rest)]
-    found = dict(kind=kind, text=text, qualifiers=tuple(parts[1:]), unknown=tuple(unknown), **fields)
+    found = dict(kind=kind, text=text, qualifiers=tuple(parts[1:]), unknown=tuple(unknown),
+                 format_parts=tuple(format_parts), repeated=tuple(repeated), **fields)
     found.update(_bind_operands(kind, operands, text))
     return TmemInstruction(**found)
 
@@ -205,6 +240,14 @@ def _bind_operands(kind: str, operands: list, text: str) -> dict:
         if kind == "alloc":
             return dict(dst=operands[0], ncols=ncols)
         return dict(taddr=operands[0], ncols=ncols)
+    if kind == "cp":
+        if len(operands) != 2 or kinds[0] != "address":
+            raise malformed("[taddr], s-desc")
+        return dict(taddr=operands[0], sdesc=operands[1])
+    if kind == "shift":
+        if len(operands) != 1 or kinds[0] != "address":
+            raise malformed("[taddr]")
+        return dict(taddr=operands[0])
     if operands:
         raise malformed("no operands")
     return {}
@@ -213,8 +256,9 @@ def _bind_operands(kind: str, operands: list, text: str) -> dict:
 # --- Constraints on one instruction (subject "tmem_instruction") ----------------------------------------
 TARGET = rule(
     "tmem.target", "PTX 9.7.16.7.1; PTX 9.7.16.9 (Target ISA Notes)",
-    "tcgen05.alloc, dealloc, relinquish_alloc_permit and wait exist on sm_100a, sm_100f, sm_103a, sm_103f, "
-    "sm_110a, sm_110f only (sm_90a and sm_120a lack tcgen05).",
+    "tcgen05.alloc, dealloc, relinquish_alloc_permit, wait, cp and shift exist on sm_100a, sm_100f, "
+    "sm_103a, sm_103f, sm_110a, sm_110f only (sm_90a and sm_120a lack tcgen05; shift: rule "
+    "tmem.shift.target).",
     subject="tmem_instruction", enforced_by="ptxas",
     note="ptxas 13.0: \"Instruction 'tcgen05.wait' not supported on .target 'sm_90a'\". tcgen05.ld/st/"
          "ld.red: rules tmem.ld.target and tmem.ld_red.target.")
@@ -247,14 +291,19 @@ def _ptx_version(instr: TmemInstruction):
 
 SYNC_ALIGNED = rule(
     "tmem.instruction.sync_aligned", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4; PTX 9.7.16.9",
-    "The .sync qualifier is mandatory on every modelled tcgen05 instruction, and .aligned on alloc, "
-    "dealloc, relinquish_alloc_permit and wait.", subject="tmem_instruction", enforced_by="ptxas",
+    "The .sync qualifier is mandatory on every modelled tcgen05 instruction but cp and shift, and .aligned "
+    "on alloc, dealloc, relinquish_alloc_permit and wait; tcgen05.cp and tcgen05.shift take neither.",
+    subject="tmem_instruction", enforced_by="ptxas",
     note="ptxas 13.0: \".sync modifier required for instruction 'tcgen05.ld'\"; it refuses alloc, dealloc "
-         "and wait without .aligned but accepts ld, st and ld.red without it (tmem.ld.aligned).")
+         "and wait without .aligned but accepts ld, st and ld.red without it (tmem.ld.aligned); \"Illegal "
+         "modifier '.sync' for instruction 'tcgen05.cp'\" (and shift).")
 
 
 @SYNC_ALIGNED.checker
 def _sync_aligned(instr: TmemInstruction):
+    if instr.kind in ("cp", "shift"):
+        written = [q for q, on in ((".sync", instr.sync), (".aligned", instr.aligned)) if on]
+        return f"tcgen05.{instr.kind} takes no {' '.join(written)}" if written else None
     if not instr.sync:
         return f"tcgen05.{instr.kind} lacks .sync"
     if not instr.aligned and instr.kind not in ("ld", "st", "ld.red"):
@@ -300,23 +349,31 @@ def _target_ptx_version(instr: TmemInstruction):
 QUALIFIERS = rule(
     "tmem.instruction.qualifiers", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4; PTX 9.7.16.9",
     "Each instruction takes only its own qualifiers: a shape and .num for ld/st/ld.red, .cta_group::1 or "
-    "::2 (and only it) for alloc/dealloc/relinquish_alloc_permit, .shared::cta for alloc only, .b32 as "
-    "the type of ld/st/alloc/dealloc; no unknown qualifier.",
+    "::2 (and only it) for alloc/dealloc/relinquish_alloc_permit/cp/shift, .shared::cta for alloc only, "
+    ".b32 as the type of ld/st/alloc/dealloc and no type on cp/shift, .down (required) for shift only, "
+    "no written shape on shift (.31x256b is implicit), each kind of qualifier once on cp/shift; no "
+    "unknown qualifier.",
     subject="tmem_instruction", enforced_by="ptxas",
     note="ptxas 13.0: \"Unknown modifier '.x3'\", \".num modifier required\", \"Unexpected instruction "
-         "types specified\".")
+         "types specified\", \".down modifier required for instruction 'tcgen05.shift'\", \"Multiple "
+         ".cta_group::2 modifiers specified\"; a written .31x256b is a syntax error.")
 
 
 @QUALIFIERS.checker
 def _qualifiers(instr: TmemInstruction):
     if instr.unknown:
         return f"tcgen05.{instr.kind}: unknown qualifier .{instr.unknown[0]}"
+    if instr.repeated:
+        return f"tcgen05.{instr.kind}: .{instr.repeated[0]} repeats a qualifier already given"
     data = instr.kind in ("ld", "ld.red", "st")
-    managing = instr.kind in ("alloc", "dealloc", "relinquish_alloc_permit")
+    managing = instr.kind in ("alloc", "dealloc", "relinquish_alloc_permit", "cp", "shift")
     if data and (instr.shape is None or instr.num is None):
         return f"tcgen05.{instr.kind} needs a shape and a .num"
-    if not data and (instr.shape or instr.num or instr.pack or instr.red_op or instr.abs or instr.nan):
-        return f"tcgen05.{instr.kind} takes no shape, .num, packing or reduction"
+    if not data and (instr.shape and instr.kind != "cp" or instr.num or instr.pack or instr.red_op
+                     or instr.abs or instr.nan):
+        return f"tcgen05.{instr.kind} takes no {'.num' if instr.kind == 'cp' else 'shape, .num'}, packing or reduction"
+    if instr.kind == "shift" and not instr.down:
+        return "tcgen05.shift needs .down"
     if managing and instr.cta_group not in (1, 2):
         return f"tcgen05.{instr.kind} needs .cta_group::1 or .cta_group::2"
     if not managing and instr.cta_group is not None:
@@ -326,7 +383,7 @@ def _qualifiers(instr: TmemInstruction):
     wants_b32 = instr.kind in ("ld", "st", "alloc", "dealloc")
     if wants_b32 and instr.type != "b32":
         return f"tcgen05.{instr.kind} is typed .b32, not {'.' + instr.type if instr.type else 'untyped'}"
-    if instr.kind in ("relinquish_alloc_permit", "wait::ld", "wait::st") and instr.type:
+    if instr.kind in ("relinquish_alloc_permit", "wait::ld", "wait::st", "cp", "shift") and instr.type:
         return f"tcgen05.{instr.kind} takes no type"
     return None
 
@@ -336,10 +393,13 @@ OPERAND_TYPES = rule(
     "taddr of ld/st/ld.red is a .b32 register, [%r] or [%r+imm]; taddr of dealloc a .b32 register or an "
     "immediate; the data vector and redval are .b32 registers; immHalfSplitoff is an immediate; nCols is "
     "a .b32 register or an immediate; the dst of alloc is a shared-memory address ([name], [name+imm], "
-    "[%r], [%rd]), not an immediate.",
+    "[%r], [%rd]), not an immediate; taddr of cp/shift is [%r] or [%r+imm], s-desc of cp a .b64 "
+    "register or an immediate.",
     subject="tmem_instruction", enforced_by="ptxas",
     note="ptxas 13.0: \"Arguments mismatch for instruction 'tcgen05.ld'\" for [%rd], [imm], {%rd...} or a "
-         "register immHalfSplitoff; \"Immediate addresses allowed only for .local state space\" for alloc [imm].")
+         "register immHalfSplitoff; \"Immediate addresses allowed only for .local state space\" for alloc [imm]; "
+         "for cp/shift it refuses [%rd], [name] and a .b32 s-desc (\"Arguments mismatch\"), accepts an immediate "
+         "s-desc, and crashes (SIGSEGV, no message, no output) on an immediate address [imm].")
 
 
 def _is_b32_or_imm(op: Optional[Operand]) -> bool:
@@ -368,6 +428,28 @@ def _operand_types(instr: TmemInstruction):
         return f"nCols {instr.ncols} is not a .b32 register or an immediate"
     if instr.kind == "alloc" and instr.dst.value.kind not in ("b32", "b64", "shared"):
         return f"dst {instr.dst.text} is not a shared-memory address"
+    if instr.kind in ("cp", "shift") and instr.taddr.value.kind != "b32":
+        return f"taddr {instr.taddr.text} is not a .b32 register (with an optional offset)"
+    if instr.kind == "cp" and instr.sdesc.kind not in ("b64", "imm"):
+        return f"s-desc {instr.sdesc.text} is not a .b64 register or an immediate"
+    return None
+
+
+# tcgen05.cp / tcgen05.shift: rule tmem.address.range looks at the cells they write (or shift) as well.
+@tmem_address.ADDRESS_RANGE.checker(subject="tmem_instruction")
+def _copy_in_range(instr: TmemInstruction):
+    if instr.kind not in ("cp", "shift") or instr.address_value is None:
+        return None
+    if instr.kind == "cp":
+        if instr.shape not in tmem_cp.SHAPES or instr.multicast not in tmem_cp.SHAPE_MULTICASTS[instr.shape]:
+            return None
+        cells = tmem_cp.cp_footprint(instr.shape, instr.multicast, instr.address_value)
+    else:
+        cells = tmem_shift.shift_footprint(instr.address_value)
+    outside = sorted(cell for cell in cells if not tmem_address.in_range(*cell))
+    if outside:
+        return (f"tcgen05.{instr.kind} touches {len(outside)} cells outside {tmem_address.LANES} x "
+                f"{tmem_address.COLUMNS}, first (lane, column) = {outside[0]}")
     return None
 
 
@@ -398,6 +480,10 @@ def check(text: str, target: str, ptx_version: str = "9.0", *, warp: Optional[in
     if target not in TARGETS:
         raise SpecError("target", target, "expected one of " + " ".join(TARGETS), TARGET.id)
     instr = replace(parse(text), target=target, ptx_version=parse_version(ptx_version))
+    if instr.kind in ("cp", "shift"):
+        base = instr.taddr.value
+        known = (base.value + instr.taddr.offset) % (1 << 32) if base.kind == "imm" else address
+        instr = replace(instr, address_value=known)
     broken = list(check_all("tmem_instruction", instr))
     if instr.kind in ("ld", "st", "ld.red"):
         known = address

@@ -10,14 +10,15 @@ Protocol (fixed):
         {"verdict": "accept" | "refuse", "detail": "<one line>"}
     "accept": ptxas assembled the case's kernel; detail is "assembled".
     "refuse": ptxas refused it; detail is ptxas's first error, without the file name or line.
-    A record whose target is not "desc" gets {"verdict": null, "detail": "not a desc case"}; a line
-    that is not a JSON object, or a desc record that cannot be rendered, gets
+    A record whose target is neither "desc" nor "tmem" gets {"verdict": null, "detail": "not a desc or
+    tmem case"}; a line that is not a JSON object, or a record that cannot be rendered, gets
     {"verdict": null, "detail": "<why>"}.
   * Exit status 0 at end of input; 2 if ptxas cannot be found.
 
 For each desc record the adapter renders the case's kernel with solver.fuzz.formats.ptx.render_case (one
-MMA reading the case's descriptor as B: wgmma on sm90, tcgen05.mma on sm100/sm103) and runs
-`ptxas -arch=<sm_90a|sm_100a|sm_103a>` on it in a temporary directory. What ptxas can refuse is only
+MMA reading the case's descriptor as B: wgmma on sm90, tcgen05.mma on sm100/sm103), for each tmem record
+with solver.fuzz.formats.tmem_ptx.render_case (the case's one tcgen05 instruction in a kernel that
+allocates tensor memory), and runs `ptxas -arch=<target>` on it in a temporary directory. What ptxas can refuse is only
 what the instruction spells statically (type names, shape, transpose operands, kind, target); the
 descriptor words are run-time values it does not inspect (see solver/fuzz/formats/ptx.py).
 """
@@ -34,6 +35,7 @@ import tempfile
 from typing import Optional
 
 from solver.fuzz.formats import ptx as fuzz_ptx
+from solver.fuzz.formats import tmem_ptx
 
 PTXAS_TIMEOUT_S = 120
 _LOCATION = re.compile(r"^ptxas\s+[^,]*,\s*line\s+\d+;\s*")
@@ -88,10 +90,11 @@ def verdict(record, ptxas: str = "ptxas") -> dict:
     """The adapter's answer to one record."""
     if not isinstance(record, dict):
         return {"verdict": None, "detail": "not a JSON object"}
-    if record.get("target") != "desc":
-        return {"verdict": None, "detail": "not a desc case"}
+    renderers = {"desc": fuzz_ptx.render_case, "tmem": tmem_ptx.render_case}
+    if record.get("target") not in renderers:
+        return {"verdict": None, "detail": "not a desc or tmem case"}
     try:
-        target, text = fuzz_ptx.render_case(record)
+        target, text = renderers[record["target"]](record)
     except Exception as error:   # a malformed record must not stop the stream
         return {"verdict": None, "detail": " ".join(f"cannot render the case: {error}".split())}
     accepted, detail = assemble(target, text, ptxas)

@@ -1,0 +1,316 @@
+"""One tcgen05.ld / tcgen05.st / tcgen05.ld.red instruction and its run-time context, as Z3 constraints:
+the `tmem` fuzz target's model.
+
+Written from the PTX ISA (9.7.16.1 tensor memory, 128 lanes x 512 columns; 9.7.16.1.1 the address,
+lane in bits 31-16, column in bits 15-0; 9.7.16.2.3 and Table 49 shapes, .num and registers; 9.7.16.8.1
+lane quarters; 9.7.16.8.2 packing; 9.7.16.8.3 / 9.7.16.8.4 tcgen05.ld, ld.red, st with their Target and
+PTX ISA notes) and from what ptxas 13.0 was recorded to accept (tests/hardware/tmem_ptxas_forms.json.gz,
+hardware/README.md "tcgen05 tensor-memory forms (ptxas)"), independently of spec/tmem, which labels the
+cases; the tests compare the two.
+
+The record is field-level:
+  op          OPS code: ld, st, ld.red
+  shape       SHAPES code; the last, 16x512b, is no shape at all (ptxas: a syntax error)
+  num_log2    .num = 2^num_log2, x1 .. x256 (x256 never exists)
+  pack        PACKS code: none, .pack::16b, .unpack::16b
+  hs, hs_value   immHalfSplitoff given (0/1) and its value (0 when not given)
+  registers   how many registers the data vector names
+  sync, aligned  the .sync / .aligned qualifiers present (0/1)
+  qual        QUALS code: a stray qualifier: none, .cta_group::1, .shared::cta, or (ld/st) the type .u32
+              in place of .b32
+  operand     OPERANDS code: a wrongly typed operand: none, taddr a .b64 register, a .b64 register in
+              the data vector, immHalfSplitoff a register, redval a .b64 register
+  target      TARGETS code (the module's .target)
+  ptx         PTX_VERSIONS code (the module's .version)
+  red_op, red_type, abs, nan   the reduction of ld.red (none / none / 0 / 0 on ld and st, except that
+              .abs / .NaN may be written on them)
+  warp        the issuing warp's index in the CTA, 0..7
+  lane, column   the value of taddr, each a 16-bit field
+
+The footprint (which cells the access touches) uses only what PTX states: a shape moves its lanes
+(32 or 16) from taddr's lane, and N*num/32 columns per lane from taddr's column (twice as many with
+.pack::16b / .unpack::16b, each cell giving 16 bits); .16x32bx2's second half starts at the 32-bit sum
+taddr + immHalfSplitoff. An access whose shape or .num does not exist touches nothing. One constraint
+per rule id.
+"""
+from __future__ import annotations
+
+import random
+
+import z3
+
+from solver.model import field as field_model
+from solver.model.field import between as _between, is_one_of as _is, table as _table
+
+OPS = ("ld", "st", "ld.red")
+SHAPES = ("16x64b", "16x128b", "16x256b", "32x32b", "16x32bx2", "16x512b")
+REAL_SHAPES = SHAPES[:-1]
+SHAPE_LANES = {"16x64b": 16, "16x128b": 16, "16x256b": 16, "32x32b": 32, "16x32bx2": 16}   # 9.7.16.2.3
+SHAPE_BITS = {"16x64b": 64, "16x128b": 128, "16x256b": 256, "32x32b": 32, "16x32bx2": 32}  # per lane
+BASE_REGISTERS = {"16x64b": 1, "16x128b": 2, "16x256b": 4, "32x32b": 1, "16x32bx2": 1}     # Table 49
+MAX_REGISTERS = 128
+MAX_NUM_LOG2 = 8                                  # x256: not a .num (ptxas: unknown modifier)
+RED_SHAPES = ("32x32b", "16x32bx2")
+PACKS = (None, "pack::16b", "unpack::16b")
+QUALS = (None, "cta_group::1", "shared::cta", "u32")
+OPERANDS = (None, "taddr_b64", "vector_b64", "splitoff_register", "redval_b64")
+TARGETS = ("sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f", "sm_120a")
+TCGEN05_TARGETS = ("sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f")   # 9.7.16.8.3 notes
+LD_RED_TARGETS = ("sm_103a", "sm_103f", "sm_110a", "sm_110f")
+# The first PTX ISA version of each target (ptxas 13.0: "PTX .version 8.7 does not support .target sm_100f")
+TARGET_PTX = {"sm_90a": 80, "sm_100a": 86, "sm_100f": 88, "sm_103a": 88, "sm_103f": 88, "sm_110a": 90,
+              "sm_110f": 90, "sm_120a": 87}
+PTX_VERSIONS = ("8.0", "8.5", "8.6", "8.7", "8.8", "9.0")
+PTX_VALUE = {v: int(v.replace(".", "")) for v in PTX_VERSIONS}            # "8.6" -> 86
+TCGEN05_PTX, LD_RED_PTX = 86, 88
+RED_OPS = (None, "min", "max", "add")
+RED_TYPES = (None, "f32", "u32", "s32", "b32", "f16")
+# The targets whose code runs on a GPU of each fuzz arch: "a" targets on their own chip, "f" targets on
+# the chips of their family from theirs up (sm_100f on sm_100 and sm_103).
+ARCH_TARGETS = {"sm90": ("sm_90a",), "sm100": ("sm_100a", "sm_100f"), "sm103": ("sm_100f", "sm_103a", "sm_103f")}
+
+LANES, COLUMNS, QUARTER = 128, 512, 32                  # 9.7.16.1; 9.7.16.8.1
+FIELD = 1 << 16                                         # 16-bit lane / column fields (9.7.16.1.1)
+SPLITOFF_LIMIT = 1 << 17
+
+FIELDS = ("op", "shape", "num_log2", "pack", "hs", "hs_value", "registers", "sync", "aligned", "qual",
+          "operand", "target", "ptx", "red_op", "red_type", "abs", "nan", "warp", "lane", "column")
+Record = field_model.record_type("TmemForm", FIELDS)
+symbolic_record = Record.symbolic
+
+LD, ST, LD_RED = 0, 1, 2
+SPLIT = SHAPES.index("16x32bx2")
+BOGUS = SHAPES.index("16x512b")
+
+
+def num(r):
+    return _table(r.num_log2, tuple(range(MAX_NUM_LOG2 + 1)), {k: 1 << k for k in range(MAX_NUM_LOG2 + 1)})
+
+
+def _per_shape(r, values: dict, default=0):
+    """values[shape] * 1 as an If-chain over the shape (0 for the bogus shape)."""
+    return _table(r.shape, SHAPES, {s: values.get(s, default) for s in SHAPES}, default)
+
+
+def base(r):
+    return _per_shape(r, BASE_REGISTERS)
+
+
+def registers_needed(r):
+    """base(shape) x num: linear, as an If-chain over the shape of constant x num."""
+    n = num(r)
+    term = z3.IntVal(0)
+    for s, b in BASE_REGISTERS.items():
+        term = z3.If(r.shape == SHAPES.index(s), b * n, term)
+    return term
+
+
+def shape_lanes(r):
+    return _per_shape(r, SHAPE_LANES)
+
+
+def columns(r):
+    """Columns one access spans per lane: N*num/32, doubled when a 16-bit (un)pack qualifier is written."""
+    n = num(r)
+    term = z3.IntVal(0)
+    for s, bits in SHAPE_BITS.items():
+        term = z3.If(r.shape == SHAPES.index(s), (bits // 32) * n, term)
+    return z3.If(r.pack != 0, 2 * term, term)
+
+
+def real_shape(r):
+    return r.shape != BOGUS
+
+
+def well_formed(r):
+    """The shape exists and .num is legal for it: the access has a footprint."""
+    return z3.And(real_shape(r), registers_needed(r) <= MAX_REGISTERS)
+
+
+def second_half(r):
+    """(lane, column) where .16x32bx2's threads 16-31 start: taddr + immHalfSplitoff as a 32-bit sum."""
+    address = (r.lane * FIELD + r.column + r.hs_value) % (1 << 32)
+    return address / FIELD, address % FIELD
+
+
+def domain(r) -> list:
+    """Well-formedness of the record, not rules: enum codes, field ranges, and the forms this model
+    writes (ld/st carry no reduction operator or type; redval exists on ld.red only; a register
+    half-split needs a half-split)."""
+    return [_between(r.op, 0, len(OPS) - 1), _between(r.shape, 0, len(SHAPES) - 1),
+            _between(r.num_log2, 0, MAX_NUM_LOG2), _between(r.pack, 0, len(PACKS) - 1),
+            _between(r.hs, 0, 1), _between(r.hs_value, -SPLITOFF_LIMIT, SPLITOFF_LIMIT),
+            z3.Implies(r.hs == 0, r.hs_value == 0),
+            _between(r.registers, 1, 2 * MAX_REGISTERS + 1),
+            _between(r.sync, 0, 1), _between(r.aligned, 0, 1), _between(r.qual, 0, len(QUALS) - 1),
+            z3.Implies(r.op == LD_RED, r.qual != QUALS.index("u32")),
+            _between(r.operand, 0, len(OPERANDS) - 1),
+            # a register half-split offset has no value here (spec reads it as 0)
+            z3.Implies(r.operand == OPERANDS.index("splitoff_register"), z3.And(r.hs == 1, r.hs_value == 0)),
+            z3.Implies(r.operand == OPERANDS.index("redval_b64"), r.op == LD_RED),
+            _between(r.target, 0, len(TARGETS) - 1), _between(r.ptx, 0, len(PTX_VERSIONS) - 1),
+            _between(r.red_op, 0, len(RED_OPS) - 1), _between(r.red_type, 0, len(RED_TYPES) - 1),
+            z3.Implies(r.op != LD_RED, z3.And(r.red_op == 0, r.red_type == 0)),
+            _between(r.abs, 0, 1), _between(r.nan, 0, 1),
+            _between(r.warp, 0, 7), _between(r.lane, 0, FIELD - 1), _between(r.column, 0, FIELD - 1)]
+
+
+def ptx_value(r):
+    return _table(r.ptx, PTX_VERSIONS, PTX_VALUE)
+
+
+RULES: dict = {}
+_rule = field_model.rule_registry(RULES)
+
+
+@_rule("tmem.ptx_version")
+def _ptx_version(r):
+    return ptx_value(r) >= z3.If(r.op == LD_RED, LD_RED_PTX, TCGEN05_PTX)
+
+
+@_rule("tmem.instruction.sync_aligned")
+def _sync(r):
+    return r.sync == 1          # ptxas needs .sync on ld/st/ld.red; .aligned is the next rule's
+
+
+@_rule("tmem.ld.aligned")
+def _aligned(r):
+    return r.aligned == 1
+
+
+@_rule("tmem.target_ptx_version")
+def _target_ptx(r):
+    return ptx_value(r) >= _table(r.target, TARGETS, TARGET_PTX)
+
+
+@_rule("tmem.instruction.qualifiers")
+def _qualifiers(r):
+    return r.qual == 0
+
+
+@_rule("tmem.instruction.operands")
+def _operands(r):
+    return r.operand == 0
+
+
+@_rule("tmem.ld.target")
+def _ld_target(r):
+    return z3.Implies(r.op != LD_RED, _is(r.target, TARGETS, *TCGEN05_TARGETS))
+
+
+@_rule("tmem.ld.shape")
+def _shape(r):
+    return z3.Implies(r.op != LD_RED, real_shape(r))
+
+
+@_rule("tmem.ld.num")
+def _num(r):
+    return z3.Implies(real_shape(r), registers_needed(r) <= MAX_REGISTERS)
+
+
+@_rule("tmem.ld.registers")
+def _registers(r):
+    return z3.Implies(well_formed(r), r.registers == registers_needed(r))
+
+
+@_rule("tmem.ld.pack")
+def _pack(r):
+    return z3.Or(r.pack == 0, z3.And(r.op == LD, r.pack == 1), z3.And(r.op == ST, r.pack == 2))
+
+
+@_rule("tmem.ld.half_splitoff")
+def _half_splitoff(r):
+    return (r.hs == 1) == (r.shape == SPLIT)
+
+
+@_rule("tmem.ld.lane_alignment")
+def _lane_alignment(r):
+    aligned = z3.If(r.shape == SHAPES.index("32x32b"), r.lane % 32 == 0, r.lane % 16 == 0)
+    return z3.Implies(real_shape(r), aligned)
+
+
+@_rule("tmem.access.lane_quarter")
+def _lane_quarter(r):
+    first = QUARTER * (r.warp % 4)
+    inside = lambda lane, lanes: z3.And(lane >= first, lane + lanes <= first + QUARTER)   # noqa: E731
+    lane2, _ = second_half(r)
+    return z3.Implies(well_formed(r), z3.And(inside(r.lane, shape_lanes(r)),
+                                             z3.Implies(r.shape == SPLIT, inside(lane2, 16))))
+
+
+@_rule("tmem.address.range")
+def _address_range(r):
+    inside = lambda lane, column, lanes: z3.And(lane + lanes <= LANES, column + columns(r) <= COLUMNS)  # noqa: E731
+    lane2, column2 = second_half(r)
+    return z3.Implies(well_formed(r), z3.And(inside(r.lane, r.column, shape_lanes(r)),
+                                             z3.Implies(r.shape == SPLIT, inside(lane2, column2, 16))))
+
+
+@_rule("tmem.ld_red.target")
+def _red_target(r):
+    return z3.Implies(r.op == LD_RED, _is(r.target, TARGETS, *LD_RED_TARGETS))
+
+
+@_rule("tmem.ld_red.shape")
+def _red_shape(r):
+    return z3.Implies(r.op == LD_RED, _is(r.shape, SHAPES, *RED_SHAPES))
+
+
+@_rule("tmem.ld_red.num")
+def _red_num(r):
+    return z3.Implies(r.op == LD_RED, r.num_log2 >= 1)
+
+
+@_rule("tmem.ld_red.operation")
+def _red_operation(r):
+    reduces = z3.And(_is(r.red_op, RED_OPS, "min", "max"), _is(r.red_type, RED_TYPES, "f32", "u32", "s32"))
+    return z3.If(r.op == LD_RED, reduces, z3.And(r.abs == 0, r.nan == 0))
+
+
+@_rule("tmem.ld_red.abs_nan")
+def _red_abs_nan(r):
+    return z3.Implies(z3.And(r.op == LD_RED, z3.Or(r.abs == 1, r.nan == 1)),
+                      r.red_type == RED_TYPES.index("f32"))
+
+
+RULE_IDS = tuple(RULES)
+
+
+def constraints(r) -> dict:
+    return {rule_id: predicate(r) for rule_id, predicate in RULES.items()}
+
+
+# --- Solving -------------------------------------------------------------------------------------------
+def _hints(r, rng: random.Random) -> list:
+    """Realistic, seed-dependent values (dropped where the asked rules conflict): CUTLASS-like accesses,
+    a warp reading its own quarter from its first or second 16 lanes, columns of a 512-column allocation."""
+    hints = [r.op == rng.randrange(len(OPS)), r.shape == rng.randrange(len(REAL_SHAPES)),
+             r.num_log2 == rng.randrange(6), r.ptx == rng.choice((len(PTX_VERSIONS) - 1, len(PTX_VERSIONS) - 2)),
+             r.warp == rng.randrange(8), r.lane == QUARTER * (r.warp % 4) + rng.choice((0, 0, 16)),
+             r.column == rng.choice((0, 0, 8, 32, 64, 128, 256)),
+             r.registers == registers_needed(r), r.sync == 1, r.aligned == 1, r.qual == 0, r.operand == 0,
+             r.pack == 0, r.abs == 0, r.nan == 0,
+             z3.Implies(r.op == LD_RED, z3.And(r.red_op == rng.choice((1, 2)), r.red_type == rng.choice((1, 2, 3)))),
+             z3.Implies(r.shape == SPLIT, r.hs_value == rng.choice((0, 16, 32, 64, 128)))]
+    rng.shuffle(hints)
+    return hints
+
+
+def Problem(arch: str, break_=()) -> field_model.Problem:
+    """Forms whose target runs on `arch` (ARCH_TARGETS) that break exactly `break_`; next(seed) gives one
+    more of a new shape (op, shape, .num, pack, target, PTX version), or None."""
+    r = symbolic_record()
+    fixed = [_is(r.target, TARGETS, *ARCH_TARGETS[arch])]
+    return field_model.Problem(r, constraints(r), domain(r), fixed, break_, _hints,
+                               lambda r: [r.op, r.shape, r.num_log2, r.pack, r.target, r.ptx])
+
+
+def evaluate(values: dict) -> dict:
+    """rule id -> whether concrete field values obey it (substituted into the constraints)."""
+    r = symbolic_record()
+    return field_model.evaluate(r, constraints(r), values)
+
+
+def violated(values: dict) -> list:
+    """The rule ids (RULE_IDS order) concrete field values break."""
+    return [rule_id for rule_id, ok in evaluate(values).items() if not ok]
