@@ -68,3 +68,33 @@ def test_alloc_sequence(capsys, tmp_path):
     path.write_text("[{]")
     code, out, err = run(capsys, "tmem", "alloc", "--ops", str(path))
     assert code == 2 and out == "" and "not JSON" in err
+
+
+def test_ld_cells_and_the_lane_quarter(capsys):
+    # 32x32b.x4: 32 lanes x 4 columns (PTX 9.7.16.2.3: 32 * num bits per lane); warp 1's quarter is 32..63
+    code, out, _ = run(capsys, "tmem", "ld", "--shape", "32x32b", "--num", "x4", "--lane", "32", "--column", "8",
+                       "--warp", "1", "--json")
+    document = json.loads(out)
+    assert code == 0 and document["count"] == 32 * 4 and document["violations"] == []
+    assert document["extent"] == {"lanes": [32, 63], "columns": [8, 11]}
+    code, out, _ = run(capsys, "tmem", "st", "--shape", "32x32b", "--num", "x4", "--lane", "32", "--column", "8",
+                       "--warp", "2", "--json")                # warp 2 may touch lanes 64..95 only
+    assert code == 1 and [v["rule"] for v in json.loads(out)["violations"]] == ["tmem.access.lane_quarter"]
+
+
+def test_cp_multicast_writes_each_row_to_its_lanes(capsys):
+    code, out, _ = run(capsys, "tmem", "cp", "--shape", "32x128b", "--multicast", "warpx4", "--cta-group", "2",
+                       "--json")
+    document = json.loads(out)
+    # .32x128b.warpx4: 32 rows of 128 bits, each copied to the four warps' quarters (PTX 9.7.16.9)
+    assert code == 0 and len(document["row_lanes"]) == 32
+    assert all(sorted(lane % 32 for lane in lanes) == [r] * 4 for r, lanes in enumerate(document["row_lanes"]))
+    assert document["self"]["count"] == 128 * 4 and document["peer"] == document["self"]
+
+
+def test_shift_moves_31_lanes_down(capsys):
+    code, out, _ = run(capsys, "tmem", "shift", "--lane", "32", "--json")
+    document = json.loads(out)
+    assert code == 0 and len(document["moves"]) == 31 * 8       # 31x256b: 31 lanes of 8 32-bit columns
+    assert all(source[0] == destination[0] + 1 and source[1] == destination[1]
+               for source, destination in document["moves"])

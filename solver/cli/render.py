@@ -302,6 +302,17 @@ def tmem_check_text(instruction: str, target: str, document: dict) -> str:
     return "\n".join(lines)
 
 
+def tmem_cells_text(head: str, document: dict) -> str:
+    """A tcgen05 instruction's cells: how many, their lane and column extent, and the rules broken."""
+    extent = document["extent"]
+    lines = [head, f"cells: {document['count']}" + (
+        f", lanes {extent['lanes'][0]}..{extent['lanes'][1]}, columns {extent['columns'][0]}..{extent['columns'][1]}"
+        if extent else "")]
+    if "violations" in document:
+        lines += [f"  {v['rule']}: {v['message']} [{v['source']}]" for v in document["violations"]] or ["violations: none"]
+    return "\n".join(lines)
+
+
 def tmem_alloc_text(count: int, report: dict) -> str:
     if not report["violations"]:
         return f"{count} allocation operations: no rule broken"

@@ -2,7 +2,9 @@
 
 `tmem check` judges one tcgen05 instruction given as PTX text the way ptxas of a target would (static
 forms) and names the rules it breaks that ptxas lets through (run-time: lane quarters, address ranges);
-`tmem alloc` checks a kernel's sequence of allocation operations (spec.tmem.alloc); `tmem map` prints the fragment map of a tcgen05.ld/st form: which tensor-memory cell (lane, column,
+`tmem ld` / `tmem st` / `tmem cp` / `tmem shift` say which cells one warp's instruction at an address
+touches, and which run-time rules that breaks; `tmem alloc` checks a kernel's sequence of allocation
+operations (spec.tmem.alloc); `tmem map` prints the fragment map of a tcgen05.ld/st form: which tensor-memory cell (lane, column,
 16-bit half) each piece of each thread's registers comes from or goes to (spec.tmem.ld_st)."""
 from __future__ import annotations
 
@@ -38,6 +40,63 @@ def run_check(args) -> int:
                 "undefined": [v.as_json() for v in verdict["undefined"]]}
     render.emit(args, document, render.tmem_check_text(args.ptx, target(args.arch), document))
     return EXIT_VIOLATION if document["violations"] or document["undefined"] else EXIT_OK
+
+
+def _cells_document(cells) -> dict:
+    """Cells as sorted [lane, column] pairs, with their extent."""
+    ordered = sorted(cells)
+    lanes = [lane for lane, _ in ordered]
+    columns = [column for _, column in ordered]
+    extent = {"lanes": [min(lanes), max(lanes)], "columns": [min(columns), max(columns)]} if ordered else None
+    return {"count": len(ordered), "extent": extent, "cells": [list(cell) for cell in ordered]}
+
+
+def run_access(args) -> int:
+    """tcgen05.ld / tcgen05.st by one warp at one address: the cells it touches and the rules it breaks."""
+    from spec.tmem import ld_st
+    access = ld_st.TmemAccess(args.op, args.shape.lstrip("."), num_count(args.num), lane=args.lane,
+                              column=args.column, warp=args.warp, pack=args.pack,
+                              half_splitoff=args.half_splitoff, target=target(args.arch))
+    found = ld_st.violations(access)
+    document = {"op": args.op, "shape": access.shape, "num": access.num, "lane": args.lane, "column": args.column,
+                "warp": args.warp, "target": access.target, **_cells_document(access.footprint()),
+                "violations": [v.as_json() for v in found]}
+    render.emit(args, document, render.tmem_cells_text(f"tcgen05.{args.op}.{access.shape}.x{access.num} by warp "
+                                                         f"{args.warp} at lane {args.lane}, column {args.column}",
+                                                         document))
+    return EXIT_VIOLATION if found else EXIT_OK
+
+
+def run_cp(args) -> int:
+    from spec.tmem import address, cp
+    taddr = address.encode(args.lane, args.column)
+    footprints = cp.cp_footprints(args.shape.lstrip("."), args.multicast, taddr, args.cta_group)
+    document = {"shape": args.shape.lstrip("."), "multicast": args.multicast, "cta_group": args.cta_group,
+                "lane": args.lane, "column": args.column,
+                "row_lanes": cp.row_lanes(args.shape.lstrip("."), args.multicast),
+                **{cta: _cells_document(cells) for cta, cells in footprints.items()}}
+    multicast = f".{args.multicast}" if args.multicast else ""
+    render.emit(args, document, render.tmem_cells_text(
+        f"tcgen05.cp.cta_group::{args.cta_group}.{document['shape']}{multicast} at lane {args.lane}, column "
+        f"{args.column}: source row r -> lanes " + _row_lanes_text(document["row_lanes"]), document["self"]))
+    return EXIT_OK
+
+
+def _row_lanes_text(row_lanes: list) -> str:
+    shown = "; ".join(f"{r}: {','.join(map(str, lanes))}" for r, lanes in enumerate(row_lanes[:4]))
+    return shown + ("; ..." if len(row_lanes) > 4 else "")
+
+
+def run_shift(args) -> int:
+    from spec.tmem import address, shift
+    moves = shift.moves(address.encode(args.lane, args.column))
+    document = {"lane": args.lane, "column": args.column,
+                "moves": [[list(source), list(destination)] for source, destination in moves],
+                **_cells_document(shift.written(address.encode(args.lane, args.column)))}
+    render.emit(args, document, render.tmem_cells_text(
+        f"tcgen05.shift.down at lane {args.lane}, column {args.column}: lane L+i+1 -> lane L+i, 31 lanes x 8 columns",
+        document))
+    return EXIT_OK
 
 
 # A kernel's allocation operations are a handful; this bound keeps a hostile document from running away.
@@ -84,6 +143,42 @@ def register(commands) -> None:
     check.add_argument("--arch", required=True, help="ptxas target: " + " ".join(TARGETS) + " (sm100 = sm_100a, ...)")
     check.add_argument("--ptx", required=True, metavar="INSTRUCTION", help="one tcgen05 instruction, as PTX text")
     check.add_argument("--ptx-version", default="9.0", help="the PTX ISA version of the module (default 9.0)")
+
+    for op in ("ld", "st"):
+        access = add_command(
+            tmem_commands, op, run_access,
+            help=f"the cells one warp's tcgen05.{op} touches at an address, and the run-time rules it breaks",
+            description=f"tcgen05.{op} of one warp at a tensor-memory address: the cells it touches (absolute) and "
+                        "the rules it breaks (lane quarter, address range, lane alignment, and the static ones). "
+                        "Exit 0 when none, 1 otherwise.")
+        access.set_defaults(op=op)
+        access.add_argument("--shape", required=True, help="16x64b, 16x128b, 16x256b, 32x32b or 16x32bx2")
+        access.add_argument("--num", required=True, help=".num: x1 .. x128 (or the count)")
+        access.add_argument("--pack", action="store_true", help=".pack::16b (ld) / .unpack::16b (st)")
+        access.add_argument("--half-splitoff", type=number, default=None, help="16x32bx2: the half-split offset")
+        access.add_argument("--lane", required=True, type=number, help="the address's lane")
+        access.add_argument("--column", required=True, type=number, help="the address's column")
+        access.add_argument("--warp", required=True, type=number, help="the issuing warp's index in the CTA")
+        access.add_argument("--arch", default="sm_100a", help="ptxas target (default sm_100a)")
+
+    copy = add_command(
+        tmem_commands, "cp", run_cp,
+        help="the cells tcgen05.cp writes from shared memory, multicast copies included",
+        description="tcgen05.cp (PTX 9.7.16.9): which lanes each source row goes to (multicast) and the cells "
+                    "written, in the issuing CTA and, with cta_group::2, in its peer.")
+    copy.add_argument("--shape", required=True, help="128x256b, 4x256b, 128x128b, 64x128b or 32x128b")
+    copy.add_argument("--multicast", default=None, help="warpx2::02_13, warpx2::01_23 (64x128b), warpx4 (32x128b)")
+    copy.add_argument("--cta-group", type=int, choices=(1, 2), default=1)
+    copy.add_argument("--lane", type=number, default=0, help="the address's lane (default 0)")
+    copy.add_argument("--column", type=number, default=0, help="the address's column (default 0)")
+
+    shifting = add_command(
+        tmem_commands, "shift", run_shift,
+        help="the rows tcgen05.shift.down moves",
+        description="tcgen05.shift.down (implicit shape 31x256b): each of the 31 lanes after the address's moves "
+                    "one lane down, 8 columns.")
+    shifting.add_argument("--lane", type=number, default=0, help="the address's lane (default 0)")
+    shifting.add_argument("--column", type=number, default=0, help="the address's column (default 0)")
 
     sequence = add_command(
         tmem_commands, "alloc", run_alloc,
