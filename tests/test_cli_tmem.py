@@ -98,3 +98,28 @@ def test_shift_moves_31_lanes_down(capsys):
     assert code == 0 and len(document["moves"]) == 31 * 8       # 31x256b: 31 lanes of 8 32-bit columns
     assert all(source[0] == destination[0] + 1 and source[1] == destination[1]
                for source, destination in document["moves"])
+
+
+@pytest.mark.parametrize("shape, num", [("16x256b", 1), ("32x32b", 2), ("16x64b", 4)])
+def test_map_picture_shows_every_register_once_where_the_map_says(capsys, tmp_path, shape, num):
+    import xml.etree.ElementTree as ElementTree
+    picture = tmp_path / "map.svg"
+    code, _, _ = run(capsys, "tmem", "map", "--op", "ld", "--shape", shape, "--num", f"x{num}", "--svg", str(picture))
+    root = ElementTree.parse(picture).getroot()
+    texts = [e for e in root.iter("{http://www.w3.org/2000/svg}text") if e.get("class") == "cell"]
+    placed = {e.text: (int(e.get("data-row")), int(e.get("data-column"))) for e in texts}
+    assert code == 0 and len(placed) == len(texts)                    # every label once
+    pieces = ld_st.fragment_map(shape, num)
+    lanes = sorted({lane for thread in pieces for lane, _, _ in thread})
+    columns = sorted({column for thread in pieces for _, column, _ in thread})
+    for t, thread in enumerate(pieces):
+        for j in range(0, len(thread), 2):                            # a register: pieces j and j + 1
+            lane, column, _ = thread[j]
+            assert placed[f"{t}.{j // 2}"] == (lanes.index(lane), columns.index(column))
+    assert len(placed) == 32 * ld_st.registers_per_thread(shape, num)
+
+
+def test_map_picture_to_an_unwritable_path_is_one_line(capsys):
+    code, out, err = run(capsys, "tmem", "map", "--op", "ld", "--shape", "32x32b", "--num", "x1",
+                         "--svg", "/proc/no/such/dir.svg")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "svg" in err

@@ -330,13 +330,36 @@ def _cell_label(holders: list) -> str:
     return "/".join(f"{h[0]}.{h[1]}.{'lo' if h[2] == 0 else 'hi'}" if h else "-" for h in holders)
 
 
-def tmem_map_text(document: dict) -> str:
-    """Lanes down, columns across (relative to the instruction's address); each cell names the thread and
-    register (t.r) that holds it, or per 16-bit half with .pack/.unpack."""
+def _map_cells(document: dict) -> dict:
+    """(lane, column) -> [holder of half 0, holder of half 1], each (thread, register, register half)."""
     cells: dict = {}
     for thread, pieces in enumerate(document["pieces"]):
         for index, (lane, column, half) in enumerate(pieces):
             cells.setdefault((lane, column), [None, None])[half] = (thread, index // 2, index % 2)
+    return cells
+
+
+def tmem_map_svg(document: dict) -> str:
+    """The fragment map as a picture: lanes down, columns across, each cell labelled as in the table and
+    filled with the colour of the thread that holds it (the thread of its low half)."""
+    from solver.cli import svg
+    cells = _map_cells(document)
+    lanes = sorted({lane for lane, _ in cells})
+    columns = sorted({column for _, column in cells})
+    drawn = {}
+    for (lane, column), holders in cells.items():
+        thread = next(h[0] for h in holders if h)
+        drawn[(lanes.index(lane), columns.index(column))] = (_cell_label(holders), svg.thread_colour(thread))
+    legend = [(f"t{t}", svg.thread_colour(t)) for t in range(len(document["pieces"]))]
+    title = (f"tcgen05.{document['op']}.{document['shape']}.x{document['num']}"
+             + (" pack" if document["pack"] else "") + ": lane x column, cell = thread.register; colour = thread (t0..t31)")
+    return svg.grid(title, [f"lane {lane}" for lane in lanes], [f"col {c}" for c in columns], drawn, legend)
+
+
+def tmem_map_text(document: dict) -> str:
+    """Lanes down, columns across (relative to the instruction's address); each cell names the thread and
+    register (t.r) that holds it, or per 16-bit half with .pack/.unpack."""
+    cells = _map_cells(document)
     lanes = sorted({lane for lane, _ in cells})
     columns = sorted({column for _, column in cells})
     rows = [[str(lane)] + [_cell_label(cells[(lane, c)]) if (lane, c) in cells else "." for c in columns]

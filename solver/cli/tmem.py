@@ -125,8 +125,18 @@ def run_map(args) -> int:
                 "half_splitoff": access.half_splitoff,
                 "registers_per_thread": ld_st.registers_per_thread(access.shape, access.num, access.pack),
                 "pieces": [[list(piece) for piece in thread] for thread in pieces]}
+    if args.svg:
+        write_picture(args.svg, render.tmem_map_svg(document))
     render.emit(args, document, render.tmem_map_text(document))
     return EXIT_OK
+
+
+def write_picture(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise SpecError("svg", path, f"cannot write: {error.strerror or error}") from None
 
 
 def register(commands) -> None:
@@ -205,3 +215,5 @@ def register(commands) -> None:
     mapping.add_argument("--pack", action="store_true", help=".pack::16b (ld) / .unpack::16b (st)")
     mapping.add_argument("--half-splitoff", type=number, default=None,
                          help="the immediate half-split offset in columns (16x32bx2 only, required there)")
+    mapping.add_argument("--svg", metavar="FILE", default=None,
+                         help="also write the map as an SVG picture: lanes x columns, coloured by thread")
