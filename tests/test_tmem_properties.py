@@ -214,3 +214,148 @@ def test_a_wrong_column_breaks_lane_quarter_nothing_but_the_allocation(monkeypat
     _mutated(monkeypatch, lambda lane, column, half: (lane, column + 1, half))
     assert prove(PROPERTIES["tmem.lane_quarter.32x32b"]).status == "proved"
     assert prove(PROPERTIES["tmem.alloc.inside.32x32b"]).status != "proved"
+
+
+# === tcgen05.cp and the accumulator ============================================================================
+from spec.mma import descriptor as mma_descriptor  # noqa: E402
+from spec.tmem import accumulator, cp  # noqa: E402
+
+CP_IDS = {f"tmem.cp.multicast.{s}" + (f".{m.replace('::', '_')}" if m else ""): (s, m) for s, m in model.CP_ATOMS}
+NEW_PROVED = (list(CP_IDS) + [f"tmem.cp.decompression.{f}" for f in model.CP_FORMATS]
+              + [f"tmem.accumulator.{k}.{layout}" for layout in "ABDEFG" for k in ("injective", "read_once")])
+NEW_REFUTED = ["tmem.cp.multicast.64x128b.warpx2_02_13.as_01_23", "tmem.accumulator.read_once.D.warp3_at_lane64"]
+
+
+def _z3_value(term, **values) -> int:
+    """A model term (or a Python int) at concrete values of its narrow variables, by name."""
+    if not isinstance(term, z3.ExprRef):
+        return term
+    from solver.model.bitvec import evaluate
+    return evaluate(term, values)
+
+
+def test_cp_and_accumulator_properties_exist_with_their_statuses(proved_catalogue):
+    assert {(s, m) for s, m in CP_IDS.values()} == {(s, m) for s in cp.SHAPES for m in cp.SHAPE_MULTICASTS[s]}
+    for pid in NEW_PROVED:
+        assert PROPERTIES[pid].expected == "proved" and proved_catalogue[pid].status == "proved", pid
+    for pid in NEW_REFUTED:
+        assert PROPERTIES[pid].expected == "refuted" and proved_catalogue[pid].status == "refuted", pid
+    assert not any(pid.endswith(".C") for pid in PROPERTIES if pid.startswith("tmem.accumulator"))
+
+
+@pytest.mark.parametrize("pid", sorted(CP_IDS))
+def test_cp_model_equals_spec_cell_rows(pid):
+    """Every (row, 32-bit word, copy) of the model lands where spec.tmem.cp says the row lands; the named
+    lanes are spec's row_lanes; the Z3 term agrees with the Python evaluation on sample points."""
+    shape, multicast = CP_IDS[pid]
+    cells = {}
+    for r in range(model.CP_ROWS[shape]):
+        named = [model.cp_named_lanes(shape, multicast, r)]
+        assert sorted(named[0]) == sorted(cp.row_lanes(shape, multicast)[r])
+        for b in range(model.CP_BITS[shape]):
+            for c in range(model.cp_copies(shape, multicast)):
+                lane, column, cell_bit = model.cp_cell(shape, multicast, r, b, c)
+                assert (column, cell_bit) == (b // 32, b % 32)
+                assert cells.setdefault((lane, column), r) == r
+    assert cells == cp.cell_rows(shape, multicast)
+    r, b, c = narrow("row", 7), narrow("bit", 8), narrow("copy", 2)
+    terms = model.cp_cell(shape, multicast, r, b, c)
+    for point in ((0, 0, 0), (model.CP_ROWS[shape] - 1, model.CP_BITS[shape] - 1, model.cp_copies(shape, multicast) - 1)):
+        got = tuple(_z3_value(t, row=point[0], bit=point[1], copy=point[2]) for t in terms)
+        assert got == model.cp_cell(shape, multicast, *point)
+
+
+@pytest.mark.parametrize("fmt", sorted(model.CP_FORMATS))
+def test_cp_decompression_model_equals_spec_byte_source(fmt):
+    desc = mma_descriptor.encode("sm100", 0, 128, 256, "none")       # LBO 128 B: chunk c at 128c bytes
+    chunk, index = narrow("chunk", 1), narrow("element", 4)
+    first_term, _, byte_term = model.cp_element(fmt, chunk, index)
+    for shape in cp.SHAPES:
+        for byte in range(cp.SHAPE_BITS[shape] // 8):
+            address, first, bits = cp.byte_source(shape, desc, 0, byte, fmt)
+            c, i = byte // 16, byte % 16
+            want_first, want_bits, want_byte = model.cp_element(fmt, c, i)
+            assert (address // 128, first, bits) == (c, want_first - 128 * c, want_bits)
+            assert want_byte == byte and want_byte // 4 < cp.columns(shape)
+            assert _z3_value(first_term, chunk=c, element=i) == want_first
+            assert _z3_value(byte_term, chunk=c, element=i) == byte
+
+
+@pytest.mark.parametrize("layout", "ABDEFG")
+def test_accumulator_model_equals_spec_d_location(layout):
+    M, ctas = model.ACCUMULATOR_ROWS[layout], model.ACCUMULATOR_CTAS[layout]
+    ws = layout in "EG"
+    m_var, n_var, N_var = narrow("m", 8), narrow("n", 9), narrow("N", 9)
+    terms = model.accumulator_cell(layout, m_var, n_var, N_var, 0)
+    for N in (8, 24, 64, 256):
+        for offset in model.HALF_DATAPATH_OFFSETS.get(layout, (0,)):
+            for m in range(M):
+                for n in range(N):
+                    cell = model.accumulator_cell(layout, m, n, N, offset)
+                    assert cell == accumulator.d_location(m, n, M, N, ctas, ws, offset)
+                    assert model.accumulator_element(layout, *cell, N, offset) == (m, n)
+        for m, n in ((0, 0), (M - 1, N - 1), (M // 2 + 1, N // 2 + 3 if N > 8 else 5)):
+            got = tuple(_z3_value(t, m=m, n=n, N=N) for t in terms)
+            assert got == model.accumulator_cell(layout, m, n, N, 0)
+
+
+@pytest.mark.parametrize("layout,shape", [("D", "32x32b"), ("B", "32x32b"), ("G", "32x32b"),
+                                          ("F", "16x64b"), ("F", "16x256b"), ("F", "16x32bx2")])
+def test_the_read_sequence_is_spec_footprints_covering_d_once(layout, shape):
+    """The model's ld sequence at N = 64, num = 2: spec's TmemAccess footprints, each cell once, and the
+    cells are exactly spec's D cells (per CTA)."""
+    N, num = 64, 2
+    e = _log2(num)
+    M, ctas, ws = model.ACCUMULATOR_ROWS[layout], model.ACCUMULATOR_CTAS[layout], layout in "EG"
+    offset = 16 if layout == "F" else 0
+    span = model.access_span(shape, e)
+    columns = model.accumulator_columns(layout, N)
+    read = []
+    for w in range(4):
+        for j in range(columns // span):
+            lane0, column0 = 32 * w + offset, j * span
+            access = ld_st.TmemAccess("ld", shape, num, lane=lane0, column=column0, warp=w,
+                                      half_splitoff=model.columns(shape, e) if shape == "16x32bx2" else None)
+            cells = [model.sequence_read(shape, w, j, t, r, e, offset)
+                     for t in range(32) for r in range(model.registers(shape, e))]
+            assert set(cells) == access.footprint()
+            read += cells
+    assert len(read) == len(set(read))
+    d_cells = {accumulator.d_location(m, n, M, N, ctas, ws, offset) for m in range(M) for n in range(N)}
+    for cta in range(ctas):
+        assert sorted(read) == sorted((lane, column) for c, lane, column in d_cells if c == cta)
+
+
+# --- a wrong model is caught --------------------------------------------------------------------------------
+def test_a_wrong_warpx2_broadcast_breaks_the_multicast(monkeypatch):
+    pid = "tmem.cp.multicast.64x128b.warpx2_02_13"
+    original = model.cp_cell
+
+    def wrong(shape, multicast, row, bit, copy):           # broadcast 32 lanes apart, as 01_23 does
+        lane, column, cell_bit = original(shape, multicast, row, bit, copy)
+        return (lane - copy * 32 if multicast == "warpx2::02_13" else lane), column, cell_bit
+    assert prove(PROPERTIES[pid]).status == "proved"
+    monkeypatch.setattr(model, "cp_cell", wrong)
+    assert prove(PROPERTIES[pid]).status != "proved"
+    assert prove(PROPERTIES["tmem.cp.multicast.32x128b.warpx4"]).status == "proved"
+
+
+def test_a_lost_column_split_breaks_accumulator_injectivity(monkeypatch):
+    original = model.accumulator_cell
+
+    def wrong(layout, m, n, N, offset=0):                   # B without the 64-lane half for n >= N/2
+        cta, lane, column = original(layout, m, n, N, offset)
+        return (cta, lane if layout != "B" else m & 63, column)
+    monkeypatch.setattr(model, "accumulator_cell", wrong)
+    assert prove(PROPERTIES["tmem.accumulator.injective.B"]).status != "proved"
+    assert prove(PROPERTIES["tmem.accumulator.injective.E"]).status == "proved"
+
+
+def test_a_warp_off_by_32_lanes_breaks_read_once(monkeypatch):
+    original = model.sequence_read
+
+    def wrong(shape, warp, load, t, r, e, lane_base=0):
+        lane, column = original(shape, warp, load, t, r, e, lane_base)
+        return z3.If(warp == 3, lane - 32, lane), column
+    monkeypatch.setattr(model, "sequence_read", wrong)
+    assert prove(PROPERTIES["tmem.accumulator.read_once.D"]).status != "proved"

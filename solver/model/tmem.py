@@ -276,3 +276,149 @@ def inverse(shape: str, pack: bool, lane, column, half, e, splitoff=None) -> tup
 def in_domain(shape: str, t, r, h, e):
     """Thread in [0, 32), register in [0, BASE * num), half in {0, 1}, num legal."""
     return z3.And(legal_num(shape, e), z3.ULT(t, THREADS), z3.ULT(r, registers(shape, e)), z3.ULE(h, 1))
+
+
+# --- tcgen05.cp: where each source bit lands (PTX 9.7.16.9, CUTLASS SM100_UTCCP_* ValID) -------------------
+# Each atom as a layout of three top-level modes (source row, source bit of the row, multicast copy) ->
+# TMEM bit address (lane stride DP_b = 2^21, as in copy_traits_sm100.hpp). Read off CUTLASS 4.2's
+# Copy_Traits<SM100_UTCCP_*>: ValID's modes are [core_matrix_strided, core_matrix_leading, (repeat),
+# broadcast]; the source row is the strided mode (with the repeat mode above it: 01_23's SrcLayout puts the
+# repeat 4096 = 32 x 128 source bits on, i.e. rows 32-63), the bit the leading mode, the copy the broadcast
+# mode (SrcLayout stride 0: every copy reads the same source bit). 4dp256bit is ValID (128,256):(DP_b,1)
+# composed with its DstLayout (4,256):(32,128): row i is refresh row 32i, i.e. lane 32i.
+CP_ATOMS = {
+    ("128x256b", None): "(_128,_256,_1):(_2097152,_1,_1)",                       # SM100_UTCCP_128dp256bit
+    ("4x256b", None): "(_4,_256,_1):(_67108864,_1,_1)",                          # SM100_UTCCP_4dp256bit
+    ("128x128b", None): "(_128,_128,_1):(_2097152,_1,_1)",                       # SM100_UTCCP_128dp128bit
+    ("64x128b", "warpx2::02_13"): "(_64,_128,_2):(_2097152,_1,_134217728)",      # 2x64dp128bitlw0213
+    ("64x128b", "warpx2::01_23"):                                                # 2x64dp128bitlw0123
+        "((_32,_2),_128,_2):((_2097152,_134217728),_1,_67108864)",
+    ("32x128b", "warpx4"): "(_32,_128,_4):(_2097152,_1,_67108864)",              # 4x32dp128bit
+}
+CP_ROWS = {"128x256b": 128, "4x256b": 4, "128x128b": 128, "64x128b": 64, "32x128b": 32}
+CP_BITS = {"128x256b": 256, "4x256b": 256, "128x128b": 128, "64x128b": 128, "32x128b": 128}
+
+
+def cp_copies(shape: str, multicast) -> int:
+    """How many lanes one source row is written to (the broadcast mode's extent)."""
+    (extent, _), = [leaf for leaf in parse_layout(CP_ATOMS[(shape, multicast)])[2]]
+    return 1 << extent[0]
+
+
+def cp_cell(shape: str, multicast, row, bit, copy) -> tuple:
+    """(lane, column, bit in the cell) that bit `bit` of source row `row` lands in, in copy `copy` of the
+    multicast, relative to taddr (ints or bit-vectors)."""
+    modes = parse_layout(CP_ATOMS[(shape, multicast)])
+    tmem_bits = apply_mode(modes[0], row, 0) + apply_mode(modes[1], bit, 0) + apply_mode(modes[2], copy, 0)
+    within = tmem_bits & (LANE_BIT_STRIDE - 1)
+    return _shr(tmem_bits, FIELD_BITS + 5), _shr(within, 5), within & 31
+
+
+def cp_named_lanes(shape: str, multicast, row) -> list:
+    """The lanes the manual's multicast names for source row `row` (PTX 9.7.16.9.1 / 9.7.16.2.3): the
+    32-lane quarter (warp) list the qualifier names, at lane row % 32 of each; .4x256b: lane 0 of quarter
+    `row`; no multicast: row r in quarter r // 32. Written from the names, not from CUTLASS's strides."""
+    quarter, within = _shr(row, 5), row & 31
+    if shape == "4x256b":
+        quarters, within = [row], 0
+    elif multicast == "warpx2::02_13":           # rows 0-31 to warps 0 and 2, rows 32-63 to warps 1 and 3
+        quarters = [quarter, quarter + 2]
+    elif multicast == "warpx2::01_23":           # rows 0-31 to warps 0 and 1, rows 32-63 to warps 2 and 3
+        quarters = [2 * quarter, 2 * quarter + 1]
+    elif multicast == "warpx4":                   # every row to all four warps
+        quarters = [0, 1, 2, 3]
+    else:
+        quarters = [quarter]
+    return [_shl(q, 5) + within for q in quarters]
+
+
+# --- tcgen05.cp decompression (PTX 9.7.16.9.1 .dst_fmt.src_fmt; 9.7.16.10.4) ------------------------------
+# .b8x16.bWx16_pP: a 16-byte source chunk is 16 W-bit elements then P bits of padding; the destination is
+# 16 bytes (b8x16), one element per byte. Numbers read off the qualifier's name.
+CP_CHUNK_BITS = 128
+CP_ELEMENTS = 16
+CP_FORMATS = {"b8x16.b6x16_p32": (6, 32), "b8x16.b4x16_p64": (4, 64)}     # (element bits, padding bits)
+
+
+def cp_element(fmt: str, chunk, index) -> tuple:
+    """(first source bit, bits, destination byte) of element `index` of 16-byte chunk `chunk` of a row:
+    source bits counted from the row's first chunk (128 per chunk), destination bytes from the row's first
+    column (4 per column)."""
+    width, _ = CP_FORMATS[fmt]
+    return _shl(chunk, 7) + index * width, width, _shl(chunk, 4) + index
+
+
+# --- Accumulator D in tensor memory (PTX 9.7.16.10.5 Layouts A-G; CUTLASS UMMA::tmem_frg / tmem_frg_ws) -----
+# CUTLASS's tmem atoms in its "virtual addressing" (lane stride 1, column stride 128), per CTA:
+#   M_MMA 128 (A per CTA, D):       (_128, N):(_1, _128)
+#   M_MMA 64 2SM / ws (B, E) 2x2:   (_64, (N/2, _2)):(_1, (_128, _64))
+#   M_MMA 64 1SM (F) half path:     ((_16, _4), N):((_1, _32), _128)     (+ lane offset 0 or 16, PTX)
+#   M_MMA 32 (G) 1x4:               (_32, (N/4, _4)):(_1, (_128, _32))
+# As (M modes [(extent, lane stride)], N split k, lane stride of the N/k-th part): n = n0 + (N/k) n1 goes
+# to column n0 and lane stride * n1.
+ACCUMULATOR_ATOMS = {
+    "A": ([(128, 1)], 1, 0), "B": ([(64, 1)], 2, 64), "D": ([(128, 1)], 1, 0),
+    "E": ([(64, 1)], 2, 64), "F": ([(16, 1), (4, 32)], 1, 0), "G": ([(32, 1)], 4, 32),
+}
+ACCUMULATOR_ROWS = {"A": 256, "B": 128, "D": 128, "E": 64, "F": 64, "G": 32}      # M of the MMA
+ACCUMULATOR_CTAS = {"A": 2, "B": 2, "D": 1, "E": 1, "F": 1, "G": 1}               # cta_group
+HALF_DATAPATH_OFFSETS = {"F": (0, 16)}                                            # PTX: lane alignment
+
+
+def accumulator_columns(layout: str, N):
+    return N if ACCUMULATOR_ATOMS[layout][1] == 1 else \
+        (z3.UDiv(N, ACCUMULATOR_ATOMS[layout][1]) if _is_z3(N) else N // ACCUMULATOR_ATOMS[layout][1])
+
+
+def _divmod(a, b):
+    if _is_z3(a, b):
+        a, b = (a if _is_z3(a) else bv(a)), (b if _is_z3(b) else bv(b))
+        return z3.UDiv(a, b), z3.URem(a, b)
+    return divmod(a, b)
+
+
+def accumulator_cell(layout: str, m, n, N, offset=0) -> tuple:
+    """(cta, lane, column) of D[m, n] (M x N of the MMA; with cta_group::2 CTA m // (M/2) holds row m, at
+    its row m % (M/2)), lane and column relative to D's address."""
+    m_modes, k, stride = ACCUMULATOR_ATOMS[layout]
+    rows = ACCUMULATOR_ROWS[layout] // ACCUMULATOR_CTAS[layout]
+    cta, m = (_shr(m, rows.bit_length() - 1), m & (rows - 1)) if ACCUMULATOR_CTAS[layout] == 2 else (0, m)
+    lane, consumed = offset, 0
+    for extent, lane_stride in m_modes:
+        lane = lane + _shl(_shr(m, consumed) & (extent - 1), lane_stride.bit_length() - 1)
+        consumed += extent.bit_length() - 1
+    if k == 1:
+        return cta, lane, n
+    n1, n0 = _divmod(n, accumulator_columns(layout, N))
+    return cta, lane + n1 * stride, n0
+
+
+def accumulator_element(layout: str, cta, lane, column, N, offset=0) -> tuple:
+    """(m, n): the D element the accumulator map puts at (cta, lane, column) (the fields read back: a
+    witness that the properties check)."""
+    m_modes, k, stride = ACCUMULATOR_ATOMS[layout]
+    rows = ACCUMULATOR_ROWS[layout] // ACCUMULATOR_CTAS[layout]
+    lane = lane - offset
+    m, consumed = 0, 0
+    for extent, lane_stride in m_modes:
+        m = m + _shl(_shr(lane, lane_stride.bit_length() - 1) & (extent - 1), consumed)
+        consumed += extent.bit_length() - 1
+    if ACCUMULATOR_CTAS[layout] == 2:
+        m = m + cta * rows
+    n = column if k == 1 else column + (_shr(lane, stride.bit_length() - 1) & (k - 1)) * accumulator_columns(layout, N)
+    return m, n
+
+
+# --- A ld sequence over the accumulator ----------------------------------------------------------------------
+def access_span(shape: str, e):
+    """Columns one access covers per lane (both halves of .16x32bx2 at CUTLASS's split offset)."""
+    width = columns(shape, e)
+    return width * 2 if shape == "16x32bx2" and not _is_z3(width) else \
+        (_shl(width, 1) if shape == "16x32bx2" else width)
+
+
+def sequence_read(shape: str, warp, load, t, r, e, lane_base=0) -> tuple:
+    """(lane, column) that register r of thread t reads in load `load` of warp `warp` of the sequence:
+    warp w issues tcgen05.ld.<shape>.x(2^e) at lane 32w + lane_base, column load * span (unpacked)."""
+    lane, column, _ = piece(shape, False, t, r, 0, e)
+    return _shl(warp, 5) + lane_base + lane, load * access_span(shape, e) + column
