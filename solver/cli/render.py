@@ -18,8 +18,7 @@ from spec.tma import swizzle as tma_swizzle
 def emit(args, document: dict, text: str) -> None:
     """With --json the document (one JSON document, one line), else the human-readable text."""
     if args.json:
-        json.dump(document, sys.stdout)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(document) + "\n")      # one write: json.dump makes one per token
     else:
         sys.stdout.write(text.rstrip("\n") + "\n")
 

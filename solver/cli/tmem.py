@@ -12,6 +12,7 @@ from spec.rule import SpecError
 
 from solver.cli import render
 from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, number, read_json_document
+from solver.cli.tmem_plan import add_plan
 
 # ptxas targets (docs/CLI.md `tmem`); the short names of the other commands mean the `a` variants.
 TARGETS = ("sm_90a", "sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f", "sm_120a")
@@ -217,3 +218,4 @@ def register(commands) -> None:
                          help="the immediate half-split offset in columns (16x32bx2 only, required there)")
     mapping.add_argument("--svg", metavar="FILE", default=None,
                          help="also write the map as an SVG picture: lanes x columns, coloured by thread")
+    add_plan(tmem_commands)

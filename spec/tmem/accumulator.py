@@ -101,14 +101,9 @@ def _check(m: int, n: int, M: int, N: int, layout: str, lane_offset: int):
                         + " or ".join(map(str, lane_offsets(layout))), LANE_ALIGNMENT.id)
 
 
-def d_location(m_index: int, n_index: int, M: int, N: int, cta_group: int = 1, ws: bool = False,
-               lane_offset: int = 0) -> tuple:
-    """(cta, lane, column) of D[m, n]: cta 0 is the issuing CTA, 1 its peer (cta_group::2); lane and
-    column relative to D's tensor-memory address (rules tmem.mma.d_layout, tmem.mma.d_map)."""
-    layout = layout_id(M, cta_group, ws)
-    _check(m_index, n_index, M, N, layout, lane_offset)
+def _place(layout: str, m_index: int, n: int, N: int, cta_group: int, lane_offset: int) -> tuple:
+    """(cta, lane, column) of D[m_index, n] in `layout`, the indices already checked (rule tmem.mma.d_map)."""
     cta, m = divmod(m_index, ROWS_PER_CTA[layout]) if cta_group == 2 else (0, m_index)
-    n = n_index
     if layout in ("A", "D"):
         lane, column = m, n
     elif layout in ("B", "E"):
@@ -118,6 +113,22 @@ def d_location(m_index: int, n_index: int, M: int, N: int, cta_group: int = 1, w
     else:                                                  # F
         lane, column = m % 16 + 32 * (m // 16) + lane_offset, n
     return cta, lane, column
+
+
+def d_location(m_index: int, n_index: int, M: int, N: int, cta_group: int = 1, ws: bool = False,
+               lane_offset: int = 0) -> tuple:
+    """(cta, lane, column) of D[m, n]: cta 0 is the issuing CTA, 1 its peer (cta_group::2); lane and
+    column relative to D's tensor-memory address (rules tmem.mma.d_layout, tmem.mma.d_map)."""
+    layout = layout_id(M, cta_group, ws)
+    _check(m_index, n_index, M, N, layout, lane_offset)
+    return _place(layout, m_index, n_index, N, cta_group, lane_offset)
+
+
+def d_locations(M: int, N: int, cta_group: int = 1, ws: bool = False, lane_offset: int = 0) -> dict:
+    """{(m, n): (cta, lane, column)} for every element of D: d_location of each, checked once."""
+    layout = layout_id(M, cta_group, ws)
+    _check(0, 0, M, N, layout, lane_offset)
+    return {(m, n): _place(layout, m, n, N, cta_group, lane_offset) for m in range(M) for n in range(N)}
 
 
 def d_cell(m_index: int, n_index: int, M: int, N: int, cta_group: int = 1, ws: bool = False,

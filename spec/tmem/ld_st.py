@@ -22,6 +22,7 @@ the cells are not accessed (CUTLASS's *_16b atoms). The register count does not 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 from spec.rule import SpecError, check_all, rule
@@ -109,6 +110,12 @@ def fragment_map(shape: str, num: int, pack: bool = False, half_splitoff: Option
     lane and column relative to the instruction's address, half 0 = bits 0-15 of the cell, 1 = bits 16-31.
     For .16x32bx2 the second access adds `half_splitoff` to the column (see `footprint` for the exact
     32-bit address sum)."""
+    return [list(pieces) for pieces in _fragment_map(shape, num, bool(pack), half_splitoff)]
+
+
+@lru_cache(maxsize=256)
+def _fragment_map(shape: str, num: int, pack: bool, half_splitoff: Optional[int]) -> tuple:
+    """fragment_map's answer, computed once per form (callers get fresh lists)."""
     registers = registers_per_thread(shape, num, pack)
     splitoff = _check_splitoff(shape, half_splitoff)
     threads = []
@@ -121,8 +128,8 @@ def fragment_map(shape: str, num: int, pack: bool = False, half_splitoff: Option
                 pieces += [(lane, 2 * column + shift, 0), (lane, 2 * column + 1 + shift, 0)]
             else:
                 pieces += [(lane, column + shift, 0), (lane, column + shift, 1)]
-        threads.append(pieces)
-    return threads
+        threads.append(tuple(pieces))
+    return tuple(threads)
 
 
 def columns_per_access(shape: str, num: int, pack: bool = False) -> int:
