@@ -17,7 +17,7 @@ from spec.rule import (CATALOGUE, DEFINITION, ENFORCERS, EVIDENCE_KINDS, Rule, S
                        check_all, parse_number, rule, rules_for)
 from spec.tma import driver, im2col, place, tensormap, tensormap_params  # noqa: F401
 from spec.tma import swizzle as tma_swizzle  # noqa: F401
-from spec.tmem import address, alloc, instruction, ld_st  # noqa: F401
+from spec.tmem import accumulator, address, alloc, cp, instruction, ld_st, shift  # noqa: F401
 
 _ALIASES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rule_aliases.json")
 

@@ -25,4 +25,3 @@ machine available to this project runs tcgen05 (its only GPU is an H100, sm_90a)
 (lane quarters, address ranges, allocation at run time) rests on the manual's text, and rules marked
 evidence="interpretation" are readings that a Blackwell GPU could later confirm or overturn.
 """
-from spec.tmem import accumulator, cp, shift  # noqa: E402,F401  (registers their rules with the catalogue)
