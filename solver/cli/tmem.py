@@ -140,6 +140,12 @@ def write_picture(path: str, text: str) -> None:
         raise SpecError("svg", path, f"cannot write: {error.strerror or error}") from None
 
 
+def add_address(p) -> None:
+    """--lane and --column of the instruction's tensor-memory address (default lane 0, column 0)."""
+    p.add_argument("--lane", type=number, default=0, help="the address's lane (default 0)")
+    p.add_argument("--column", type=number, default=0, help="the address's column (default 0)")
+
+
 def register(commands) -> None:
     tmem_commands = add_group(commands, "tmem", help="tcgen05 tensor memory: instruction forms, fragment maps")
 
@@ -180,16 +186,14 @@ def register(commands) -> None:
     copy.add_argument("--shape", required=True, help="128x256b, 4x256b, 128x128b, 64x128b or 32x128b")
     copy.add_argument("--multicast", default=None, help="warpx2::02_13, warpx2::01_23 (64x128b), warpx4 (32x128b)")
     copy.add_argument("--cta-group", type=int, choices=(1, 2), default=1)
-    copy.add_argument("--lane", type=number, default=0, help="the address's lane (default 0)")
-    copy.add_argument("--column", type=number, default=0, help="the address's column (default 0)")
+    add_address(copy)
 
     shifting = add_command(
         tmem_commands, "shift", run_shift,
         help="the rows tcgen05.shift.down moves",
         description="tcgen05.shift.down (implicit shape 31x256b): each of the 31 lanes after the address's moves "
                     "one lane down, 8 columns.")
-    shifting.add_argument("--lane", type=number, default=0, help="the address's lane (default 0)")
-    shifting.add_argument("--column", type=number, default=0, help="the address's column (default 0)")
+    add_address(shifting)
 
     sequence = add_command(
         tmem_commands, "alloc", run_alloc,
