@@ -86,15 +86,22 @@ def test_rule_breaks_alone_by_spec_and_by_the_z3_model(rule_id, tmem_coverage):
 
 def test_tied_rules_break_together(tmem_coverage):
     tied = [entry for entry in tmem_coverage.values() if not entry["breakable"]]
-    assert [e["id"] for e in tied] == ["tmem.ptx_version"]       # every tcgen05 target needs PTX 8.6+ (ld.red's 8.8+)
+    # every tcgen05 target needs PTX 8.6+ (ld.red's 8.8+); a cp lane off 0 (.4x256b: off 0..31) puts a
+    # copied row past lane 127
+    assert [e["id"] for e in tied] == ["tmem.ptx_version", "tmem.cp.lane_alignment"]
+    # A least set of companions is not unique: a PTX version below every tcgen05 target's minimum breaks a
+    # target rule too, and which one (the version pairing, or the op's own target list) Z3 names is its choice.
+    ties = {"tmem.ptx_version": {"tmem.target_ptx_version", "tmem.target", "tmem.ld.target",
+                                 "tmem.ld_red.target", "tmem.shift.target"},
+            "tmem.cp.lane_alignment": {"tmem.address.range"}}
     for entry in tied:
-        assert entry["tied_to"] == ["tmem.target_ptx_version"]
+        assert len(entry["tied_to"]) == 1 and entry["tied_to"][0] in ties[entry["id"]], entry
         together = {entry["id"], *entry["tied_to"]}
         records = generated("sm100", together) + generated("sm103", together)
         assert records
         for record in records:
             check_record(record, together)
-            assert record["outcome"] == "refused"
+            assert record["outcome"] == ("refused" if entry["id"] == "tmem.ptx_version" else "undefined")
 
 
 def test_run_time_rules_are_unknown_with_a_witness():
@@ -108,7 +115,9 @@ def test_run_time_rules_are_unknown_with_a_witness():
                 assert not q["quarter"][0] <= q["lane"] <= q["quarter"][1] and 0 <= q["thread"] < 32
             if rule_id == "tmem.address.range":
                 a = w["address_range"]
-                assert not (a["lane"] < 128 and a["column"] < 512) and 0 <= a["thread"] < 32
+                assert not (a["lane"] < 128 and a["column"] < 512)
+                if record["case"]["ptx"].split(".")[1] not in ("cp", "shift"):     # cp / shift: no thread
+                    assert 0 <= a["thread"] < 32
 
 
 def test_refused_cases_say_why():
@@ -119,11 +128,30 @@ def test_refused_cases_say_why():
             assert all(b.startswith(rule_id) for b in w["because"])
 
 
+def random_copy_values(rng: random.Random) -> dict:
+    """A tcgen05.cp / tcgen05.shift drawn at random over the model's domain."""
+    v = dict.fromkeys(model.FIELDS, 0)
+    v.update(op=rng.choice((model.CP, model.SHIFT)), registers=1, cta_group=rng.choice((0, 1, 1, 2, 2)),
+             sync=int(rng.random() < .1), aligned=int(rng.random() < .1), qual=rng.choice((0, 0, 0, 0, 2, 3)),
+             target=rng.randrange(len(model.TARGETS)), ptx=rng.randrange(len(model.PTX_VERSIONS)),
+             warp=rng.randrange(8), column=rng.choice([rng.randrange(512), 0, 508, 504, rng.randrange(1 << 16)]))
+    v["lane"] = rng.choice([0, 0, 32, 64, 96, rng.randrange(128), rng.randrange(1 << 16)])
+    v["operand"] = rng.choice([0, 0, 0, 0, 1] + ([5] if v["op"] == model.CP else []))
+    if v["op"] == model.CP:
+        v["cp_shape"], v["fmt"] = rng.randrange(len(model.CP_SHAPES)), rng.choice((0, 0, 1, 2, 3, 4))
+        fits = model.CP_MULTICASTS.get(model.CP_SHAPES[v["cp_shape"]], (None,))
+        v["multicast"] = model.MULTICASTS.index(rng.choice(fits)) if rng.random() < .7 else rng.randrange(4)
+    return v
+
+
 def random_values(rng: random.Random) -> dict:
     """Field values drawn at random over the model's domain (most rules kept, several broken at once),
-    not through Z3 or the generator: the differential tests' inputs."""
-    v = {"op": rng.randrange(3), "shape": rng.randrange(len(model.SHAPES)), "num_log2": rng.randrange(9),
-         "pack": rng.randrange(3), "hs": rng.randrange(2)}
+    not through Z3 or the generator: the differential tests' inputs (one in four a cp / shift)."""
+    if rng.random() < .25:
+        return random_copy_values(rng)
+    v = dict.fromkeys(model.FIELDS, 0)
+    v.update({"op": rng.randrange(3), "shape": rng.randrange(len(model.SHAPES)), "num_log2": rng.randrange(9),
+         "pack": rng.randrange(3), "hs": rng.randrange(2)})
     v["hs_value"] = rng.choice([0, 16, -1, 65535, 65536, rng.randrange(-(1 << 17), 1 << 17)]) if v["hs"] else 0
     need = model.BASE_REGISTERS.get(model.SHAPES[v["shape"]], 1) << v["num_log2"]
     v["registers"] = max(1, min(2 * model.MAX_REGISTERS + 1, need + rng.choice([0, 0, 0, -1, 1])))
@@ -152,6 +180,78 @@ def test_model_and_spec_agree_on_random_forms():
         assert fuzz_tmem.field_values(case) == v
 
 
+COPY_RULES = ("tmem.cp.shape", "tmem.cp.multicast", "tmem.cp.format", "tmem.shift.target",
+              "tmem.shift.lane_alignment", "tmem.target")
+
+
+@pytest.mark.parametrize("rule_id", COPY_RULES)
+def test_cp_and_shift_rules_break_alone(rule_id):
+    """Each tcgen05.cp / tcgen05.shift rule: cases of cp (or shift) that spec and the model both label
+    with exactly that rule, on some arch."""
+    kind = "shift" if rule_id.startswith("tmem.shift") else "cp"
+    records = [r for arch in ARCHES for r in generated(arch, {rule_id})]
+    assert records
+    for record in records:
+        check_record(record, {rule_id})
+        assert record["outcome"] == ("undefined" if rule_id == "tmem.shift.lane_alignment" else "refused")
+        if rule_id != "tmem.target":
+            assert record["case"]["ptx"].startswith(f"tcgen05.{kind}.")
+
+
+def test_cp_and_shift_break_the_shared_rules_alone():
+    """cta_group (qualifiers), s-desc / taddr kind (operands), .sync (sync_aligned) and the range: some
+    cases of each are cp or shift, labelled alike by spec and by the model."""
+    for rule_id in ("tmem.instruction.qualifiers", "tmem.instruction.operands", "tmem.instruction.sync_aligned",
+                    "tmem.address.range"):
+        records = generated("sm100", {rule_id}, count=40)
+        copies = [r for r in records if r["case"]["ptx"].split(".")[1] in ("cp", "shift")]
+        assert copies, rule_id
+        for record in copies:
+            check_record(record, {rule_id})
+    # each form alone, straight: no .cta_group, a .b32 s-desc, a [%rd] taddr, .sync, a type
+    valid_cp = dict.fromkeys(model.FIELDS, 0)
+    valid_cp.update(op=model.CP, registers=1, cta_group=1, target=model.TARGETS.index("sm_100a"),
+                    ptx=model.PTX_VERSIONS.index("9.0"))
+    valid_shift = dict(valid_cp, op=model.SHIFT)
+    for base in (valid_cp, valid_shift):
+        assert spec_broken(fuzz_tmem.case_of(base))[0] == set() and model.violated(base) == []
+        for change, rule_id in (({"cta_group": 0}, "tmem.instruction.qualifiers"),
+                                ({"qual": model.QUALS.index("u32")}, "tmem.instruction.qualifiers"),
+                                ({"operand": model.OPERANDS.index("taddr_b64")}, "tmem.instruction.operands"),
+                                ({"sync": 1}, "tmem.instruction.sync_aligned")) + (
+                ((({"operand": model.OPERANDS.index("sdesc_b32")}, "tmem.instruction.operands"),)
+                 if base is valid_cp else ())):
+            v = dict(base, **change)
+            case = fuzz_tmem.case_of(v)
+            assert spec_broken(case)[0] == {rule_id} and model.violated(v) == [rule_id], case
+            assert fuzz_tmem.field_values(case) == v
+
+
+def test_cp_lane_alignment_is_tied_to_the_range():
+    for record in generated("sm100", {"tmem.cp.lane_alignment", "tmem.address.range"}):
+        assert record["case"]["ptx"].startswith("tcgen05.cp.")
+        check_record(record, {"tmem.cp.lane_alignment", "tmem.address.range"})
+
+
+def test_valid_cp_and_shift_assemble_with_ptxas():
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        pytest.skip("ptxas is not on PATH (CUDA 13.0 toolkit): the tmem kernels are not assembled")
+    records = [r for arch in ("sm100", "sm103") for r in generated(arch, set(), count=40, seed=4)
+               if r["case"]["ptx"].split(".")[1] in ("cp", "shift")]
+    assert {r["case"]["ptx"].split(".")[1] for r in records} == {"cp", "shift"}
+    assert any("cta_group::2" in r["case"]["ptx"] for r in records)
+    with tempfile.TemporaryDirectory() as work:
+        for record in records:
+            target, text = tmem_ptx.render_case(record)
+            source = os.path.join(work, "case.ptx")
+            with open(source, "w") as handle:
+                handle.write(text)
+            result = subprocess.run([ptxas, f"-arch={target}", source, "-o", os.path.join(work, "case.cubin")],
+                                    capture_output=True, text=True, timeout=120)
+            assert result.returncode == 0, (record["case"], result.stderr[:400])
+
+
 # --- Valid cases, determinism, variety ---------------------------------------------------------------------
 @pytest.mark.parametrize("arch", ["sm100", "sm103"])
 def test_valid_cases_break_nothing(arch):
@@ -163,6 +263,7 @@ def test_valid_cases_break_nothing(arch):
     ops = {r["case"]["ptx"].split(".")[1] for r in records}
     assert {"ld", "st"} <= ops
     assert len({r["case"]["ptx"].split(" ")[0] for r in records}) >= 10
+    assert {"cp", "shift"} <= ops
 
 
 def test_no_valid_case_on_sm90():

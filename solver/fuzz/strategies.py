@@ -77,10 +77,10 @@ def recipes(arch: str = "sm90", violate: Iterable[str] = (), **kw) -> st.SearchS
 
 def tmem_forms(arch: str = "sm100", violate: Iterable[str] = (), op: Optional[str] = None,
                **kw) -> st.SearchStrategy:
-    """One tcgen05.ld / st / ld.red instruction with its target, PTX version, issuing warp and taddr
+    """One tcgen05.ld / st / ld.red / cp / shift instruction with its target, PTX version, issuing warp and taddr
     (target `tmem`: case keys ptx, target, ptx_version, warp, address); `arch` the GPU its targets run on
     (sm100: sm_100a/f; sm103: sm_100f, sm_103a/f; sm90: sm_90a, where every form is refused); `op` keeps
-    one of "ld", "st", "ld.red"."""
+    one of "ld", "st", "ld.red", "cp", "shift"."""
     strategy = records("tmem", arch, violate, **kw)
     if op is None:
         return strategy

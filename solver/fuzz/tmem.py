@@ -1,10 +1,12 @@
-"""Fuzz target `tmem`: one tcgen05.ld / tcgen05.st / tcgen05.ld.red instruction and its run-time context.
+"""Fuzz target `tmem`: one tcgen05.ld / tcgen05.st / tcgen05.ld.red / tcgen05.cp / tcgen05.shift
+instruction and its run-time context.
 
 A case is what `layoutproof tmem check` takes (docs/CLI.md): {"ptx": the instruction text, without the
 trailing semicolon, "target": the ptxas target, "ptx_version": the module's .version, "warp": the issuing
 warp's index in the CTA (0..7), "address": {"lane", "column"}: the value of taddr}. The text names its
 operands as the ptxas recording does: %r0 (or %rd0) is taddr, %r1.. the data vector, then redval and a
-register half-split offset when there are any.
+register half-split offset when there are any; a tcgen05.cp names [%r0] and its s-desc %rd1, a
+tcgen05.shift [%r0] (the warp does not matter to them).
 
 Generation: Z3 anchors from solver/model/tmem_form.py (each of a new shape: op, shape, .num, pack, target,
 PTX version), then samples that redraw one to three fields of an anchor (the register count follows the
@@ -29,8 +31,10 @@ from typing import Iterator, Optional
 
 from spec.rules import all_rules
 from spec.tmem import address as tmem_address
+from spec.tmem import cp as tmem_cp
 from spec.tmem import instruction as tmem_instruction
 from spec.tmem import ld_st
+from spec.tmem import shift as tmem_shift
 
 from solver.model import tmem_form as model
 from solver.fuzz.engine import Stats, anchored, exactly
@@ -46,10 +50,35 @@ def _register(index: int, wide: bool = False) -> str:
     return f"%rd{index}" if wide else f"%r{index}"
 
 
+def copy_text(v: dict) -> str:
+    """tcgen05.cp.cta_group.shape{.multicast}{.dst_fmt.src_fmt} [taddr], s-desc or
+    tcgen05.shift.cta_group.down [taddr] (PTX 9.7.16.9.1 / 9.7.16.9.2), with any stray qualifiers."""
+    op = model.OPS[v["op"]]
+    quals = [f"cta_group::{v['cta_group']}"] if v["cta_group"] else []
+    quals += [q for q, on in (("sync", v["sync"]), ("aligned", v["aligned"])) if on]
+    stray = model.QUALS[v["qual"]]
+    if stray == "shared::cta":
+        quals.append(stray)
+    wrong = model.OPERANDS[v["operand"]]
+    taddr = "[" + _register(0, wrong == "taddr_b64") + "]"
+    if op == "shift":
+        quals.append("down")
+        operands = [taddr]
+    else:
+        quals.append(model.CP_SHAPES[v["cp_shape"]])
+        quals += [q for q in (model.MULTICASTS[v["multicast"]], model.FORMATS[v["fmt"]]) if q]
+        operands = [taddr, _register(1, wrong != "sdesc_b32")]
+    if stray == "u32":
+        quals.append("u32")
+    return f"tcgen05.{op}." + ".".join(quals) + " " + ", ".join(operands)
+
+
 def instruction_text(v: dict) -> str:
     """The instruction, in the order PTX 9.7.16.8.3 / 9.7.16.8.4 write it: tcgen05.op.sync.aligned
-    .shape.num{.pack}{.redOp{.abs}{.NaN}}.type operands (no trailing semicolon)."""
+    .shape.num{.pack}{.redOp{.abs}{.NaN}}.type operands (no trailing semicolon); cp and shift: copy_text."""
     op = model.OPS[v["op"]]
+    if op in ("cp", "shift"):
+        return copy_text(v)
     quals = [q for q, on in (("sync", v["sync"]), ("aligned", v["aligned"])) if on]
     stray = model.QUALS[v["qual"]]
     if stray in ("cta_group::1", "shared::cta"):
@@ -87,7 +116,34 @@ def case_of(v: dict) -> dict:
             "address": {"lane": v["lane"], "column": v["column"]}}
 
 
-_MNEMONIC = re.compile(r"^tcgen05\.(ld\.red|ld|st)\.(\S+)\s+(.*)$")
+_MNEMONIC = re.compile(r"^tcgen05\.(ld\.red|ld|st|cp|shift)\.(\S+)\s+(.*)$")
+_FORMAT_PARTS = ("b8x16", "b6x16_p32", "b4x16_p64")
+
+
+def _copy_values(v: dict, op: str, quals: list, rest: str) -> dict:
+    v["registers"] = 1
+    fmt = []
+    for q in quals:
+        if q.startswith("cta_group::"):
+            v["cta_group"] = int(q[len("cta_group::"):])
+        elif q in ("sync", "aligned"):
+            v[q] = 1
+        elif q in ("shared::cta", "u32"):
+            v["qual"] = model.QUALS.index(q)
+        elif q in model.CP_SHAPES:
+            v["cp_shape"] = model.CP_SHAPES.index(q)
+        elif q in model.MULTICASTS:
+            v["multicast"] = model.MULTICASTS.index(q)
+        elif q in _FORMAT_PARTS:
+            fmt.append(q)
+    if fmt:
+        v["fmt"] = model.FORMATS.index(".".join(fmt))
+    parts = [p.strip() for p in rest.split(",")]
+    if parts[0].startswith("[%rd"):
+        v["operand"] = model.OPERANDS.index("taddr_b64")
+    if op == "cp" and not parts[1].startswith("%rd"):
+        v["operand"] = model.OPERANDS.index("sdesc_b32")
+    return v
 
 
 def field_values(case: dict) -> dict:
@@ -101,6 +157,8 @@ def field_values(case: dict) -> dict:
     v.update(op=model.OPS.index(op), target=model.TARGETS.index(case["target"]),
              ptx=model.PTX_VERSIONS.index(case["ptx_version"]), warp=case["warp"],
              lane=case["address"]["lane"], column=case["address"]["column"])
+    if op in ("cp", "shift"):
+        return _copy_values(v, op, quals, rest)
     for q in quals:
         if q in ("sync", "aligned"):
             v[q] = 1
@@ -183,6 +241,15 @@ def run_time_witness(case: dict, undefined_ids: list, because: list) -> dict:
     its warp's quarter (tmem.access.lane_quarter) or a cell outside 128 x 512 (tmem.address.range)."""
     witness = {"undefined": undefined_ids, "because": because, "note": RUN_TIME_NOTE}
     instr = tmem_instruction.parse(case["ptx"])
+    if instr.kind in ("cp", "shift"):           # the first cell (lane, column) written or shifted outside
+        if "tmem.address.range" in undefined_ids:
+            taddr = encoded_address(case)
+            cells = (tmem_cp.cp_footprint(instr.shape, instr.multicast, taddr) if instr.kind == "cp"
+                     else tmem_shift.shift_footprint(taddr))
+            outside = sorted(cell for cell in cells if not tmem_address.in_range(*cell))
+            witness["address_range"] = {"lanes": tmem_address.LANES, "columns": tmem_address.COLUMNS,
+                                        **({"lane": outside[0][0], "column": outside[0][1]} if outside else {})}
+        return witness
     access = tmem_instruction.to_access(instr, case["target"], encoded_address(case), case["warp"])
     if "tmem.access.lane_quarter" in undefined_ids:
         quarter = tmem_address.lane_quarter(case["warp"])
@@ -273,7 +340,7 @@ def _mutators(rng: random.Random, arch: str):
     def op(v):
         """Another op; the 16-bit qualifier follows (ld .pack::16b, st .unpack::16b), and so do the
         reduction fields and redval (ld.red only)."""
-        v["op"] = rng.choice([o for o in range(len(model.OPS)) if o != v["op"]])
+        v["op"] = rng.choice([o for o in (model.LD, model.ST, model.LD_RED) if o != v["op"]])
         if v["pack"] and v["op"] != model.LD_RED:
             v["pack"] = 1 if v["op"] == model.LD else 2
         if v["op"] == model.LD_RED:
@@ -285,7 +352,36 @@ def _mutators(rng: random.Random, arch: str):
             if v["operand"] == model.OPERANDS.index("redval_b64"):
                 v["operand"] = 0
 
-    return (num, shape, warp, lane, column, target, ptx, splitoff, reduction, op)
+    def cp_shape(v):
+        """Another cp shape; a multicast that fitted the old shape follows to one that fits the new."""
+        if v["op"] == model.CP:
+            fitted = model.MULTICASTS[v["multicast"]] in model.CP_MULTICASTS.get(model.CP_SHAPES[v["cp_shape"]], ())
+            v["cp_shape"] = rng.randrange(len(model.REAL_CP_SHAPES))
+            if fitted:
+                v["multicast"] = model.MULTICASTS.index(rng.choice(model.CP_MULTICASTS[model.CP_SHAPES[v["cp_shape"]]]))
+
+    def fmt(v):
+        if v["op"] == model.CP:
+            v["fmt"] = rng.randrange(len(model.GOOD_FORMATS))
+
+    def cta_group(v):
+        if v["op"] in (model.CP, model.SHIFT) and v["cta_group"]:
+            v["cta_group"] = rng.choice((1, 2))
+
+    def copy_lane(v):
+        if v["op"] == model.SHIFT:
+            v["lane"] = rng.choice((0, 32, 64, 96))
+        elif v["op"] == model.CP and model.CP_SHAPES[v["cp_shape"]] == "4x256b":
+            v["lane"] = rng.randrange(model.QUARTER)
+
+    def data_only(mutate):
+        def guarded(v):
+            if v["op"] in (model.LD, model.ST, model.LD_RED):
+                mutate(v)
+        return guarded
+
+    return tuple(data_only(m) for m in (num, shape, lane, splitoff, reduction, op)) + (
+        warp, column, target, ptx, cp_shape, fmt, cta_group, copy_lane)
 
 
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:

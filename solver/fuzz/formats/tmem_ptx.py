@@ -1,4 +1,4 @@
-"""PTX kernels for fuzzed tmem cases: one tcgen05.ld / st / ld.red per kernel, issued by the case's warp at
+"""PTX kernels for fuzzed tmem cases: one tcgen05.ld / st / ld.red / cp / shift per kernel, issued by the case's warp at
 the case's tensor-memory address.
 
 A tmem case (`layoutproof fuzz --target tmem`) is one instruction's text, its target and PTX version, the
@@ -15,6 +15,12 @@ that warps 0..7 exist):
   then waits for it (tcgen05.wait::ld / wait::st);
 * after a second barrier warp 0 frees the columns.
 
+A tcgen05.cp gets its s-desc (%rd1) set to SMEM_DESCRIPTOR, a shared-memory matrix descriptor (PTX
+9.7.16.4.1: start address 0, LBO 16 bytes, SBO 1024 bytes, version 1, no swizzle); cp and shift are not
+waited for (tcgen05.wait is for ld / st; the kernel only has to assemble). With .cta_group::2 on a cp /
+shift the kernel's alloc, relinquish_alloc_permit and dealloc use .cta_group::2 too (ptxas wants one
+cta_group per kernel).
+
 The registers the instruction names are declared from its text: `.reg .b32 %r<n>` and `.reg .b64
 %rd<n>`, n one past the highest index used. The kernel only moves data: nothing is read back, since the
 run-time rules' outcomes are undefined (the fuzz label says "unknown"). What ptxas refuses is what
@@ -30,6 +36,7 @@ from solver.fuzz.formats.ptx import comment_block, fill
 THREADS = 256            # warps 0..7: a case's warp is 0..7
 ALLOC_COLUMNS = 512      # all of tensor memory: the allocation starts at column 0
 _REGISTER = re.compile(r"%(rd|r)(\d+)\b")
+SMEM_DESCRIPTOR = (1 << 46) | ((1024 >> 4) << 32) | ((16 >> 4) << 16)      # version 1, SBO 1024, LBO 16
 
 MODULE = Template("""\
 .version $version
@@ -53,8 +60,8 @@ $comments
   setp.eq.u32 %is_warp0, %warp, 0;
   setp.ne.u32 %not_case_warp, %warp, $warp;
   @!%is_warp0 bra ALLOCATED;
-  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [tmem_base], $columns;
-  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+  tcgen05.alloc.cta_group::$cta.sync.aligned.shared::cta.b32 [tmem_base], $columns;
+  tcgen05.relinquish_alloc_permit.cta_group::$cta.sync.aligned;
 ALLOCATED:
   tcgen05.fence::before_thread_sync;
   bar.sync 0;
@@ -69,7 +76,7 @@ ACCESSED:
   bar.sync 0;
   @!%is_warp0 bra DONE;
   tcgen05.fence::after_thread_sync;
-  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %tmem, $columns;
+  tcgen05.dealloc.cta_group::$cta.sync.aligned.b32 %tmem, $columns;
 DONE:
   ret;
 }""")
@@ -107,13 +114,24 @@ def setup(case: dict) -> list:
     wide_taddr = re.search(r"\[%rd0\]", text) is not None
     lines = [f"mov.b{'64' if wide_taddr else '32'} %{'rd' if wide_taddr else 'r'}0, {address_value(case):#x};"
              f"   // taddr: lane {case['address']['lane']}, column {case['address']['column']}"]
+    if text.startswith("tcgen05.cp"):
+        lines += [f"mov.b64 %rd{i}, {SMEM_DESCRIPTOR:#x};   // s-desc: a shared-memory descriptor"
+                  for i in used["rd"] if i != 0]
+        lines += [f"mov.b32 %r{i}, {i};" for i in used["r"] if i != 0]
     if text.startswith("tcgen05.st"):
         lines += [f"mov.b32 %r{i}, {i};" for i in used["r"] if i != 0]
         lines += [f"mov.b64 %rd{i}, {i};" for i in used["rd"] if i != 0]
     return lines
 
 
+def cta_group(case: dict) -> int:
+    """The kernel's cta_group: 2 where the case's cp / shift says .cta_group::2, else 1."""
+    return 2 if re.match(r"tcgen05\.(cp|shift)\.\S*cta_group::2", case["ptx"]) else 1
+
+
 def wait(case: dict) -> str:
+    if case["ptx"].startswith(("tcgen05.cp", "tcgen05.shift")):
+        return "// tcgen05.cp / tcgen05.shift: not waited for (tcgen05.commit would track them)"
     kind = "st" if case["ptx"].startswith("tcgen05.st") else "ld"
     return f"tcgen05.wait::{kind}.sync.aligned;"
 
@@ -126,7 +144,8 @@ def render_kernel(record: dict) -> tuple:
              f"launch: 1 block of {THREADS} threads; tensor memory: all {ALLOC_COLUMNS} columns"]
     kernel = fill(KERNEL, comments=comment_block(record, notes), name=f"fuzz_tmem_case_{int(record['index'])}",
                   threads=THREADS, declarations=declarations(case["ptx"]), warp=int(case["warp"]),
-                  columns=ALLOC_COLUMNS, setup=setup(case), instruction=case["ptx"], wait=wait(case))
+                  columns=ALLOC_COLUMNS, setup=setup(case), instruction=case["ptx"], wait=wait(case),
+                  cta=cta_group(case))
     return (case["target"], case["ptx_version"]), kernel
 
 
