@@ -162,6 +162,20 @@ def check_all(subject: str, value: Any, only: Optional[Iterable[str]] = None) ->
     return found
 
 
+SHOWN_CHARACTERS = 80
+
+
+def shown(value: Any) -> str:
+    """A value as an error message quotes it: its repr, cut when long (a long text shows its start and
+    its length; an integer too long to print shows its number of bits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<an integer of {value.bit_length()} bits>"
+    if isinstance(value, str) and len(value) > SHOWN_CHARACTERS:
+        return f"{value[:SHOWN_CHARACTERS // 2]!r}... ({len(value)} characters)"
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARACTERS else f"{text[:SHOWN_CHARACTERS // 2]}... ({len(text)} characters)"
+
+
 class SpecError(ValueError):
     """Malformed input: names the field, the value and the rule. The CLI turns it into exit 2."""
 
@@ -171,7 +185,7 @@ class SpecError(ValueError):
         self.problem = problem
         self.rule_id = rule_id
         where = f" ({rule_id})" if rule_id else ""
-        super().__init__(f"{field_name}={value!r}: {problem}{where}")
+        super().__init__(f"{field_name}={shown(value)}: {problem}{where}")
 
 
 def parse_number(text: str) -> int:

@@ -123,3 +123,9 @@ def test_map_picture_to_an_unwritable_path_is_one_line(capsys):
     code, out, err = run(capsys, "tmem", "map", "--op", "ld", "--shape", "32x32b", "--num", "x1",
                          "--svg", "/proc/no/such/dir.svg")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "svg" in err
+
+
+def test_a_long_bad_value_is_cut_in_the_one_line_error(capsys):
+    code, out, err = run(capsys, "tmem", "check", "--arch", "sm100", "--ptx", "x" * 100000)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert len(err) < 300 and "100000 characters" in err
