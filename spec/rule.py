@@ -142,10 +142,25 @@ def rule(id: str, source: str, statement: str, *, subject: Optional[str] = None,
     return created
 
 
+# The catalogue's order, whatever order the topic modules happened to be imported in: by chapter as the
+# pipeline runs (layouts and swizzles, the MMA operand, tensor memory, TMA, the cases that join them), then
+# by file and line of definition.
+CHAPTER_ORDER = ("spec/cute/", "spec/mma/", "spec/tmem/", "spec/tma/", "spec/cases/")
+
+
+def catalogue_position(r: Rule) -> tuple:
+    path, _, line = r.defined_in.rpartition(":")
+    chapter = next((i for i, prefix in enumerate(CHAPTER_ORDER) if path.startswith(prefix)), len(CHAPTER_ORDER))
+    return chapter, path, int(line or 0)
+
+
 def rules_for(subject: str) -> list[Rule]:
+    """The rules about `subject`, in catalogue order (the order spec.rules.all_rules gives)."""
     if subject == DEFINITION:
-        return [r for r in CATALOGUE.values() if not r.subjects]
-    return [r for r in CATALOGUE.values() if subject in r.subjects]
+        found = [r for r in CATALOGUE.values() if not r.subjects]
+    else:
+        found = [r for r in CATALOGUE.values() if subject in r.subjects]
+    return sorted(found, key=catalogue_position)
 
 
 def check_all(subject: str, value: Any, only: Optional[Iterable[str]] = None) -> list[Violation]:

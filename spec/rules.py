@@ -13,8 +13,8 @@ import os
 from spec.cases import desc_case, recipe_case  # noqa: F401  (each import registers its rules)
 from spec.cute import layout, notation, swizzle  # noqa: F401
 from spec.mma import canonical, descriptor, dtypes, instr_desc, readmap  # noqa: F401
-from spec.rule import (CATALOGUE, DEFINITION, ENFORCERS, EVIDENCE_KINDS, Rule, SpecError, Violation,  # noqa: F401
-                       check_all, parse_number, rule, rules_for)
+from spec.rule import (CATALOGUE, CHAPTER_ORDER, DEFINITION, ENFORCERS, EVIDENCE_KINDS, Rule,  # noqa: F401
+                       SpecError, Violation, catalogue_position, check_all, parse_number, rule, rules_for)
 from spec.tma import driver, im2col, place, tensormap, tensormap_params  # noqa: F401
 from spec.tma import swizzle as tma_swizzle  # noqa: F401
 from spec.tmem import accumulator, address, alloc, cp, instruction, ld_st, shift  # noqa: F401
@@ -22,20 +22,9 @@ from spec.tmem import accumulator, address, alloc, cp, instruction, ld_st, shift
 _ALIASES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rule_aliases.json")
 
 
-# The catalogue's order, whatever order the topic modules happened to be imported in: by chapter as the
-# pipeline runs (layouts and swizzles, the MMA operand, TMA, the cases that join them), then by line.
-CHAPTER_ORDER = ("spec/cute/", "spec/mma/", "spec/tmem/", "spec/tma/", "spec/cases/")
-
-
-def _catalogue_position(r: Rule) -> tuple:
-    path, _, line = r.defined_in.rpartition(":")
-    chapter = next((i for i, prefix in enumerate(CHAPTER_ORDER) if path.startswith(prefix)), len(CHAPTER_ORDER))
-    return chapter, path, int(line or 0)
-
-
 def all_rules() -> list[Rule]:
     """The whole catalogue, in a fixed order: by chapter, then by file and line of definition."""
-    return sorted(CATALOGUE.values(), key=_catalogue_position)
+    return sorted(CATALOGUE.values(), key=catalogue_position)
 
 
 def aliases() -> dict[str, str]:

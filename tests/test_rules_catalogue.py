@@ -125,6 +125,23 @@ def test_the_catalogue_is_complete_without_importing_the_solver():
     assert not [r.id for r in all_rules() if not r.defined_in.startswith("spec/")]
 
 
+def test_rules_for_a_subject_follow_the_catalogue_order_whatever_the_import_order():
+    """check_all reports in rules_for's order: it is all_rules' order restricted to the subject, also in a
+    process that imports a later chapter's module first (spec.tmem.instruction before spec.tmem.address)."""
+    import subprocess
+    import sys
+    order = [r.id for r in all_rules()]
+    subjects = sorted({s for r in all_rules() for s in r.subjects})
+    for subject in subjects:
+        ids = [r.id for r in rules_for(subject)]
+        assert ids == [i for i in order if i in set(ids)], subject
+    script = ("import spec.tmem.shift, spec.tmem.instruction, spec.tmem.alloc\n"
+              "from spec.rule import rules_for\n"
+              "print(' '.join(r.id for r in rules_for('tmem_instruction')))")
+    fresh = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert fresh == [i for i in order if i in set(fresh)] and fresh
+
+
 def test_every_constraint_rule_checks_each_subject_and_names_its_enforcer():
     for r in all_rules():
         if not r.subjects:

@@ -88,3 +88,56 @@ def test_four_warps_of_32x32b_loads_read_every_element_of_d_once():
                 cells = {(32 * warp + lane, column + col) for lane, col, _ in pieces}
                 reads += [where[cell] for cell in cells]
     assert len(reads) == M * N and set(reads) == {(m, n) for m in range(M) for n in range(N)}
+
+
+# --- layout C (sparse A, M=128, cta_group::2): the manual's table, "4x1", half the data path ----------------
+@pytest.mark.parametrize("offset", [0, 16])
+def test_sparse_layout_c_is_the_half_datapath_organization_per_cta(offset):
+    """Each CTA of the pair holds 64 rows on 16 lanes of each quarter (from lane 0 or 16 of it), N columns."""
+    N = 64
+    assert accumulator.lane_offsets("C") == (0, 16)
+    quarter_half = [32 * q + offset + i for q in range(4) for i in range(16)]
+    assert accumulator.lanes_used(128, 2, lane_offset=offset, sparse=True) == quarter_half
+    per_cta = {0: set(), 1: set()}
+    for m, n in itertools.product(range(128), range(N)):
+        cta, lane, column = accumulator.d_location(m, n, 128, N, 2, lane_offset=offset, sparse=True)
+        assert cta == m // 64 and column == n            # rows 0..63 in the issuing CTA, columns as in D
+        per_cta[cta].add((lane, column))
+    assert [len(cells) for cells in per_cta.values()] == [64 * N, 64 * N]
+    with pytest.raises(SpecError):
+        accumulator.d_location(0, 0, 128, N, 2, lane_offset=8, sparse=True)
+
+
+# --- A in tensor memory --------------------------------------------------------------------------------------
+A_BITS = {"tf32": 32, "f16": 16, "i8": 8, "f8f6f4": 8}   # tf32, 16-bit, 8-bit, .b8x16 containers (9.7.16.9.1)
+
+
+@pytest.mark.parametrize("kind", sorted(A_BITS))
+@pytest.mark.parametrize("M,cta_group,offset", [(64, 1, 0), (64, 1, 16), (128, 1, 0), (128, 2, 0), (256, 2, 0)])
+def test_a_in_tensor_memory_packs_one_mma_k_in_8_columns_on_d_lanes(kind, M, cta_group, offset):
+    """One MMA's A (M x K, K * w = 256 bits per row) fills 8 columns; every bit is one element's; row m
+    sits on the lanes that hold D's row m (every lane D's row uses)."""
+    bits = A_BITS[kind]
+    K = 256 // bits
+    assert accumulator.a_k(kind) == K
+    owner = {}
+    N = 64
+    for m, k in itertools.product(range(M), range(K)):
+        places = accumulator.a_locations(m, k, M, kind, cta_group, offset)
+        d_lanes = {accumulator.d_location(m, n, M, N, cta_group, False, offset)[:2] for n in range(N)}
+        assert {(cta, lane) for cta, lane, _, _, _ in places} == d_lanes
+        for cta, lane, column, first_bit, width in places:
+            assert width == bits and column < 8 and first_bit + width <= 32
+            for bit in range(first_bit, first_bit + width):
+                assert owner.setdefault((cta, lane, column, bit), (m, k)) == (m, k)
+    copies = 2 if (M, cta_group) == (128, 2) else 1
+    assert len(owner) == M * 256 * copies
+
+
+def test_a_in_tensor_memory_refuses_what_is_not_modelled():
+    with pytest.raises(SpecError):
+        accumulator.a_locations(0, 0, 128, "mxf4", 1)
+    with pytest.raises(SpecError):
+        accumulator.a_locations(0, 16, 128, "f16", 1)          # K = 16 for f16: k in 0..15
+    with pytest.raises(SpecError):
+        accumulator.a_locations(0, 0, 64, "f16", 1, lane_offset=8)

@@ -152,6 +152,29 @@ def test_the_check_catches_a_wrong_plan():
     assert any("tmem.access.lane_quarter" in u for u in check["undefined"])
 
 
+def test_the_check_names_each_way_a_plan_can_be_wrong():
+    """Expectations by construction: dropping an instruction leaves its elements unread, repeating one
+    reads them twice, moving a warp's last load past D reads cells outside it, and .pack::16b on a
+    32-bit D splits each element over two registers."""
+    result = tmem_plan.plan(tmem_plan.make_accumulator(128, 256, "f32"))
+    first = result.instructions[0]
+    per_instruction = 32 * first.registers                   # 32-bit cells one instruction reads
+    dropped = tmem_plan.verify_plan(dataclasses.replace(result, instructions=result.instructions[1:]))
+    assert dropped["problems"] == [f"{per_instruction} elements of D are read by no instruction"]
+    doubled = tmem_plan.verify_plan(dataclasses.replace(result, instructions=[first] + result.instructions))
+    assert doubled["problems"] == [f"{per_instruction} elements of D are read more than once"]
+    last = max(result.instructions, key=lambda i: (i.warp == first.warp, i.column))
+    moved = [dataclasses.replace(i, column=i.column + 256) if i is last else i for i in result.instructions]
+    outside = tmem_plan.verify_plan(dataclasses.replace(result, instructions=moved))
+    first_outside = (last.lane, last.column + 256)
+    assert any(p.startswith(f"{2 * per_instruction} reads of cells outside D, first (lane, column) = {first_outside}")
+               for p in outside["problems"]), outside["problems"]
+    packed = [dataclasses.replace(i, pack=True) for i in result.instructions]
+    torn = tmem_plan.verify_plan(dataclasses.replace(result, instructions=packed))
+    assert not torn["read_exactly_once"]
+    assert any("do not hold one 32-bit element whole" in p for p in torn["problems"]), torn["problems"]
+
+
 DOCUMENTED_KEYS = {"status", "reason", "rules", "objective", "accumulator", "warps", "registers", "excluded",
                    "shape", "pack", "instructions", "per_warp", "idle_warps", "holders", "check"}
 
@@ -161,7 +184,7 @@ def test_cli_json_follows_the_documented_keys(capsys):
                        "--at", "33,9", "--json")
     document = json.loads(out)
     assert code == 0 and set(document) == DOCUMENTED_KEYS | {"at"}
-    assert set(document["accumulator"]) == {"M", "N", "dtype", "element_bits", "cta_group", "ws", "layout",
+    assert set(document["accumulator"]) == {"M", "N", "dtype", "element_bits", "cta_group", "ws", "sparse", "layout",
                                             "column", "lane_offset", "address", "rows_per_cta"}
     assert set(document["instructions"][0]) == {"index", "warp", "shape", "num", "pack", "half_splitoff", "lane",
                                                 "column", "address", "offset", "registers", "ptx"}

@@ -222,7 +222,7 @@ from spec.tmem import accumulator, cp  # noqa: E402
 
 CP_IDS = {f"tmem.cp.multicast.{s}" + (f".{m.replace('::', '_')}" if m else ""): (s, m) for s, m in model.CP_ATOMS}
 NEW_PROVED = (list(CP_IDS) + [f"tmem.cp.decompression.{f}" for f in model.CP_FORMATS]
-              + [f"tmem.accumulator.{k}.{layout}" for layout in "ABDEFG" for k in ("injective", "read_once")])
+              + [f"tmem.accumulator.{k}.{layout}" for layout in "ABCDEFG" for k in ("injective", "read_once")])
 NEW_REFUTED = ["tmem.cp.multicast.64x128b.warpx2_02_13.as_01_23", "tmem.accumulator.read_once.D.warp3_at_lane64"]
 
 
@@ -240,7 +240,7 @@ def test_cp_and_accumulator_properties_exist_with_their_statuses(proved_catalogu
         assert PROPERTIES[pid].expected == "proved" and proved_catalogue[pid].status == "proved", pid
     for pid in NEW_REFUTED:
         assert PROPERTIES[pid].expected == "refuted" and proved_catalogue[pid].status == "refuted", pid
-    assert not any(pid.endswith(".C") for pid in PROPERTIES if pid.startswith("tmem.accumulator"))
+    assert PROPERTIES["tmem.accumulator.injective.C"].rules[1] == "tmem.mma.d_map.sparse"
 
 
 @pytest.mark.parametrize("pid", sorted(CP_IDS))
@@ -281,10 +281,10 @@ def test_cp_decompression_model_equals_spec_byte_source(fmt):
             assert _z3_value(byte_term, chunk=c, element=i) == byte
 
 
-@pytest.mark.parametrize("layout", "ABDEFG")
+@pytest.mark.parametrize("layout", "ABCDEFG")
 def test_accumulator_model_equals_spec_d_location(layout):
     M, ctas = model.ACCUMULATOR_ROWS[layout], model.ACCUMULATOR_CTAS[layout]
-    ws = layout in "EG"
+    ws, sparse = layout in "EG", layout == "C"
     m_var, n_var, N_var = narrow("m", 8), narrow("n", 9), narrow("N", 9)
     terms = model.accumulator_cell(layout, m_var, n_var, N_var, 0)
     for N in (8, 24, 64, 256):
@@ -292,7 +292,7 @@ def test_accumulator_model_equals_spec_d_location(layout):
             for m in range(M):
                 for n in range(N):
                     cell = model.accumulator_cell(layout, m, n, N, offset)
-                    assert cell == accumulator.d_location(m, n, M, N, ctas, ws, offset)
+                    assert cell == accumulator.d_location(m, n, M, N, ctas, ws, offset, sparse)
                     assert model.accumulator_element(layout, *cell, N, offset) == (m, n)
         for m, n in ((0, 0), (M - 1, N - 1), (M // 2 + 1, N // 2 + 3 if N > 8 else 5)):
             got = tuple(_z3_value(t, m=m, n=n, N=N) for t in terms)
@@ -300,14 +300,14 @@ def test_accumulator_model_equals_spec_d_location(layout):
 
 
 @pytest.mark.parametrize("layout,shape", [("D", "32x32b"), ("B", "32x32b"), ("G", "32x32b"),
-                                          ("F", "16x64b"), ("F", "16x256b"), ("F", "16x32bx2")])
+                                          ("F", "16x64b"), ("F", "16x256b"), ("F", "16x32bx2"), ("C", "16x128b")])
 def test_the_read_sequence_is_spec_footprints_covering_d_once(layout, shape):
     """The model's ld sequence at N = 64, num = 2: spec's TmemAccess footprints, each cell once, and the
     cells are exactly spec's D cells (per CTA)."""
     N, num = 64, 2
     e = _log2(num)
     M, ctas, ws = model.ACCUMULATOR_ROWS[layout], model.ACCUMULATOR_CTAS[layout], layout in "EG"
-    offset = 16 if layout == "F" else 0
+    offset = 16 if layout in "FC" else 0
     span = model.access_span(shape, e)
     columns = model.accumulator_columns(layout, N)
     read = []
@@ -321,7 +321,7 @@ def test_the_read_sequence_is_spec_footprints_covering_d_once(layout, shape):
             assert set(cells) == access.footprint()
             read += cells
     assert len(read) == len(set(read))
-    d_cells = {accumulator.d_location(m, n, M, N, ctas, ws, offset) for m in range(M) for n in range(N)}
+    d_cells = {accumulator.d_location(m, n, M, N, ctas, ws, offset, layout == "C") for m in range(M) for n in range(N)}
     for cta in range(ctas):
         assert sorted(read) == sorted((lane, column) for c, lane, column in d_cells if c == cta)
 

@@ -15,12 +15,13 @@ from spec.tma import im2col
 from spec.tma import swizzle as tma_swizzle
 
 
-def emit(args, document: dict, text: str) -> None:
-    """With --json the document (one JSON document, one line), else the human-readable text."""
+def emit(args, document: dict, text) -> None:
+    """With --json the document (one JSON document, one line), else the human-readable text (a string,
+    or a function that makes it, so that --json does not pay for a long text)."""
     if args.json:
         sys.stdout.write(json.dumps(document) + "\n")      # one write: json.dump makes one per token
     else:
-        sys.stdout.write(text.rstrip("\n") + "\n")
+        sys.stdout.write((text() if callable(text) else text).rstrip("\n") + "\n")
 
 
 def _table(header: list, rows: list) -> str:

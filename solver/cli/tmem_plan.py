@@ -1,7 +1,7 @@
 """`layoutproof tmem plan`: the tcgen05.ld sequence that reads an accumulator D out of tensor memory
 (issue 13, "Synthesis: an epilogue plan"; the search and its check are solver.synth.tmem_plan).
 
-    layoutproof tmem plan --m M --n N --dtype f32|f16|bf16|s32 [--cta-group 1|2] [--ws] [--column C]
+    layoutproof tmem plan --m M --n N --dtype f32|f16|bf16|s32 [--cta-group 1|2] [--ws] [--sparse] [--column C]
                           [--lane-offset 0|16] [--warps 0,1,2,3] [--registers R] [--at m,n] [--json]
 
 Exit 0 with a plan that the spec's check passes; 1 when no plan exists (the reason names the rules:
@@ -10,7 +10,7 @@ tmem.ld.registers_per_thread for a register budget no shape fits) or, which woul
 check fails; 2 for malformed input (one line).
 
 JSON keys: status ("found" | "none"), reason, rules, objective, accumulator {M, N, dtype, element_bits,
-cta_group, ws, layout, column, lane_offset, address, rows_per_cta}, warps, registers (the budget),
+cta_group, ws, sparse, layout, column, lane_offset, address, rows_per_cta}, warps, registers (the budget),
 excluded {shape: why}, shape, pack, instructions [{index, warp, shape, num, pack, half_splitoff, lane,
 column, address, offset, registers, ptx}], per_warp [{warp, lanes, instructions, registers}],
 idle_warps, holders (holders[m][n] = [warp, thread, instruction index, register, half]: half 0/1 is
@@ -44,7 +44,7 @@ def _pair(text: str) -> tuple:
 def run_plan(args) -> int:
     from solver.synth import tmem_plan
     acc = tmem_plan.make_accumulator(args.m, args.n, args.dtype, args.cta_group, args.ws, args.column,
-                                     args.lane_offset)
+                                     args.lane_offset, args.sparse)
     warps = tmem_plan.check_warps(args.warps)
     at = None
     if args.at is not None:
@@ -57,7 +57,7 @@ def run_plan(args) -> int:
         holder = tmem_plan.holder(result, *args.at) if result.status == "found" else None
         at = {"m": args.at[0], "n": args.at[1], "holder": holder}
         document["at"] = at
-    render.emit(args, document, plan_text(result, document, at))
+    render.emit(args, document, lambda: plan_text(result, document, at))
     ok = result.status == "found" and document["check"]["read_exactly_once"] and \
         document["check"]["ptxas_accepts"] and not document["check"]["undefined"]
     return EXIT_OK if ok else EXIT_VIOLATION
@@ -71,6 +71,10 @@ def _span(values) -> str:
     if values == list(range(values[0], values[-1] + 1)):
         return f"{values[0]}..{values[-1]}" if len(values) > 1 else str(values[0])
     return f"{len(values)} values in {values[0]}..{values[-1]}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _holder_text(holder) -> str:
@@ -115,7 +119,8 @@ def _instruction_rows(result) -> list:
 def plan_text(result, document: dict, at=None) -> str:
     acc = document["accumulator"]
     head = (f"tmem plan: D {acc['M']} x {acc['N']} {acc['dtype']}, layout {acc['layout']} "
-            f"(cta_group::{acc['cta_group']}{', .ws' if acc['ws'] else ''}), {acc['rows_per_cta']} rows per CTA; "
+            f"(cta_group::{acc['cta_group']}{', .ws' if acc['ws'] else ''}{', sparse A' if acc['sparse'] else ''}), "
+            f"{acc['rows_per_cta']} rows per CTA; "
             f"%taddr = {acc['address']} (lane 0, column {acc['column']}); warps "
             f"{','.join(map(str, document['warps']))}; budget {document['registers']} registers per thread "
             f"per instruction")
@@ -137,7 +142,7 @@ def plan_text(result, document: dict, at=None) -> str:
     for entry in document["per_warp"]:
         lines.append("")
         lines.append(f"warp {entry['warp']} (lanes {entry['lanes'][0]}..{entry['lanes'][1]}): "
-                     f"{len(entry['instructions'])} instructions, {entry['registers']} registers per thread in all")
+                     f"{_count(len(entry['instructions']), 'instruction')}, {entry['registers']} registers per thread in all")
         lines.append(render._table(["#", "D rows", "D columns", "thread t, register %rj"],
                                    [rows[i] for i in entry["instructions"]]))
         for i in entry["instructions"]:
@@ -173,9 +178,11 @@ def add_plan(tmem_commands) -> None:
     p.add_argument("--dtype", required=True, help="D's element type: " + " ".join(DTYPES))
     p.add_argument("--cta-group", type=number, default=1, help="1 or 2 (default 1)")
     p.add_argument("--ws", action="store_true", help="tcgen05.mma.ws (cta_group::1; layouts E, G, D)")
+    p.add_argument("--sparse", action="store_true",
+                   help="tcgen05.mma.sp (sparse A): with cta_group::2 and M=128, layout C")
     p.add_argument("--column", type=number, default=0, help="D's first tensor-memory column C (default 0)")
     p.add_argument("--lane-offset", type=number, default=0,
-                   help="layout F (M=64 without .ws): D at lanes 0-15 (0) or 16-31 (16) of each quarter")
+                   help="layouts F and C (half the data path): D at lanes 0-15 (0) or 16-31 (16) of each quarter")
     p.add_argument("--warps", type=number_list, default=DEFAULT_WARPS,
                    help="the warps that read D, by index in the CTA (default 0,1,2,3: warpgroup 0); warp w "
                         "reaches lanes 32*(w%%4)..+31")

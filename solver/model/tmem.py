@@ -356,13 +356,16 @@ def cp_element(fmt: str, chunk, index) -> tuple:
 #   M_MMA 32 (G) 1x4:               (_32, (N/4, _4)):(_1, (_128, _32))
 # As (M modes [(extent, lane stride)], N split k, lane stride of the N/k-th part): n = n0 + (N/k) n1 goes
 # to column n0 and lane stride * n1.
+# Layout C (M=128, cta_group::2, sparse A) has no CUTLASS atom of its own (CUTLASS 4.2 gives its sparse
+# 2-CTA MMAs the 2x2 atom of B); the manual's table calls it "4x1" on "1/2 datapath", lane alignment 0 or 16,
+# as F is: here it is F's atom, per CTA of the pair.
 ACCUMULATOR_ATOMS = {
-    "A": ([(128, 1)], 1, 0), "B": ([(64, 1)], 2, 64), "D": ([(128, 1)], 1, 0),
+    "A": ([(128, 1)], 1, 0), "B": ([(64, 1)], 2, 64), "C": ([(16, 1), (4, 32)], 1, 0), "D": ([(128, 1)], 1, 0),
     "E": ([(64, 1)], 2, 64), "F": ([(16, 1), (4, 32)], 1, 0), "G": ([(32, 1)], 4, 32),
 }
-ACCUMULATOR_ROWS = {"A": 256, "B": 128, "D": 128, "E": 64, "F": 64, "G": 32}      # M of the MMA
-ACCUMULATOR_CTAS = {"A": 2, "B": 2, "D": 1, "E": 1, "F": 1, "G": 1}               # cta_group
-HALF_DATAPATH_OFFSETS = {"F": (0, 16)}                                            # PTX: lane alignment
+ACCUMULATOR_ROWS = {"A": 256, "B": 128, "C": 128, "D": 128, "E": 64, "F": 64, "G": 32}   # M of the MMA
+ACCUMULATOR_CTAS = {"A": 2, "B": 2, "C": 2, "D": 1, "E": 1, "F": 1, "G": 1}               # cta_group
+HALF_DATAPATH_OFFSETS = {"C": (0, 16), "F": (0, 16)}                                     # PTX: lane alignment
 
 
 def accumulator_columns(layout: str, N):

@@ -307,7 +307,7 @@ for _shape in model.SHAPES:
 
 # === tcgen05.cp and the accumulator (issue 13) ===============================================================
 # For every tcgen05.cp shape S with its multicast M (ids write "::" as "_"), every decompression format F
-# and every accumulator layout L (A, B, D, E, F, G: spec does not map the sparse layout C):
+# and every accumulator layout L (A-G; C, the sparse layout, as the manual's table reads, see the model):
 #   tmem.cp.multicast.S[.M]            every destination bit is written once, each cell (lane, column) from
 #                                      one source row, and row r reaches exactly the lanes the multicast's
 #                                      name gives it (as many as the qualifier names warps), in N/32 columns
@@ -324,7 +324,7 @@ CP_SOURCE = ("PTX 9.7.16.9.1, 9.7.16.2.3; CUTLASS 4.2 cute/atom/copy_traits_sm10
              "(SM100_UTCCP_* ValID / SrcLayout)")
 DECOMPRESSION_SOURCE = "PTX 9.7.16.9.1 (.dst_fmt.src_fmt), 9.7.16.10.4"
 ACCUMULATOR_SOURCE = ("PTX 9.7.16.10.5 (Layouts A-G), 9.7.16.8.3; CUTLASS 4.2 cute/atom/mma_traits_sm100.hpp "
-                      "(UMMA::tmem_frg, tmem_frg_ws)")
+                      "(UMMA::tmem_frg, tmem_frg_ws; layout C from the manual's table)")
 
 
 def _cp_id(shape: str, multicast) -> str:
@@ -484,7 +484,10 @@ def _acc_domain(layout: str) -> str:
             + (f"; lane offset {' or '.join(map(str, offsets))}" if len(offsets) > 1 else ""))
 
 
-ACC_RULES = ("tmem.mma.d_layout", "tmem.mma.d_map", "tmem.mma.d_lane_alignment")
+def _acc_rules(layout: str) -> tuple:
+    """The rules an accumulator property checks: layout C's map is its own rule (the manual's reading)."""
+    return ("tmem.mma.d_layout", "tmem.mma.d_map.sparse" if layout == "C" else "tmem.mma.d_map",
+            "tmem.mma.d_lane_alignment")
 
 
 def _acc_injective(layout: str):
@@ -511,10 +514,11 @@ def _acc_injective(layout: str):
          f"accumulator layout {layout}: (m, n) -> (cta, lane, column) is injective on the M x N matrix D and "
          f"stays inside 128 lanes x 512 columns (inside the {'N' if model.ACCUMULATOR_ATOMS[layout][1] == 1 else 'N/' + str(model.ACCUMULATOR_ATOMS[layout][1])} columns the layout uses)",
          _acc_domain(layout), ACCUMULATOR_SOURCE, "proved", family=FAMILY,
-         rules=ACC_RULES)(lambda: [injective(), inside()])
+         rules=_acc_rules(layout))(lambda: [injective(), inside()])
 
 
-READ_SHAPES = {"F": ("16x64b", "16x128b", "16x256b", "16x32bx2")}     # half data path: 16-lane shapes
+READ_SHAPES = {half: ("16x64b", "16x128b", "16x256b", "16x32bx2")      # half data path: 16-lane shapes
+               for half in model.HALF_DATAPATH_OFFSETS}
 
 
 def _read_setting(layout: str, shape: str, N, e, suffix: str = ""):
@@ -609,7 +613,7 @@ def _acc_read_once(layout: str, shape: str, wrong: bool = False):
              f"accumulator layout {layout}: the sequence with warp 3's address 32 lanes low (lane 64) still "
              f"reads no D element twice (false: warps 2 and 3 read the same lanes 64-95)",
              domain, ACCUMULATOR_SOURCE, "refuted", replay=replay, family=FAMILY,
-             rules=ACC_RULES + ("tmem.ld.fragment", "tmem.access.lane_quarter"))(once)
+             rules=_acc_rules(layout) + ("tmem.ld.fragment", "tmem.access.lane_quarter"))(once)
         return
     return [covered, every, once], sequence, domain
 
@@ -627,7 +631,7 @@ def _acc_read_once_all(layout: str):
     prop(f"tmem.accumulator.read_once.{layout}", statement, domain if len(shapes) == 1 else
          _acc_domain(layout) + "; num = 2^e, each shape's legal .num with s dividing the columns",
          ACCUMULATOR_SOURCE, "proved", family=FAMILY,
-         rules=ACC_RULES + ("tmem.ld.fragment", "tmem.ld.num", "tmem.access.lane_quarter"))(
+         rules=_acc_rules(layout) + ("tmem.ld.fragment", "tmem.ld.num", "tmem.access.lane_quarter"))(
         lambda: [build() for builders in lemmas for build in builders])
 
 

@@ -61,6 +61,7 @@ class Accumulator:
     ws: bool = False
     column: int = 0
     lane_offset: int = 0
+    sparse: bool = False             # tcgen05.mma.sp: layout C with cta_group::2, M=128
 
     @property
     def bits(self) -> int:
@@ -68,7 +69,7 @@ class Accumulator:
 
     @property
     def layout(self) -> str:
-        return accumulator.layout_id(self.M, self.cta_group, self.ws)
+        return accumulator.layout_id(self.M, self.cta_group, self.ws, self.sparse)
 
     @property
     def rows(self) -> int:
@@ -129,23 +130,22 @@ class Plan:
     reason: str = ""
     rules: list = field(default_factory=list)
     excluded: dict = field(default_factory=dict)  # "shape[.pack::16b]" -> why it does not fit
-    reads: tuple = (0, {})                        # (width, who): see verify_plan
+    reads: tuple = (0, None)                      # (width, who): see verify_plan, _readers
     cells: dict = field(default_factory=dict, repr=False)  # D's cells: (lane, column) -> (m, n)
     check: dict = field(default_factory=dict)
 
 
 def make_accumulator(M: int, N: int, dtype: str, cta_group: int = 1, ws: bool = False, column: int = 0,
-                     lane_offset: int = 0) -> Accumulator:
+                     lane_offset: int = 0, sparse: bool = False) -> Accumulator:
     """Validate D: SpecError (exit 2) names the field and the rule."""
     if dtype not in DTYPE_BITS:
         raise SpecError("dtype", dtype, "D's element type is one of " + " ".join(DTYPE_BITS),
                         accumulator.PACKING.id)
-    acc = Accumulator(M, N, dtype, cta_group, bool(ws), column, lane_offset)
-    layout = acc.layout                                          # tmem.mma.d_layout
-    if layout == "C":
-        raise SpecError("sparse", True, "layout C is not modelled", accumulator.MAPS.id)
-    accumulator.d_cell(0, 0, M, N, cta_group, ws, lane_offset)   # N, lane offset: tmem.mma.d_map / alignment
-    columns = len({accumulator.d_cell(0, n, M, N, cta_group, ws, lane_offset)[1] for n in range(N)})
+    acc = Accumulator(M, N, dtype, cta_group, bool(ws), column, lane_offset, bool(sparse))
+    acc.layout                                                   # tmem.mma.d_layout
+    # N, lane offset: tmem.mma.d_map / alignment
+    accumulator.d_cell(0, 0, M, N, cta_group, ws, lane_offset, acc.sparse)
+    columns = len({accumulator.d_cell(0, n, M, N, cta_group, ws, lane_offset, acc.sparse)[1] for n in range(N)})
     if not 0 <= column or column + columns > tmem_address.COLUMNS:
         raise SpecError("column", column, f"D takes columns C..C+{columns - 1}; tensor memory has "
                         f"{tmem_address.COLUMNS}", tmem_address.ADDRESS_RANGE.id)
@@ -168,8 +168,10 @@ def check_warps(warps) -> tuple:
 # --- D's cells --------------------------------------------------------------------------------------------
 def d_cells(acc: Accumulator) -> dict:
     """(lane, column) absolute -> (m, n), for this CTA's rows (m < rows), from spec's D map."""
-    located = accumulator.d_locations(acc.M, acc.N, acc.cta_group, acc.ws, acc.lane_offset)
-    return {(lane, column + acc.column): (m, n) for (m, n), (_, lane, column) in located.items() if m < acc.rows}
+    rows, columns = accumulator.d_parts(acc.M, acc.N, acc.cta_group, acc.ws, acc.lane_offset, acc.sparse)
+    first_column = acc.column
+    return {(lane + lanes_added, column + first_column): (m, n)
+            for m, (_, lane) in enumerate(rows[:acc.rows]) for n, (lanes_added, column) in enumerate(columns)}
 
 
 def _quarters(cells) -> dict:
@@ -297,57 +299,66 @@ def plan(acc: Accumulator, warps=DEFAULT_WARPS, budget: int = DEFAULT_REGISTERS,
 
 
 # --- the check by spec ------------------------------------------------------------------------------------
+def _pieces(key: tuple) -> list:
+    """The instruction's 16-bit pieces in register order: thread t's piece j is number t * 2R + j."""
+    return [piece for pieces in ld_st.fragment_map(*key) for piece in pieces]
+
+
+def _key(ins: Instruction) -> tuple:
+    return ins.shape, ins.num, ins.pack, ins.half_splitoff
+
+
+def _whole_registers(pieces: list) -> bool:
+    """Every register holds the two halves of one cell, low half first (a 32-bit element whole)."""
+    return all(low[:2] == high[:2] and (low[2], high[2]) == (0, 1) for low, high in zip(pieces[::2], pieces[1::2]))
+
+
 def verify_plan(result: Plan, cells: Optional[dict] = None) -> dict:
     """Check a plan with the executable spec (module docstring); fills result.check and result.reads.
-    A read is one 16-bit piece of a cell, at flat index (lane * width + column) * 2 + half; `who` maps it
-    to instruction index << 20 | the piece's number in that instruction (thread * 2 * registers + piece)."""
+    A read is one 16-bit piece of a cell, at flat index (lane * width + column) * 2 + half. Reads that are
+    all distinct, cover every element and stay inside D are checked with sets; otherwise every read is
+    counted to say what is missing, read twice or stray."""
     acc = result.acc
     cells = d_cells(acc) if cells is None else cells
     problems, undefined, accepted = [], [], True
     taddr = "%r1023"                           # %taddr spelled as a .b32 register, which the checker parses
     maps = {}
     for ins in result.instructions:
-        key = (ins.shape, ins.num, ins.pack, ins.half_splitoff)
-        if key not in maps:
-            maps[key] = [piece for pieces in ld_st.fragment_map(*key) for piece in pieces]
-    width = max([column for _, column in cells] + [ins.column + max(c for _, c, _ in maps[
-        (ins.shape, ins.num, ins.pack, ins.half_splitoff)]) for ins in result.instructions]) + 1
+        if _key(ins) not in maps:
+            maps[_key(ins)] = _pieces(_key(ins))
+    width = max([column for _, column in cells] + [ins.column + max(c for _, c, _ in maps[_key(ins)])
+                                                   for ins in result.instructions]) + 1
     flat = {key: [(lane * width + column) * 2 + half for lane, column, half in pieces]
             for key, pieces in maps.items()}
-    count, who = Counter(), {}
+    reads = []
     for index, ins in enumerate(result.instructions):
         verdict = instruction.check(ins.ptx(acc.column, taddr), TARGET, warp=ins.warp, address=ins.address)
         accepted &= verdict["ptxas_accepts"]
         for v in verdict["violations"] + verdict["undefined"]:
             undefined.append(f"instruction {index}: {v.rule.id}: {v.message}")
-        relative = flat[(ins.shape, ins.num, ins.pack, ins.half_splitoff)]
-        at = list(map(((ins.lane * width + ins.column) * 2).__add__, relative))
-        count.update(at)
-        who.update(zip(at, range(index << 20, (index << 20) + len(at))))
+        reads.append(list(map(((ins.lane * width + ins.column) * 2).__add__, flat[_key(ins)])))
     low = [(lane * width + column) * 2 for lane, column in cells]
-    high = [at + 1 for at in low]
-    low_counts = list(map(count.__getitem__, low))
-    missing = low_counts.count(0)
-    twice = len(low_counts) - missing - low_counts.count(1)
-    inside = sum(low_counts) + sum(map(count.__getitem__, high))
+    inside = set(low)
+    inside.update(at + 1 for at in low)                      # the high half of a D cell is no stray read
+    read = set().union(*reads)
     torn = 0
     if acc.bits == 32:
-        high_counts = list(map(count.__getitem__, high))
-        missing = sum(1 for a, b in zip(low_counts, high_counts) if not a or not b)
-        twice = sum(1 for a, b in zip(low_counts, high_counts) if a > 1 or b > 1)
-        torn = sum(1 for a, b in zip(low, high) if a in who and b in who
-                   and (who[b] != who[a] + 1 or who[a] % 2))
-    stray = sum(count.values()) - inside
+        torn = sum(len(reads[i]) // 2 for i, ins in enumerate(result.instructions)
+                   if not _whole_registers(maps[_key(ins)]))
+    if sum(map(len, reads)) == len(read) and read <= inside and (read >= inside if acc.bits == 32 else
+                                                                 read.issuperset(low)):
+        missing = twice = stray = 0
+    else:
+        missing, twice, stray, first = _count_reads(reads, low, width, cells, acc.bits == 32)
+        if stray:
+            problems.append(f"{stray} reads of cells outside D, first (lane, column) = {first}")
     if missing:
-        problems.append(f"{missing} elements of D are read by no instruction")
+        problems.insert(0, f"{missing} elements of D are read by no instruction")
     if twice:
-        problems.append(f"{twice} elements of D are read more than once")
+        problems.insert(1 if missing else 0, f"{twice} elements of D are read more than once")
     if torn:
-        problems.append(f"{torn} 32-bit elements are not whole in one register")
-    if stray:
-        first = min(divmod(at // 2, width) for at in count if divmod(at // 2, width) not in cells)
-        problems.append(f"{stray} reads of cells outside D, first (lane, column) = {first}")
-    result.reads = (width, who)
+        problems.append(f"{torn} registers do not hold one 32-bit element whole")
+    result.reads = (width, None)
     result.check = {"elements": len(cells), "read_exactly_once": not (missing or twice or torn or stray),
                     "ptxas_accepts": bool(accepted), "undefined": undefined, "problems": problems,
                     "target": TARGET,
@@ -356,13 +367,44 @@ def verify_plan(result: Plan, cells: Optional[dict] = None) -> dict:
     return result.check
 
 
+def _count_reads(reads: list, low: list, width: int, cells: dict, whole: bool) -> tuple:
+    """(missing, twice, stray, first stray cell): each read counted, for a plan that is not exact."""
+    count = Counter()
+    for at in reads:
+        count.update(at)
+    low_counts = list(map(count.__getitem__, low))
+    high_counts = list(map(count.__getitem__, (at + 1 for at in low)))
+    if whole:                                                # both halves of a 32-bit element
+        missing = sum(1 for a, b in zip(low_counts, high_counts) if not a or not b)
+        twice = sum(1 for a, b in zip(low_counts, high_counts) if a > 1 or b > 1)
+    else:
+        missing, twice = low_counts.count(0), len(low_counts) - low_counts.count(0) - low_counts.count(1)
+    stray = sum(count.values()) - sum(low_counts) - sum(high_counts)
+    outside = [divmod(at // 2, width) for at in count if divmod(at // 2, width) not in cells]
+    return missing, twice, stray, min(outside) if outside else None
+
+
+def _readers(result: Plan) -> dict:
+    """Flat read index -> instruction index << 20 | the piece's number in it (see verify_plan), built on
+    demand: only `holder` and `holders` need it."""
+    width, who = result.reads
+    if who is None:
+        who = {}
+        for index, ins in enumerate(result.instructions):
+            base = (ins.lane * width + ins.column) * 2
+            at = [base + (lane * width + column) * 2 + half for lane, column, half in _pieces(_key(ins))]
+            who.update(zip(at, range(index << 20, (index << 20) + len(at))))
+        result.reads = (width, who)
+    return who
+
+
 def holder(result: Plan, m: int, n: int) -> Optional[list]:
     """[warp, thread, instruction index, register, half] of D[m][n] (half: 0 low / 1 high 16 bits of the
     register for a 16-bit element, None for a 32-bit element, which fills its register), from the
     checked reads; None where no instruction reads it."""
     acc = result.acc
-    width, who = result.reads
-    lane, column = accumulator.d_cell(m, n, acc.M, acc.N, acc.cta_group, acc.ws, acc.lane_offset)
+    width, who = result.reads[0], _readers(result)
+    lane, column = accumulator.d_cell(m, n, acc.M, acc.N, acc.cta_group, acc.ws, acc.lane_offset, acc.sparse)
     code = who.get(((lane * width) + column + acc.column) * 2)
     if code is None:
         return None
@@ -375,7 +417,7 @@ def holder(result: Plan, m: int, n: int) -> Optional[list]:
 def holders(result: Plan, cells: Optional[dict] = None) -> list:
     """holders[m][n] for every row of this CTA (see holder)."""
     acc = result.acc
-    width, who = result.reads
+    width, who = result.reads[0], _readers(result)
     cells = d_cells(acc) if cells is None else cells
     table = [[None] * acc.N for _ in range(acc.rows)]
     pieces = [2 * ins.registers for ins in result.instructions]
@@ -399,8 +441,8 @@ def as_json(result: Plan, with_holders: bool = True) -> dict:
         "rules": result.rules,
         "objective": OBJECTIVE,
         "accumulator": {"M": acc.M, "N": acc.N, "dtype": acc.dtype, "element_bits": acc.bits,
-                        "cta_group": acc.cta_group, "ws": acc.ws, "layout": acc.layout, "column": acc.column,
-                        "lane_offset": acc.lane_offset, "address": f"0x{acc.address:08x}",
+                        "cta_group": acc.cta_group, "ws": acc.ws, "sparse": acc.sparse, "layout": acc.layout,
+                        "column": acc.column, "lane_offset": acc.lane_offset, "address": f"0x{acc.address:08x}",
                         "rows_per_cta": acc.rows},
         "warps": list(result.warps),
         "registers": result.budget,

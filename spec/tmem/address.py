@@ -78,8 +78,13 @@ def _address_in_range(address: int):
 
 @ADDRESS_RANGE.checker(subject="tmem_access")
 def _access_in_range(access):
-    cells = access.footprint()
-    outside = sorted(cell for cell in cells if not in_range(*cell))
+    extent = access.footprint_extent()
+    if extent is None:
+        return None
+    lanes, first_column, last_column = extent
+    if in_range(min(lanes), first_column) and in_range(max(lanes), last_column):
+        return None
+    outside = sorted(cell for cell in access.footprint() if not in_range(*cell))
     if outside:
         return (f"the access touches {len(outside)} cells outside {LANES} x {COLUMNS}, "
                 f"first (lane, column) = {outside[0]}")
@@ -98,7 +103,8 @@ LANE_QUARTER = rule(
 @LANE_QUARTER.checker
 def _lanes_in_quarter(access):
     allowed = lane_quarter(access.warp)
-    lanes = sorted({lane for lane, _ in access.footprint()})
+    extent = access.footprint_extent()
+    lanes = sorted(extent[0]) if extent else []
     stray = [lane for lane in lanes if lane not in allowed]
     if stray:
         return (f"warp {access.warp} may access lanes {allowed.start}..{allowed.stop - 1} only; the access "

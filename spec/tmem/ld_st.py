@@ -182,27 +182,66 @@ class TmemAccess:
         """Shape and .num known and legal: the fragment and footprint exist."""
         return self.shape in SHAPES and self.num in legal_nums(self.shape)
 
-    def footprint(self) -> set:
+    def footprint(self) -> frozenset:
         return footprint(self)
 
+    def footprint_extent(self) -> Optional[tuple]:
+        return footprint_extent(self)
 
-def footprint(access: TmemAccess) -> set:
+
+def footprint(access: TmemAccess) -> frozenset:
     """The (lane, column) cells the access touches, absolute. The second access of .16x32bx2 starts at
     the 32-bit sum taddr + immHalfSplitoff. An access whose shape or .num is illegal touches nothing."""
     if not access.is_well_formed():
-        return set()
-    splitoff = access.half_splitoff if access.shape == "16x32bx2" else None
-    if access.shape == "16x32bx2" and splitoff is None:
-        splitoff = 0
-    relative = fragment_map(access.shape, access.num, access.packed, 0 if splitoff is not None else None)
-    bases = [(access.lane, access.column)]
-    if splitoff is not None:
-        bases.append(tmem_address.decode(tmem_address.offset(access.address, splitoff)))
+        return frozenset()
+    return _footprint(access.shape, access.num, access.packed, access.lane, access.column,
+                      access.half_splitoff if access.shape == "16x32bx2" else None)
+
+
+@lru_cache(maxsize=1024)
+def _footprint(shape: str, num: int, packed: bool, lane: int, column: int, splitoff: Optional[int]) -> frozenset:
+    halves = _relative_cells(shape, num, packed)
+    bases = [(lane, column)]
+    if shape == "16x32bx2":                   # the second half at the 32-bit sum taddr + immHalfSplitoff
+        bases.append(tmem_address.decode(tmem_address.offset(tmem_address.encode(lane, column), splitoff or 0)))
     cells = set()
-    for t, pieces in enumerate(relative):
-        base_lane, base_column = bases[1] if splitoff is not None and t >= 16 else bases[0]
-        cells.update((base_lane + lane, base_column + column) for lane, column, _ in pieces)
-    return cells
+    for (base_lane, base_column), relative in zip(bases, halves):
+        cells.update((base_lane + cell_lane, base_column + cell_column) for cell_lane, cell_column in relative)
+    return frozenset(cells)
+
+
+def footprint_extent(access: TmemAccess) -> Optional[tuple]:
+    """(lanes, first column, last column) of the access's footprint, absolute, without listing its cells
+    (the rules about lanes and ranges need no more); None for an access that touches nothing."""
+    if not access.is_well_formed():
+        return None
+    bases = [(access.lane, access.column)]
+    if access.shape == "16x32bx2":
+        bases.append(tmem_address.decode(tmem_address.offset(access.address, access.half_splitoff or 0)))
+    lanes, first, last = set(), None, None
+    for (base_lane, base_column), (relative_lanes, low, high) in zip(
+            bases, _relative_extent(access.shape, access.num, access.packed)):
+        lanes.update(base_lane + lane for lane in relative_lanes)
+        low, high = base_column + low, base_column + high
+        first, last = (low, high) if first is None else (min(first, low), max(last, high))
+    return frozenset(lanes), first, last
+
+
+@lru_cache(maxsize=256)
+def _relative_extent(shape: str, num: int, packed: bool) -> tuple:
+    """Per half of the threads (see _relative_cells): (lanes, first column, last column), relative."""
+    return tuple((frozenset(lane for lane, _ in cells), min(column for _, column in cells),
+                  max(column for _, column in cells)) for cells in _relative_cells(shape, num, packed))
+
+
+@lru_cache(maxsize=256)
+def _relative_cells(shape: str, num: int, packed: bool) -> tuple:
+    """The cells of threads 0-15 and 16-31 (one set for every shape but .16x32bx2), relative to taddr and,
+    for the second half of .16x32bx2, to taddr + immHalfSplitoff."""
+    split = shape == "16x32bx2"
+    relative = fragment_map(shape, num, packed, 0 if split else None)
+    halves = (relative[:16], relative[16:]) if split else (relative,)
+    return tuple(frozenset((lane, column) for pieces in half for lane, column, _ in pieces) for half in halves)
 
 
 @dataclass(frozen=True)

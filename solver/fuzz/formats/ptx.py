@@ -355,10 +355,7 @@ $comments
   setp.eq.u32 %is_warp0, %warp, 0;
   setp.eq.u32 %leader, %thread, 0;
   // tensor memory (PTX tcgen05.alloc): warp 0 allocates, writes the address to tmem_base
-  @!%is_warp0 bra ALLOCATED;
-  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [tmem_base], $columns;
-  tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
-ALLOCATED:
+$allocate
   @%leader mbarrier.init.shared::cta.b64 [mma_done], 1;
   fence.mbarrier_init.release.cluster;   // the init before tcgen05.commit arrives on it
   $fill_marker
@@ -386,12 +383,7 @@ WAIT:
   mul.wide.u32 %addr, %thread, $row_bytes;
   add.u64 %addr, %addr, %out;
   $read_d
-  tcgen05.fence::before_thread_sync;
-  bar.sync 0;
-  @!%is_warp0 bra DONE;
-  tcgen05.fence::after_thread_sync;
-  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %tmem, $columns;
-DONE:
+$free
   ret;
 }""")
 
@@ -415,6 +407,26 @@ SM100_READ_CHUNK = Template("""\
 tcgen05.ld.sync.aligned.32x32b.x${shape}.b32 $regs, [%tmem_row+$first];
 tcgen05.wait::ld.sync.aligned;
 $stores""")
+
+
+def tmem_allocate(cta_group: int, columns: int) -> list:
+    """Kernel lines: warp 0 (%is_warp0) allocates `columns` columns, tcgen05.alloc writing the address to the
+    .shared variable tmem_base, and gives up the permit to allocate more (PTX 9.7.16.7.1)."""
+    return ["  @!%is_warp0 bra ALLOCATED;",
+            f"  tcgen05.alloc.cta_group::{cta_group}.sync.aligned.shared::cta.b32 [tmem_base], {columns};",
+            f"  tcgen05.relinquish_alloc_permit.cta_group::{cta_group}.sync.aligned;",
+            "ALLOCATED:"]
+
+
+def tmem_free(cta_group: int, columns: int) -> list:
+    """Kernel lines: every warp's tcgen05 work is ordered before the barrier, then warp 0 frees the columns
+    (%tmem holds the address) before the kernel exits, as PTX 9.7.16.7.1 requires; the label DONE ends it."""
+    return ["  tcgen05.fence::before_thread_sync;",
+            "  bar.sync 0;",
+            "  @!%is_warp0 bra DONE;",
+            "  tcgen05.fence::after_thread_sync;",
+            f"  tcgen05.dealloc.cta_group::{cta_group}.sync.aligned.b32 %tmem, {columns};",
+            "DONE:"]
 
 
 def tmem_columns(mn: int, block_scaled: bool) -> int:
@@ -488,7 +500,8 @@ def sm100_kernel(record: dict, m: int = SM100_M) -> str:
     notes = sm100_notes(arch, kind, major, mn, m, word_b, a, chunks, idesc, idesc_notes, columns)
     return fill(SM100_KERNEL,
                 comments=comment_block(record, notes), name=f"fuzz_case_{int(record['index'])}",
-                threads=THREADS, read_columns=READ_COLUMNS, columns=columns, fill_marker=FILL_MARKER,
+                threads=THREADS, read_columns=READ_COLUMNS, fill_marker=FILL_MARKER,
+                allocate=tmem_allocate(1, columns), free=tmem_free(1, columns),
                 scale_factors=tcgen05_scale_factors(kind, mn), desc_a=a.hex,
                 desc_b=desc_mod.format_hex(word_b), idesc=f"{idesc:#010x}", mma=tcgen05_instruction(kind),
                 row_bytes=4 * mn, read_d=tcgen05_read_d(mn))

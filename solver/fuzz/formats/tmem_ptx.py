@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from string import Template
 
-from solver.fuzz.formats.ptx import comment_block, fill
+from solver.fuzz.formats.ptx import comment_block, fill, tmem_allocate, tmem_free
 
 THREADS = 256            # warps 0..7: a case's warp is 0..7
 ALLOC_COLUMNS = 512      # all of tensor memory: the allocation starts at column 0
@@ -59,10 +59,7 @@ $comments
   shr.u32 %warp, %thread, 5;
   setp.eq.u32 %is_warp0, %warp, 0;
   setp.ne.u32 %not_case_warp, %warp, $warp;
-  @!%is_warp0 bra ALLOCATED;
-  tcgen05.alloc.cta_group::$cta.sync.aligned.shared::cta.b32 [tmem_base], $columns;
-  tcgen05.relinquish_alloc_permit.cta_group::$cta.sync.aligned;
-ALLOCATED:
+$allocate
   tcgen05.fence::before_thread_sync;
   bar.sync 0;
   tcgen05.fence::after_thread_sync;
@@ -72,12 +69,7 @@ ALLOCATED:
   $instruction;
   $wait
 ACCESSED:
-  tcgen05.fence::before_thread_sync;
-  bar.sync 0;
-  @!%is_warp0 bra DONE;
-  tcgen05.fence::after_thread_sync;
-  tcgen05.dealloc.cta_group::$cta.sync.aligned.b32 %tmem, $columns;
-DONE:
+$free
   ret;
 }""")
 
@@ -144,8 +136,8 @@ def render_kernel(record: dict) -> tuple:
              f"launch: 1 block of {THREADS} threads; tensor memory: all {ALLOC_COLUMNS} columns"]
     kernel = fill(KERNEL, comments=comment_block(record, notes), name=f"fuzz_tmem_case_{int(record['index'])}",
                   threads=THREADS, declarations=declarations(case["ptx"]), warp=int(case["warp"]),
-                  columns=ALLOC_COLUMNS, setup=setup(case), instruction=case["ptx"], wait=wait(case),
-                  cta=cta_group(case))
+                  setup=setup(case), instruction=case["ptx"], wait=wait(case),
+                  allocate=tmem_allocate(cta_group(case), ALLOC_COLUMNS), free=tmem_free(cta_group(case), ALLOC_COLUMNS))
     return (case["target"], case["ptx_version"]), kernel
 
 
