@@ -24,19 +24,8 @@ with gzip.open(PATH, "rt") as f:
     RECORD = json.load(f)
 CASES = RECORD["cases"]
 
-# Driver decisions layoutproof deliberately does not follow, each with the reason (id -> reason).
-KNOWN_DIFFERENCES = {
-    "im2col_wide spatial 2^32": "the driver accepted W = 2^32 for one W128 map while refusing every value in "
-                                "2^31 .. 2^32 - 1 (a 32-bit truncation, presumably); layoutproof refuses it "
-                                "(rule tma.map.im2col.spatial_dim_range)",
-}
-
-
-def known_difference(case) -> str:
-    d = case["document"]
-    if d["encode"] == "im2col_wide" and 2 ** 32 in d["globalDim"][1:-1]:
-        return "im2col_wide spatial 2^32"
-    return ""
+# The one difference kept before issue 14 (an im2col_wide W128 map with W = 2^32, accepted while
+# 2^31 .. 2^32 - 1 were refused) is the 32-bit sum of rule tma.map.im2col.box_area: no exception is left.
 
 
 def driver_accepted(case) -> bool:
@@ -67,24 +56,18 @@ def test_the_record_is_the_case_list_of_the_harness():
 
 
 def test_tma_check_agrees_with_the_driver_on_every_argument_set():
-    disagreements, explained = [], collections.Counter()
+    disagreements = []
     for case in CASES:
         verdict = tensormap.check_document(case["document"], "sm90")
-        if verdict["legal"] == driver_accepted(case):
-            continue
-        reason = known_difference(case)
-        if reason:
-            explained[reason] += 1
-        else:
+        if verdict["legal"] != driver_accepted(case):
             disagreements.append((case["id"], case["base"], case["factor"], case["result"],
                                   [v["rule"] for v in verdict["violations"]]))
     assert not disagreements, disagreements[:10]
-    assert sum(explained.values()) <= 2, explained
 
 
 def test_every_refusal_names_a_rule():
     for case in CASES:
-        if not driver_accepted(case) and not known_difference(case):
+        if not driver_accepted(case):
             assert tensormap.check_document(case["document"], "sm90")["violations"], case["id"]
 
 

@@ -181,7 +181,7 @@ BREAKERS = {
     # Decided by the H100's driver (tests/hardware/tensormap_encode_sm90.json.gz): 4 x 2 = 8-byte pixel rows,
     # a spatial dimension of 2^31 + 1, a box of 64 x 256 x 8 bf16 = 256 KiB > 228 KiB.
     "tma.map.im2col.channels_16B": (variant(IM2COL_NHWC, channelsPerPixel=4), "sm100"),
-    "tma.map.im2col.spatial_dim_range": (variant(IM2COL_NHWC, globalDim=[64, 2 ** 31 + 1, 32, 8]), "sm100"),
+    "tma.map.im2col.spatial_dim_range": (variant(IM2COL_WIDE, globalDim=[128, 9, 2 ** 31, 64]), "sm100"),
     "tma.map.box_bytes": (variant(TILED_BF16, rank=3, globalDim=[4096, 4096, 8], globalStrides=[8192, 8192 * 4096],
                                   boxDim=[64, 256, 8], elementStrides=[1, 1, 1]), "sm100"),
     # The H100's driver accepted this box (it counts floor(3 / 2) = 1 row along dimension 1) though it

@@ -384,16 +384,28 @@ def _im2col_corner_range(r):
                                                  r.upper_corner[s] >= -bound, r.upper_corner[s] <= bound - 1))
 
 
+def _signed_32(x):
+    """x wrapped to a signed 32-bit integer (the H100 driver adds in 32 bits)."""
+    return (x + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def _spatial_dim(r: Record, s: int):
+    """The globalDim entry the driver pairs with spatial corner s: s + 1, or s with interleave 16B / 32B."""
+    return z3.If(_interleave_is(r, "NONE"), r.global_dim[s + 1], r.global_dim[s])
+
+
 @_rule("tma.map.im2col.box_area", IM2COL_BOTH,
        "CUDA Driver API cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2colWide (pixelBoxLowerCorner, "
-       "pixelBoxUpperCorner)",
-       "The bounding box has non-zero area: along every spatial dimension globalDim + upperCorner - "
-       "lowerCorner >= 1 (im2col_wide: the W corners).")
+       "pixelBoxUpperCorner); H100 driver (tests/hardware/driver_probe_sm90.json.gz)",
+       "The bounding box has non-zero area as the driver sums it: per spatial corner, signed-32-bit "
+       "(globalDim + upperCorner) - lowerCorner >= 1, the corner paired with globalDim[s + 1] (globalDim[s] "
+       "with interleave); im2col_wide: the W corners.")
 def _im2col_box_area(r):
-    def extent_positive(s):
-        return r.global_dim[s + 1] + r.upper_corner[s] - r.lower_corner[s] >= 1
-    wide = z3.Implies(_listed(r, 1), r.global_dim[1] + r.upper_corner_w - r.lower_corner_w >= 1)
-    return z3.If(r.encode == code(ENCODES, "im2col_wide"), wide, _each_spatial_dim(r, extent_positive))
+    def extent_positive(s, upper, lower):
+        return _signed_32(_spatial_dim(r, s) + upper) - lower >= 1
+    wide = z3.Implies(r.rank >= 3, extent_positive(0, r.upper_corner_w, r.lower_corner_w))
+    narrow = _each_spatial_dim(r, lambda s: extent_positive(s, r.upper_corner[s], r.lower_corner[s]))
+    return z3.If(r.encode == code(ENCODES, "im2col_wide"), wide, narrow)
 
 
 @_rule("tma.map.im2col.channels_range", IM2COL_BOTH, DRV,
@@ -421,11 +433,10 @@ def _im2col_channels_16B(r):
     return z3.Or(_data_type_is(r, *PACKED), _multiple(_bits_of(r, r.channels_per_pixel), 128))
 
 
-@_rule("tma.map.im2col.spatial_dim_range", IM2COL_BOTH, H100_DRIVER,
-       "Spatial globalDim entries are at most 2^31 (im2col) or 2^31 - 1 (im2col_wide).")
+@_rule("tma.map.im2col.spatial_dim_range", WIDE, H100_DRIVER,
+       "im2col_wide: the spatial globalDim entries after W (H, D) are at most 2^31 - 1.")
 def _im2col_spatial_dim_range(r):
-    limit = z3.If(r.encode == code(ENCODES, "im2col"), 1 << 31, (1 << 31) - 1)
-    return _each_spatial_dim(r, lambda s: r.global_dim[s + 1] <= limit)
+    return _each_spatial_dim(r, lambda s: z3.Implies(s >= 1, _spatial_dim(r, s) <= (1 << 31) - 1))
 
 
 def _loaded_rows(r: Record, round_up: bool):
@@ -442,13 +453,21 @@ def _loaded_rows(r: Record, round_up: bool):
     return rows
 
 
+def _tiled_counted_bits(r: Record):
+    """What the driver counts for a tiled box: every dimension divided by its stride, rounded down
+    (dimension 0 too, though the load ignores elementStrides[0])."""
+    first = r.box_dim[0]
+    for stride in range(2, 9):
+        first = z3.If(r.element_strides[0] == stride, r.box_dim[0] / stride, first)
+    return _bits_of(r, first) * _loaded_rows(r, round_up=False)
+
+
 @_rule("tma.map.box_bytes", ALL, H100_DRIVER,
-       "The driver's size check, at most 228 KiB: tiled boxDim[0] * prod floor(boxDim[i] / elementStrides[i]) * "
-       "element size; im2col channelsPerPixel * pixelsPerColumn * element size.")
+       "The driver's size check, at most 228 KiB: tiled prod floor(boxDim[i] / elementStrides[i]) over every i "
+       "(dimension 0 too) * element size; im2col channelsPerPixel * pixelsPerColumn * element size.")
 def _box_bytes(r):
     im2col_bits = _bits_of(r, r.channels_per_pixel) * r.pixels_per_column
-    tiled_bits = _bits_of(r, r.box_dim[0]) * _loaded_rows(r, round_up=False)
-    return z3.If(r.encode == code(ENCODES, "tiled"), tiled_bits, im2col_bits) <= MAX_LOAD_BITS
+    return z3.If(r.encode == code(ENCODES, "tiled"), _tiled_counted_bits(r), im2col_bits) <= MAX_LOAD_BITS
 
 
 @_rule("tma.map.box_bytes_loaded", TILED, "PTX 5.5.3 (traversal strides); H100 driver",
@@ -456,7 +475,7 @@ def _box_bytes(r):
        "ceil(boxDim[i] / elementStrides[i]) * element size.")
 def _box_bytes_loaded(r):
     inner = _bits_of(r, r.box_dim[0])
-    counted_over = inner * _loaded_rows(r, round_up=False) > MAX_LOAD_BITS
+    counted_over = _tiled_counted_bits(r) > MAX_LOAD_BITS
     return z3.Or(counted_over, inner * _loaded_rows(r, round_up=True) <= MAX_LOAD_BITS)
 
 
@@ -534,11 +553,24 @@ def driver_ignores(rule_id: str, arch: str) -> bool:
     return rule_id in DRIVER_IGNORED or rule_id in DRIVER_IGNORED_ON.get(arch, frozenset())
 
 
+RANK_RULES = ("tma.map.rank", "tma.map.im2col.rank")
+
+
+def _rank_encodable(r: Record):
+    """tensorRank in the encoder's range. Outside it the arrays have no length the driver would read, so
+    only the rank rules speak (a refused rank is the whole verdict)."""
+    return z3.And(r.rank >= z3.If(r.encode == code(ENCODES, "tiled"), 1, 3), r.rank <= MAX_RANK)
+
+
 def constraints(r: Record) -> dict:
     """rule id -> the Z3 Bool that holds when the record obeys the rule (vacuously true for the encode
-    kinds it does not apply to)."""
-    return {rule.id: z3.Implies(_is(r.encode, ENCODES, *rule.encodes), rule.predicate(r))
-            for rule in RULES.values()}
+    kinds it does not apply to, and for every rule but the rank rules when the rank is not encodable)."""
+    encodable = _rank_encodable(r)
+
+    def applies(rule: MapRule):
+        kinds = _is(r.encode, ENCODES, *rule.encodes)
+        return kinds if rule.id in RANK_RULES else z3.And(kinds, encodable)
+    return {rule.id: z3.Implies(applies(rule), rule.predicate(r)) for rule in RULES.values()}
 
 
 def rules_for(encode: str) -> tuple:

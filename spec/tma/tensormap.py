@@ -33,12 +33,13 @@ from spec.tma.tensormap_params import (  # noqa: F401  (re-exported: callers use
     ARCH, COMPUTE_CAPABILITY, DATA_TYPE_TABLE, DATA_TYPES, DIRECTIONS, ENCODER_NAMES, ENCODES,
     IM2COL_ENCODES, INTERLEAVE_LAYOUT, INTERLEAVES, L2_PROMOTIONS, MAX_RANK, OOB_FILLS, PACKED_16B_TYPES,
     PACKED_TYPES, PARAMS, SWIZZLES, WIDE_MODES, TensorMapParams, TmaDataType, check_arch, data_type_info,
-    document_keys, interleaved_layout, is_sm100_or_later, parse_params, to_document)
+    document_keys, interleaved_layout, is_sm100_or_later, parse_params, rank_is_encodable, to_document)
 
 SUBJECT = "tensormap"
 BOX = "tma_box"
 LOAD = "im2col_load"
 SM90_ENCODER = "tests/hardware/tensormap_encode_sm90.json.gz"   # the H100 driver's accept / refuse record
+SM90_PROBE = "tests/hardware/driver_probe_sm90.json.gz"        # issue 14's probe sets and held-out calls
 
 
 # --- The subject: one encoder call on one architecture --------------------------------------------------
@@ -91,16 +92,40 @@ def corner_range(rank: int) -> Optional[tuple]:
 WIDE_CORNER_LIMITS = (-(1 << 15), (1 << 15) - 1)
 
 
+def _corners(p: TensorMapParams) -> tuple:
+    if p.encode == "im2col":
+        return p.pixel_box_lower_corner, p.pixel_box_upper_corner
+    return (p.pixel_box_lower_corner_width,), (p.pixel_box_upper_corner_width,)
+
+
 def bounding_box_sizes(p: TensorMapParams) -> tuple:
     """Size of the im2col bounding box along each spatial dimension (W, H, D = globalDim[1], [2], [3]):
     from lowerCorner (an offset from coordinate 0) to globalDim - 1 + upperCorner (an offset from the
     last coordinate). im2col_wide: the W dimension only (D and H boxes are 1 by definition)."""
-    if p.encode == "im2col":
-        lowers, uppers = p.pixel_box_lower_corner, p.pixel_box_upper_corner
-    else:
-        lowers, uppers = (p.pixel_box_lower_corner_width,), (p.pixel_box_upper_corner_width,)
+    lowers, uppers = _corners(p)
     spatial = p.global_dim[1:1 + len(lowers)]
     return tuple(size + upper - lower for size, lower, upper in zip(spatial, lowers, uppers))
+
+
+def driver_spatial_positions(p: TensorMapParams) -> range:
+    """The globalDim entries the driver treats as the spatial dimensions W, H, D: 1 .. rank - 2, and with
+    interleave 16B / 32B one lower, 0 .. rank - 3 (SM90_PROBE, set interleaved_im2col)."""
+    first = 1 if p.interleave == "NONE" else 0
+    return range(first, first + max(p.rank - 2, 0))
+
+
+def _signed_32(value: int) -> int:
+    value %= 1 << 32
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def driver_box_extents(p: TensorMapParams) -> tuple:
+    """The driver's bounding-box sizes: per corner, (globalDim[d] + upperCorner) wrapped to a signed 32-bit
+    integer, minus lowerCorner, d the corner's spatial position (driver_spatial_positions)."""
+    lowers, uppers = _corners(p)
+    positions = driver_spatial_positions(p)
+    return tuple(_signed_32(p.global_dim[d] + upper) - lower
+                 for d, lower, upper in zip(positions, lowers, uppers) if d < len(p.global_dim))
 
 
 SMEM_DESTINATION_ALIGNMENT = 128  # the CUDA programming guide's TMA destination alignment
@@ -506,15 +531,20 @@ def _load_corners(load) -> Optional[str]:
 
 IM2COL_BOX_AREA = _map_rule(
     "tma.map.im2col.box_area", "CUDA Driver API: cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2colWide "
-    "(pixelBoxLowerCorner, pixelBoxUpperCorner)",
-    "The im2col bounding box has non-zero area: along every spatial dimension its size "
-    "globalDim[1 + i] + upperCorner[i] - lowerCorner[i] is at least 1 (im2col_wide and the w modes: the W "
-    "dimension, globalDim[1], with the width corners).", subjects=(SUBJECT, LOAD),
+    f"(pixelBoxLowerCorner, pixelBoxUpperCorner); {SM90_PROBE}",
+    "The im2col bounding box has non-zero area, as the driver computes it: along every spatial dimension d "
+    "with a corner i, (globalDim[d] + upperCorner[i]) wrapped to a signed 32-bit integer, minus "
+    "lowerCorner[i], is at least 1. d = 1 + i, or i with interleave 16B / 32B (im2col_wide and the w modes: "
+    "the W corners only).", subjects=(SUBJECT, LOAD), evidence="driver",
     note="The driver documentation says 'must have non-zero area'. The box size reads the lower corner as "
          "an offset from coordinate 0 and the upper corner as an offset from the last coordinate "
          "(globalDim - 1), as rule im2col.bounding_box does; corner i belongs to spatial dimension i + 1 "
          "in the order W, H, D (rule im2col.layout), although the driver documentation lists the offsets "
-         "as {D, H, W}.")
+         "as {D, H, W}. The H100's driver (580.159.04) decided the rest (SM90_PROBE): with interleave it "
+         "pairs corner i with globalDim[i] (set interleaved_im2col: 4000 maps, no exception), and it adds "
+         "the upper corner in 32 bits, so a spatial globalDim of 2^31 + 1 is accepted with a negative "
+         "upper corner and W = 2^32 with corners that leave a positive size (set spatial_2_31: 3000 maps, "
+         "no exception). For the load's own box (subject im2col_load) the sizes are the unwrapped ones.")
 
 
 @IM2COL_BOX_AREA.checker(subject=SUBJECT)
@@ -522,10 +552,11 @@ def _im2col_box_area(call: EncodeCall) -> Optional[str]:
     p = call.params
     if not p.is_im2col:
         return None
-    for i, size in enumerate(bounding_box_sizes(p)):
+    positions = driver_spatial_positions(p)
+    for i, (d, size) in enumerate(zip(positions, driver_box_extents(p))):
         if size < 1:
-            return (f"the bounding box is empty along spatial dimension {i + 1}: globalDim[{i + 1}] + upper "
-                    f"corner - lower corner = {size}")
+            return (f"the bounding box is empty along globalDim[{d}] (corner {i}), as the driver counts it: "
+                    f"(globalDim[{d}] + upper corner) as a signed 32-bit value - lower corner = {size}")
     return None
 
 
@@ -662,24 +693,28 @@ def _load_row_16B(load) -> Optional[str]:
 
 
 IM2COL_SPATIAL_DIM = _map_rule(
-    "tma.map.im2col.spatial_dim_range", f"{SM90_ENCODER} (cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2colWide)",
-    "The spatial globalDim entries (W, H, D: dimensions 1 .. rank - 2) are at most 2^31 for im2col maps "
-    "and at most 2^31 - 1 for im2col_wide maps.",
+    "tma.map.im2col.spatial_dim_range", f"{SM90_ENCODER}; {SM90_PROBE} (cuTensorMapEncodeIm2colWide)",
+    "In an im2col_wide map the spatial globalDim entries other than W (H and D: driver_spatial_positions "
+    "after the first) are at most 2^31 - 1. (im2col maps and the W dimension: rule tma.map.im2col.box_area's "
+    "32-bit arithmetic.)",
     evidence="driver",
-    note="The driver documentation allows globalDim up to 2^32 for every map; the H100's driver (580.159.04) "
-         "accepts 2^31 and refuses 2^31 + 1 in an im2col map's spatial dimension, and accepts 2^31 - 1 and "
-         f"refuses 2^31 in an im2col_wide map's ({SM90_ENCODER}). One oddity: it accepted W = 2^32 for one "
-         "W128 map (while refusing 2^31 .. 2^32 - 1), presumably a 32-bit truncation; layoutproof refuses it.")
+    note="The driver documentation allows globalDim up to 2^32 for every map. The H100's driver (580.159.04) "
+         "refuses an H or D of 2^31 .. 2^32 in an im2col_wide map whatever the corners (SM90_PROBE, sets "
+         "spatial_2_31 and heldout:1). Before issue 14 this rule also bounded im2col maps at 2^31 and W at "
+         "2^31 - 1: what looked like that bound, and the W = 2^32 map the driver accepted, is the 32-bit "
+         "sum of rule tma.map.im2col.box_area.")
 
 
 @IM2COL_SPATIAL_DIM.checker
 def _im2col_spatial_dim(call: EncodeCall) -> Optional[str]:
     p = call.params
-    if not p.is_im2col:
+    if p.encode != "im2col_wide":
         return None
-    high, shown = ((1 << 31), "[1, 2^31]") if p.encode == "im2col" else ((1 << 31) - 1, "[1, 2^31 - 1]")
-    # zero is tma.map.global_dim_range's
-    return _first_outside("globalDim", p.global_dim[1:-1], 0, high, shown + " (spatial)", first_index=1)
+    others = list(driver_spatial_positions(p))[1:]
+    for d in others:
+        if d < len(p.global_dim) and p.global_dim[d] > (1 << 31) - 1:
+            return f"globalDim[{d}] = {p.global_dim[d]} > 2^31 - 1 (an im2col_wide H or D dimension)"
+    return None
 
 
 # --- The size of one load ----------------------------------------------------------------------------------
@@ -687,7 +722,8 @@ BOX_BYTES = _map_rule(
     "tma.map.box_bytes", f"{SM90_ENCODER}; tests/hardware/fuzz_driver_sm90.json.gz (cuTensorMapEncodeTiled, "
     "cuTensorMapEncodeIm2col, cuTensorMapEncodeIm2colWide)",
     "The driver's size check: at most 228 KiB (233472 bytes, the shared memory of one SM), counted tiled as "
-    "boxDim[0] * floor(boxDim[1] / elementStrides[1]) * ... * element size; im2col and im2col_wide, "
+    "floor(boxDim[0] / elementStrides[0]) * floor(boxDim[1] / elementStrides[1]) * ... * element size (dimension "
+    "0 divided too, with any interleave, although the load ignores elementStrides[0]); im2col and im2col_wide, "
     "channelsPerPixel * pixelsPerColumn * element size (pixelsPerColumn as given, even in mode W128). "
     "Packed types count their shared-memory footprint (16U4_ALIGN16B, 16U6_ALIGN16B: 16 bytes per 16 values).",
     evidence="driver",
@@ -697,7 +733,9 @@ BOX_BYTES = _map_rule(
          "(200 KiB counted, 400 KiB loaded) and [64, 32, 1, 115] with [1, 2, 6, 1] (a box dimension below "
          "its stride counts 0) are accepted, [64, 3, 256, 8] with [1, 2, 1, 1] is refused "
          "(tests/hardware/fuzz_driver_sm90.json.gz, found by `layoutproof fuzz --against`). It refuses a W128 "
-         "map of 128 FLOAT64 channels with pixelsPerColumn 256 (256 KiB).")
+         "map of 128 FLOAT64 channels with pixelsPerColumn 256 (256 KiB). Dimension 0 is divided as well: "
+         f"UINT8 [32, 256, 46] with elementStrides [4, 1, 1] is accepted ({SM90_PROBE}: set box_bytes, 4000 "
+         "maps with elementStrides[0] 1..8 and interleave NONE / 16B / 32B, and heldout:1, no exception).")
 MAX_BOX_BYTES = 228 * 1024
 
 
@@ -721,8 +759,11 @@ def _box_bytes(call: EncodeCall) -> Optional[str]:
     if p.is_im2col:
         return _load_bytes_message(inner_bits(p, p.channels_per_pixel) * p.pixels_per_column // 8, "brings")
     rows = _tiled_rows(p, lambda size, stride: size // stride)
-    return None if rows is None else _load_bytes_message(inner_bits(p, p.box_dim[0]) * rows // 8,
-                                                         "counts (strides rounded down, as the driver does)")
+    if rows is None:
+        return None
+    first = p.box_dim[0] // p.element_strides[0]
+    return _load_bytes_message(inner_bits(p, first) * rows // 8, "counts (boxDim / elementStrides rounded down "
+                               "in every dimension, as the driver does)")
 
 
 BOX_BYTES_LOADED = _map_rule(
@@ -885,8 +926,13 @@ def _copy_direction(call: EncodeCall) -> Optional[str]:
 
 # --- Checking -------------------------------------------------------------------------------------------
 def violations(params: TensorMapParams, arch: str = "sm100") -> list[Violation]:
-    """Every tensormap rule the call breaks, enforced or not, in catalogue order."""
-    return check_all(SUBJECT, EncodeCall(params, check_arch(arch)))
+    """Every tensormap rule the call breaks, enforced or not, in catalogue order. With a tensorRank the
+    encoder refuses, only the rank rules: the arrays have no length to hold (their entries are read as
+    given by tensormap_params), so the rules about them have nothing sound to say."""
+    call = EncodeCall(params, check_arch(arch))
+    if not rank_is_encodable(params.encode, params.rank):
+        return check_all(SUBJECT, call, only=(RANK.id, IM2COL_RANK.id))
+    return check_all(SUBJECT, call)
 
 
 def check(params: TensorMapParams, arch: str = "sm100") -> dict:

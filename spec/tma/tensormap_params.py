@@ -211,10 +211,11 @@ def _c_integer(key: str, value, bits: int, signed: bool) -> int:
     return value
 
 
-def _c_integer_list(key: str, value, bits: int, signed: bool, length: int, rank: int) -> tuple:
+def _c_integer_list(key: str, value, bits: int, signed: bool, length: Optional[int], rank: int) -> tuple:
+    """The list as C values; its length must be `length` (None: any, see rank_is_encodable)."""
     if not isinstance(value, list):
         raise _malformed(key, value, "must be a list of integers")
-    if len(value) != length:
+    if length is not None and len(value) != length:
         raise _malformed(key, value, f"has {len(value)} entries; rank {rank} needs {length}")
     return tuple(_c_integer(f"{key}[{i}]", v, bits, signed) for i, v in enumerate(value))
 
@@ -242,6 +243,11 @@ def _swizzle(value) -> str:
     return _enum("swizzle", value, SWIZZLES)
 
 
+def rank_is_encodable(encode: str, rank: int) -> bool:
+    """tensorRank in the encoder's range: 1..MAX_RANK tiled, 3..5 for the im2col encoders."""
+    return (3 if encode in IM2COL_ENCODES else 1) <= rank <= MAX_RANK
+
+
 class _Document:
     """A parameter document being read for one encoder: each getter returns the key's value as the C
     argument it stands for, or raises SpecError naming the key."""
@@ -250,6 +256,9 @@ class _Document:
         self.document = document
         self.encode = encode
         self.rank = self.unsigned("rank")   # the list lengths below depend on it
+        # A rank the encoder refuses (rules tma.map.rank, tma.map.im2col.rank) gives the lists no length to
+        # have: they are read as given, and the verdict is the rank's (spec.tma.tensormap.violations).
+        self.lengths_checked = rank_is_encodable(encode, self.rank)
 
     def value(self, key: str):
         if key not in self.document:
@@ -263,10 +272,12 @@ class _Document:
         return _c_integer(key, self.value(key), 32, signed=True)
 
     def unsigned_list(self, key: str, bits: int, length: int) -> tuple:
-        return _c_integer_list(key, self.value(key), bits, False, length, self.rank)
+        return _c_integer_list(key, self.value(key), bits, False, length if self.lengths_checked else None,
+                               self.rank)
 
     def signed_list(self, key: str, length: int) -> tuple:
-        return _c_integer_list(key, self.value(key), 32, True, length, self.rank)
+        return _c_integer_list(key, self.value(key), 32, True, length if self.lengths_checked else None,
+                               self.rank)
 
     def enum(self, key: str, names) -> str:
         return _enum(key, self.value(key), names)
