@@ -90,6 +90,10 @@ def tiled_other_cases() -> list:
             found.append(_tiled(element_bytes, swizzle, (2 * box0 + 16, 40), (box0, 8), (-ALIGN[element_bytes], -3), 0,
                                 "nan_fill",
                                 oob_fill="NAN_REQUEST_ZERO_FMA"))
+    # destinations off the 128-byte alignment the CUDA programming guide asks (PTX 5.5.3.1 asks 16)
+    for swizzle in ("NONE", "128B"):
+        for offset in (8, 16, 32, 48, 64, 96):
+            found.append(_tiled(2, swizzle, (80, 24), (64, 8), (8, 2), offset, "misaligned_destination"))
     return found
 
 

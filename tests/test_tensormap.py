@@ -194,11 +194,12 @@ BREAKERS = {
     "tma.map.im2col_wide.corner_range": (variant(IM2COL_WIDE, pixelBoxLowerCornerWidth=-32769), "sm100"),
     # 0x480 = 1024 + 128: off the 1024-byte repeat of 128B.
     "tma.map.smem_alignment": (variant(TILED_BF16, smemAddress="0x480"), "sm100"),
+    "tma.box.destination_alignment": (variant(TILED_1D, smemAddress="0x40"), "sm100"),
     "tma.map.copy_direction": (variant(TILED_BF16, swizzle="128B_ATOM_32B_FLIP_8B", direction="shared_to_global"),
                                "sm100"),
 }
 WARNING_ONLY = {"tma.map.smem_alignment", "tma.map.copy_direction", "tma.map.element_strides_inner",
-                "tma.map.box_bytes_loaded"}
+                "tma.map.box_bytes_loaded", "tma.box.destination_alignment"}
 
 
 def test_breakers_cover_every_tensormap_rule():
@@ -369,8 +370,11 @@ BOUNDARIES = [
     ("tma.map.im2col_wide.corner_range", variant(IM2COL_WIDE, pixelBoxUpperCornerWidth=32767), "sm100", False),
     ("tma.map.im2col_wide.corner_range", variant(IM2COL_WIDE, pixelBoxUpperCornerWidth=32768), "sm100", True),
     # Destination: 128 bytes, and the swizzle repeat (32B 256, 64B 512, 128B* 1024).
-    ("tma.map.smem_alignment", variant(TILED_1D, smemAddress=0x80), "sm100", False),
-    ("tma.map.smem_alignment", variant(TILED_1D, smemAddress=0x40), "sm100", True),
+    ("tma.box.destination_alignment", variant(TILED_1D, smemAddress=0x80), "sm100", False),
+    ("tma.box.destination_alignment", variant(TILED_1D, smemAddress=0x40), "sm100", True),   # the H100 traps
+    ("tma.box.destination_alignment", variant(TILED_BF16, smemAddress=0x410), "sm100", True),
+    ("tma.map.smem_alignment", variant(TILED_1D, smemAddress=0x40), "sm100", False),          # no swizzle
+    ("tma.map.smem_alignment", variant(TILED_BF16, smemAddress=0x480), "sm100", True),         # 128B: 1024
     ("tma.map.smem_alignment", variant(TILED_BF16, swizzle="32B", boxDim=[16, 128], smemAddress=0x100), "sm100", False),
     ("tma.map.smem_alignment", variant(TILED_BF16, swizzle="32B", boxDim=[16, 128], smemAddress=0x180), "sm100", True),
     ("tma.map.smem_alignment", variant(TILED_BF16, swizzle="64B", boxDim=[32, 128], smemAddress=0x200), "sm100", False),

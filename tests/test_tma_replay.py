@@ -123,15 +123,20 @@ def test_the_load_completes_with_the_bytes_spec_counts():
             assert case["expect_bytes"] == math.prod(box.counts) * case["element_bytes"], case["id"]
 
 
-def test_a_load_traps_exactly_when_its_first_column_is_off_16_bytes():
-    """Rule tma.load.coord0_16B: every tiled load that trapped broke it, every one that ran did not."""
+def test_a_load_traps_exactly_when_its_first_column_or_its_destination_is_misaligned():
+    """Rules tma.load.coord0_16B and tma.box.destination_alignment: every tiled load that trapped broke one
+    of them ("illegal instruction" for the column, "misaligned address" for the destination), every one that
+    ran broke neither. The destinations tried off 128 bytes are 8, 16, 32, 48, 64 and 96 bytes past it."""
     outcomes = collections.Counter()
     for case in CASES:
         if case["mode"] != "tiled" or case.get("encode_status") != 0:
             continue
-        box = tma_place.make_box(case["swizzle"], case["element_bytes"], case["box"], 0, case["element_strides"],
-                                 case["coord"][0])
-        breaks = [v.rule.id for v in tma_place.violations(box)] == [tma_place.COORD0_ALIGNMENT.id]
-        outcomes[(breaks, case["run"])] += 1
-    assert set(outcomes) == {(False, "ok"), (True, "cuda error 715")}, outcomes
-    assert outcomes[(True, "cuda error 715")] >= 12
+        box = tma_place.make_box(case["swizzle"], case["element_bytes"], case["box"],
+                                 case["smem_base"] + case["smem_offset"], case["element_strides"], case["coord"][0])
+        broken = tuple(sorted(v.rule.id for v in tma_place.violations(box)))
+        outcomes[(broken, case["run"])] += 1
+    column, destination = (tma_place.COORD0_ALIGNMENT.id,), (tma_place.DESTINATION.id,)
+    assert set(outcomes) == {((), "ok"), (column, "cuda error 715"), (destination, "cuda error 716")}, outcomes
+    assert outcomes[(column, "cuda error 715")] >= 12 and outcomes[(destination, "cuda error 716")] >= 12
+    offsets = {c["smem_offset"] % 128 for c in CASES if c["run"] == "cuda error 716"}
+    assert offsets == {8, 16, 32, 48, 64, 96}

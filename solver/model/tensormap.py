@@ -515,17 +515,25 @@ def _wide_corner_range(r):
 
 
 # --- What the copy instruction adds (optional document keys smemAddress, direction) ---------------------
-COPY_ALIGNMENT = {"NONE": 128, "32B": 256, "64B": 512, "96B": 256}       # the rest (128B modes): 1024
+COPY_ALIGNMENT = {"32B": 256, "64B": 512, "96B": 256}       # the swizzle's repeat; the 128B modes: 1024
 
 
-@_rule("tma.map.smem_alignment", ALL, "CUDA C++ Programming Guide (Tensor Memory Access); PTX 5.5.3.1, 5.5.7",
-       "A given shared-memory destination is 128-byte aligned, and on the swizzle's repeat: 256 bytes for "
-       "32B (and 96B), 512 for 64B, 1024 for every 128B mode.")
+@_rule("tma.box.destination_alignment", ALL,
+       "CUDA C++ Programming Guide (Tensor Memory Access); H100 (tests/hardware/tma_loads_sm90.json.gz)",
+       "A given shared-memory destination is 128-byte aligned (the H100 traps on 8 .. 96 bytes past).")
+def _destination_alignment(r):
+    return z3.Implies(r.has_smem_address == 1, r.smem_address % 128 == 0)
+
+
+@_rule("tma.map.smem_alignment", ALL, "PTX 5.5.7 (the repeat boundary)",
+       "With a swizzle, a given shared-memory destination is on the swizzle's repeat: 256 bytes for 32B (and "
+       "96B), 512 for 64B, 1024 for every 128B mode.")
 def _smem_alignment(r):
     alignment = z3.IntVal(1024)
     for name, bytes_ in COPY_ALIGNMENT.items():
         alignment = z3.If(r.swizzle == code(SWIZZLES, name), bytes_, alignment)
-    return z3.Implies(r.has_smem_address == 1, r.smem_address % alignment == 0)
+    swizzled = z3.Not(_swizzle_is(r, "NONE"))
+    return z3.Implies(z3.And(r.has_smem_address == 1, swizzled), r.smem_address % alignment == 0)
 
 
 @_rule("tma.map.copy_direction", ALL,
@@ -543,7 +551,7 @@ RULE_IDS = tuple(RULES)
 # Documented rules the driver's encoder does not enforce (it accepts the arguments; the problem shows
 # at run time): breaking them gives a document the encoder takes.
 DRIVER_IGNORED = frozenset({"tma.map.element_strides_inner", "tma.map.smem_alignment", "tma.map.box_bytes_loaded",
-                            "tma.map.copy_direction"})
+                            "tma.map.copy_direction", "tma.box.destination_alignment"})
 # ... and those the H100's driver (sm90) was seen not to enforce.
 DRIVER_IGNORED_ON = {"sm90": frozenset({"tma.map.interleave_swizzle", "tma.map.im2col_wide.arch",
                                         "tma.map.im2col_wide.swizzle", "tma.map.im2col_wide.interleave"})}
@@ -740,7 +748,7 @@ class Problem:
         self.solver.add(*domain(r), r.encode == ENCODES.index(encode), r.arch == ARCHES.index(arch),
                         _swizzle_is(r, *swizzles))
         # the optional keys appear only where a rule to break needs them
-        if "tma.map.smem_alignment" not in break_:
+        if not {"tma.map.smem_alignment", "tma.box.destination_alignment"} & set(break_):
             self.solver.add(r.has_smem_address == 0)
         if "tma.map.copy_direction" not in break_:
             self.solver.add(r.direction == 0)

@@ -124,33 +124,6 @@ def _coord0(box: Box):
                                           f"column: the copy traps")
 
 
-# --- The destination of a copy: a tiled box, an im2col load, a recipe's boxes --------------------------------
-DESTINATION = rule(
-    "tma.box.destination_alignment", "CUDA C++ Programming Guide (Tensor Memory Access: 128-byte shared "
-    "memory alignment); PTX ISA 5.5.3.1",
-    "The shared-memory destination of a tensor copy is 128-byte aligned: of a tiled box, of an im2col "
-    "load, of the boxes of a tile recipe.", subjects=("tma_box", "im2col_load", "recipe"),
-    note="PTX asks only 16 bytes; the CUDA programming guide asks 128. The H100 placed boxes right at every "
-         "128-byte offset of the swizzle repeat (tests/hardware/tma_loads_sm90.json.gz): the repeat "
-         "alignment that rule tma.map.smem_alignment asks of a tensor map's destination is about readers "
-         "that assume phase 0, not about the copy.")
-DESTINATION_ALIGNMENT = 128
-
-
-@DESTINATION.checker(subject="tma_box")
-def _destination(box: Box):
-    return None if box.smem_address % DESTINATION_ALIGNMENT == 0 else \
-        f"destination {box.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"
-
-
-@DESTINATION.checker(subject="im2col_load")
-def _load_destination(load):
-    return None if load.smem_address % DESTINATION_ALIGNMENT == 0 else \
-        f"destination {load.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"
-
-
-@DESTINATION.checker(subject="recipe")
-def _recipe_destination(recipe):
-    """recipe: solver.synth.recipe.Recipe (its smem_address is where the first box lands)."""
-    return None if recipe.smem_address % DESTINATION_ALIGNMENT == 0 else \
-        f"smem address {recipe.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"
+# --- The destination of a copy: rule tma.box.destination_alignment, with the copy rules of spec/tma/tensormap.py
+DESTINATION = tensormap.DESTINATION
+DESTINATION_ALIGNMENT = tensormap.DESTINATION_ALIGNMENT

@@ -128,14 +128,11 @@ def driver_box_extents(p: TensorMapParams) -> tuple:
                  for d, lower, upper in zip(positions, lowers, uppers) if d < len(p.global_dim))
 
 
-SMEM_DESTINATION_ALIGNMENT = 128  # the CUDA programming guide's TMA destination alignment
-
-
 def smem_alignment_required(swizzle: str) -> int:
-    """The destination alignment for a swizzle: 128, the pattern's repeat (PTX ISA 5.5.7) and the
-    atomicity alignment of the 32/64-byte atomicity sub-modes, whichever is largest."""
-    return max(SMEM_DESTINATION_ALIGNMENT, tma_swizzle.repeat_boundary(swizzle),
-               tma_swizzle.alignment_required(swizzle))
+    """The destination alignment a swizzle asks of its readers: the pattern's repeat (PTX ISA 5.5.7) or the
+    atomicity alignment of the 32/64-byte atomicity sub-modes, whichever is larger (the 128 bytes every
+    destination needs are rule tma.box.destination_alignment's)."""
+    return max(tma_swizzle.repeat_boundary(swizzle), tma_swizzle.alignment_required(swizzle))
 
 
 def _first_outside(name: str, values, low: int, high: int, shown: str, first_index: int = 0) -> Optional[str]:
@@ -872,27 +869,72 @@ def _load_wide_corners(load) -> Optional[str]:
 
 
 # --- The copy, not the map: destination and direction (the encoder cannot see them) ---------------------
+# The destination of any tensor copy: of a tiled box (spec/tma/place.py), of an im2col load (spec/tma/im2col.py),
+# of a recipe's boxes (spec/cases/recipe_case.py), of a copy through a tensor map (smemAddress).
+DESTINATION = rule(
+    "tma.box.destination_alignment", "CUDA C++ Programming Guide (Tensor Memory Access: 128-byte shared "
+    "memory alignment); PTX ISA 5.5.3.1; tests/hardware/tma_loads_sm90.json.gz (H100)",
+    "The shared-memory destination of a tensor copy is 128-byte aligned: of a tiled box, of an im2col "
+    "load, of the boxes of a tile recipe, of a copy through a tensor map (smemAddress). Otherwise the copy "
+    "traps (misaligned address).", subjects=("tma_box", "im2col_load", "recipe", "tensormap"),
+    evidence="hardware", enforced_by="nobody",
+    note="PTX ISA 5.5.3.1 asks only 16 bytes; the CUDA programming guide asks 128, and the H100 decides for "
+         "the guide: tiled loads to destinations 8, 16, 32, 48, 64 and 96 bytes past a 128-byte boundary all "
+         "stopped with 'misaligned address' (12 loads, swizzle NONE and 128B), while boxes placed at every "
+         "128-byte offset of the swizzle repeat landed right. The repeat alignment that rule "
+         "tma.map.smem_alignment asks is about readers that assume phase 0, not about the copy. The "
+         "encoder cannot see the destination: nobody refuses it before run time.")
+DESTINATION_ALIGNMENT = 128
+
+
+@DESTINATION.checker(subject="tma_box")
+def _box_destination(box):
+    """box: spec.tma.place.Box."""
+    return None if box.smem_address % DESTINATION_ALIGNMENT == 0 else \
+        f"destination {box.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"
+
+
+@DESTINATION.checker(subject="im2col_load")
+def _load_destination(load):
+    return None if load.smem_address % DESTINATION_ALIGNMENT == 0 else \
+        f"destination {load.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"
+
+
+@DESTINATION.checker(subject="tensormap")
+def _tensormap_destination(call):
+    """call: spec.tma.tensormap.EncodeCall; the destination is the document's optional smemAddress."""
+    address = call.params.smem_address
+    return None if address is None or address % DESTINATION_ALIGNMENT == 0 else \
+        f"destination {address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned: the copy traps"
+
+
+@DESTINATION.checker(subject="recipe")
+def _recipe_destination(recipe):
+    """recipe: solver.synth.recipe.Recipe (its smem_address is where the first box lands)."""
+    return None if recipe.smem_address % DESTINATION_ALIGNMENT == 0 else \
+        f"smem address {recipe.smem_address:#x} is not {DESTINATION_ALIGNMENT}-byte aligned"
+
+
 SMEM_ALIGNMENT = _map_rule(
-    "tma.map.smem_alignment", "CUDA C++ Programming Guide (Tensor Memory Access: 128-byte shared memory "
-    "alignment); PTX ISA 5.5.3.1, 5.5.7", enforced_by="nobody",
-    statement="The shared-memory destination (smemAddress, when given) is 128-byte aligned and, with a "
-    "swizzle, aligned to the swizzle's repeat (32B: 256, 64B: 512, every 128B mode: 1024 bytes).",
-    note="PTX requires only 16 bytes; the programming guide asks 128. Off the repeat boundary the swizzle "
-         "phase follows the absolute address (PTX ISA 5.5.7; observed on the H100, rule tma.place.tiled), "
-         "so a reader assuming phase 0 reads wrong data. Not an encoder argument: a warning. A `tma place` "
-         "box is placed right at any 128-byte offset and is held to 128 bytes only "
-         "(tma.box.destination_alignment).")
+    "tma.map.smem_alignment", "PTX ISA 5.5.7 (Swizzling Modes, the repeat boundary)", enforced_by="nobody",
+    statement="With a swizzle, the shared-memory destination (smemAddress, when given) is aligned to the "
+    "swizzle's repeat (32B: 256, 64B: 512, every 128B mode: 1024 bytes) for a reader that starts the pattern "
+    "at the destination.",
+    note="Off the repeat boundary the swizzle phase follows the absolute address (PTX ISA 5.5.7; observed on "
+         "the H100, rule tma.place.tiled), so a reader assuming phase 0 reads wrong data; a descriptor with "
+         "base offset 0 reads it right (rule readmap.swizzle_phase). Not an encoder argument: a warning. The "
+         "128 bytes every destination needs, swizzled or not, are rule tma.box.destination_alignment.")
 
 
 @SMEM_ALIGNMENT.checker
 def _smem_alignment(call: EncodeCall) -> Optional[str]:
     p = call.params
-    if p.smem_address is None:
+    if p.smem_address is None or p.swizzle == "NONE":
         return None
     need = smem_alignment_required(p.swizzle)
     if p.smem_address % need:
         return (f"destination {p.smem_address:#x} is {p.smem_address % need} bytes past a {need}-byte "
-                f"boundary (swizzle {p.swizzle} needs {need})")
+                f"boundary (swizzle {p.swizzle} repeats every {need})")
     return None
 
 
