@@ -1,26 +1,28 @@
 """Throughput of `layoutproof fuzz`: labelled cases per second, per target.
 
-    python -m benchmarks.bench_fuzz [--count N] [--repeat R] [--arch A]
+    python -m benchmarks.bench_fuzz [--count N] [--repeat R] [--arch A] [--target T ...] [--every-rule]
 
-For each target (desc, tensormap, recipe when present) and each request (valid cases, and one rule to
-break that the target can break alone), one untimed warm-up run (seed 0, 50 cases: imports, Z3 context,
+For each target (every one of `layoutproof fuzz`, or those named with --target) and each request (valid
+cases, and one rule to break that the target can break alone; with --every-rule each of the target's
+rules), one untimed warm-up run (seed 0, 50 cases: imports, Z3 context,
 spec tables) and then R timed runs of N cases with seeds 1..R (time.perf_counter around the whole
 generator: Z3 anchors, sampling, spec labels and the record with its rule sources). The table gives
 the median cases per second and the share of the time the Z3 anchors took. The baseline, measured in
 the same process, is one Z3 solve per case (what generation would cost without sampling): the
-Problem's next() timed over 20 anchors.
+Problem's next() timed over 20 anchors. The arch is --arch, else the target's default in `layoutproof
+fuzz` (sm100 for tmem and tmem-alloc, which need tensor memory; sm90 for the others).
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import time
 
 from benchmarks.common import median, table
+from solver.cli.fuzz import DEFAULT_ARCH
 from solver.fuzz import engine as fuzz
 
 REQUESTS = {"desc": ("desc.tile.stride_byte_offset",), "tensormap": ("tma.map.box_swizzle_span",),
-            "recipe": ()}
+            "recipe": (), "tmem-alloc": ("tmem.alloc.capacity",)}
 
 
 def _throughput(target, arch, violate, count, seed):
@@ -31,7 +33,7 @@ def _throughput(target, arch, violate, count, seed):
 
 
 def _anchor_seconds(target, arch, violate):
-    module = importlib.import_module(f"solver.fuzz.{target}")
+    module = fuzz.target_module(target)
     if target == "tensormap":
         problem = module.model.Problem("tiled", arch, break_=set(violate))
     else:
@@ -46,23 +48,27 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--arch", default="sm90")
+    parser.add_argument("--arch", default=None, help="default: the target's default arch in `layoutproof fuzz`")
+    parser.add_argument("--target", action="append", choices=fuzz.TARGETS, help="only this target (repeatable)")
+    parser.add_argument("--every-rule", action="store_true", help="every rule of the target, not one sample")
     args = parser.parse_args()
     rows = []
-    for target in fuzz.TARGETS:
+    for target in args.target or fuzz.TARGETS:
         try:
-            fuzz.target_module(target)
+            module = fuzz.target_module(target)
         except ImportError:
             continue
-        for violate in [()] + [(r,) for r in REQUESTS.get(target, ())]:
-            _throughput(target, args.arch, violate, 50, 0)                       # warm-up
-            runs = [_throughput(target, args.arch, violate, args.count, seed) for seed in range(1, args.repeat + 1)]
+        arch = args.arch or DEFAULT_ARCH.get(target, "sm90")
+        rules = module.RULE_IDS if args.every_rule else REQUESTS.get(target, ())
+        for violate in [()] + [(r,) for r in rules]:
+            _throughput(target, arch, violate, 50, 0)                       # warm-up
+            runs = [_throughput(target, arch, violate, args.count, seed) for seed in range(1, args.repeat + 1)]
             rates = [n / s for n, s, _ in runs]
-            anchor = _anchor_seconds(target, args.arch, violate) if target != "recipe" else float("nan")
-            rows.append([target, ",".join(violate) or "valid", runs[0][0], f"{median(rates):.0f}",
+            anchor = _anchor_seconds(target, arch, violate) if target != "recipe" else float("nan")
+            rows.append([target, arch, ",".join(violate) or "valid", runs[0][0], f"{median(rates):.0f}",
                          f"{min(rates):.0f}", f"{1 / anchor:.0f}" if anchor == anchor else "-",
                          f"{median(rates) * anchor:.0f}x" if anchor == anchor else "-"])
-    print(table(["target", "request", "cases", "cases/s (median)", "cases/s (min)",
+    print(table(["target", "arch", "request", "cases", "cases/s (median)", "cases/s (min)",
                  "baseline: Z3 solves/s", "speed-up"], rows))
 
 

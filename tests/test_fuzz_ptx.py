@@ -176,7 +176,7 @@ def test_first_error_strips_location():
 
 
 def test_verdict_without_ptxas_for_other_targets():
-    assert adapter.verdict({"target": "tensormap"}) == {"verdict": None, "detail": "not a desc or tmem case"}
+    assert adapter.verdict({"target": "tensormap"}) == {"verdict": None, "detail": "not a desc, tmem or tmem-alloc case"}
     assert adapter.verdict([1, 2])["verdict"] is None
 
 
@@ -268,7 +268,7 @@ def test_adapter_stdin_stdout_loop(ptxas):
     assert answers[0] == {"verdict": "accept", "detail": "assembled"}
     assert answers[1]["verdict"] == "refuse"
     assert answers[1]["detail"] == "Arguments mismatch for instruction 'wgmma.mma_async with FP8 types'"
-    assert answers[2] == {"verdict": None, "detail": "not a desc or tmem case"}
+    assert answers[2] == {"verdict": None, "detail": "not a desc, tmem or tmem-alloc case"}
 
 
 def test_adapter_missing_ptxas_exits_2():

@@ -14,7 +14,7 @@ from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, number
 from solver.fuzz import engine as fuzz
 
 FORMATS = ("jsonl", "cuda", "ptx")
-DEFAULT_ARCH = {"tmem": "sm100"}     # sm90 has no tcgen05: its tmem cases are all refused
+DEFAULT_ARCH = {"tmem": "sm100", "tmem-alloc": "sm100"}     # sm90 has no tcgen05: its tmem cases are all refused
 
 
 class FuzzUsage(ValueError):
@@ -28,16 +28,18 @@ def register(commands) -> None:
         description="Cases for compiler tests. Each breaks exactly the --violate rules (and keeps every other "
                     "rule of the target), or none with --valid (the default). Every case is labelled by spec/: "
                     "the rules it breaks with their sources, the outcome (refused: the driver or ptxas refuses "
-                    "it; trap; wrong-data, with the element that lands or is read elsewhere; unknown: no "
+                    "it; trap; hang: an alloc that waits forever; wrong-data, with the element that lands or is read "
+                    "elsewhere; undefined: what the manual calls undefined behaviour; unknown: no "
                     "evidence says; ok) and the exact values. The same seed gives the same cases. "
                     "`--coverage` lists every rule of each target and whether it can be broken alone.",
         epilog="examples:\n"
                "  layoutproof fuzz --target tensormap --violate tma.map.box_swizzle_span --count 5 --seed 1\n"
                "  layoutproof fuzz --target desc --arch sm90 --violate desc.tile.stride_byte_offset --format ptx --out cases/\n"
+               "  layoutproof fuzz --target tmem-alloc --violate tmem.alloc.capacity --format ptx --out cases/\n"
                "  layoutproof fuzz --target tensormap --count 200 --against 'python -m solver.fuzz.adapters.driver_encode'\n"
                "  layoutproof fuzz --coverage --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap, recipe or tmem")
+    p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap, recipe, tmem or tmem-alloc")
     p.add_argument("--count", type=positive_number, default=10, help="cases to generate (default 10)")
     p.add_argument("--seed", type=number, default=0, help="random seed (default 0)")
     group = p.add_mutually_exclusive_group()
@@ -45,11 +47,12 @@ def register(commands) -> None:
     group.add_argument("--valid", action="store_true", help="legal configurations (the default)")
     p.add_argument("--arch", default=None,
                    help="sm90 (default; the H100 evidence), sm100 or sm103; for tmem the GPU the targets run on "
-                        "(sm90: sm_90a, sm100: sm_100a/f, sm103: sm_100f, sm_103a/f; default sm100)")
+                        "(sm90: sm_90a, sm100: sm_100a/f, sm103: sm_100f, sm_103a/f; default sm100); for tmem-alloc the GPU "
+                        "the kernel runs on (sm100: sm_100a, sm103: sm_103a; default sm100)")
     p.add_argument("--format", default="jsonl", choices=FORMATS,
                    help="jsonl (default), cuda (tensormap: a host program calling cuTensorMapEncode*), "
                         "ptx (desc: wgmma / tcgen05.mma kernels; tmem: one kernel per tcgen05.ld/st/ld.red case, "
-                        "a module per target)")
+                        "a module per target; tmem-alloc: a module per case, each warp running its operations)")
     p.add_argument("--out", metavar="DIR", help="write the cases (and the program or kernels) into DIR")
     p.add_argument("--coverage", action="store_true", help="every rule per target: breakable alone, or tied to")
     p.add_argument("--against", metavar="CMD",
@@ -59,11 +62,14 @@ def register(commands) -> None:
 # --- Generation ------------------------------------------------------------------------------------------
 def _records(args) -> tuple:
     if not args.target:
-        raise FuzzUsage("fuzz: --target is required (desc, tensormap, recipe or tmem) unless --coverage")
+        raise FuzzUsage("fuzz: --target is required (desc, tensormap, recipe, tmem or tmem-alloc) unless --coverage")
     if args.arch is None:
         args.arch = DEFAULT_ARCH.get(args.target, "sm90")
     if args.arch not in ARCHES:
         raise FuzzUsage(f"--arch {args.arch}: expected one of {', '.join(ARCHES)}")
+    arches = getattr(fuzz.target_module(args.target), "ARCHES", ARCHES)     # a target may need tcgen05
+    if args.arch not in arches:
+        raise FuzzUsage(f"--arch {args.arch}: --target {args.target} runs on {' or '.join(arches)} only")
     count = args.count
     try:
         violate = fuzz.parse_violate(args.target, args.violate)
@@ -94,9 +100,12 @@ def _rendered(args, records) -> dict:
     if args.target == "tmem":
         from solver.fuzz.formats import tmem_ptx
         return tmem_ptx.file_names(records)
+    if args.target == "tmem-alloc":
+        from solver.fuzz.formats import tmem_alloc_ptx
+        return tmem_alloc_ptx.file_names(records)
     if args.target != "desc":
         raise FuzzUsage("--format ptx: kernels read one descriptor case each (--target desc) or issue one "
-                        "tcgen05.ld/st (--target tmem)")
+                        "tcgen05.ld/st (--target tmem) or run one allocation sequence (--target tmem-alloc)")
     from solver.fuzz.formats import ptx as fuzz_ptx
     return {f"fuzz_{args.target}_{arch}.ptx": text for arch, text in fuzz_ptx.render(records).items()}
 

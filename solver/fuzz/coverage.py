@@ -62,7 +62,14 @@ def _tmem_model() -> Model:
     return Model(tmem_model.constraints(r), tmem_model.domain(r), [])
 
 
-MODELS = {"tensormap": _tensormap_model, "desc": _desc_model, "recipe": _recipe_model, "tmem": _tmem_model}
+def _tmem_alloc_model() -> Model:
+    from solver.model import tmem_alloc as tmem_alloc_model
+    r = tmem_alloc_model.symbolic_record()
+    return Model(tmem_alloc_model.constraints(r), tmem_alloc_model.domain(r), [])
+
+
+MODELS = {"tensormap": _tensormap_model, "desc": _desc_model, "recipe": _recipe_model, "tmem": _tmem_model,
+          "tmem-alloc": _tmem_alloc_model}
 
 
 @lru_cache(maxsize=None)
@@ -87,9 +94,13 @@ def shared_fields(graph: nx.Graph, a: str, b: str) -> list:
 
 def least_companions(target: str, rule_id: str, timeout_ms: int = 20000):
     """The fewest other rules that break together with `rule_id` (a list; [] = breakable alone), or
-    None when no configuration breaks it. Z3 'unknown' raises: never read as a verdict."""
+    None when no configuration breaks it. Where several sets are least, the one whose last rule comes
+    earliest in the target's order (then the one before it, ...): each other rule i weighs 2^n + 2^i, so
+    the lightest set is unique. Z3 'unknown' raises: never read as a verdict."""
     m = model_of(target)
-    # A context of its own: which least set Z3 names must not depend on what the process solved before.
+    # A context of its own, and a unique optimum: which least set Z3 would name among equals depends on
+    # what the process solved before, even in a fresh context (seen with tmem.cp.lane_alignment, tied to
+    # tmem.address.range or to tmem.cp.multicast after other Z3 work).
     context = z3.Context()
     into = lambda terms: [term.translate(context) for term in terms]
     rules = {rule: term.translate(context) for rule, term in m.rules.items()}
@@ -105,9 +116,9 @@ def least_companions(target: str, rule_id: str, timeout_ms: int = 20000):
     opt = z3.Optimize(ctx=context)
     opt.set("timeout", timeout_ms)
     opt.add(*into(m.domain), *into(m.context), z3.Not(rules[rule_id]))
-    for other, term in rules.items():
-        if other != rule_id:
-            opt.add_soft(term, 1, id="keep")
+    others = [other for other in rules if other != rule_id]
+    for i, other in enumerate(others):
+        opt.add_soft(rules[other], (1 << len(others)) + (1 << i), id="keep")
     answer = opt.check()
     if answer == z3.unsat:
         return None

@@ -1,7 +1,8 @@
 """Compiler fuzzing: configurations that break exactly the rules asked for, labelled.
 
 A *target* is one kind of configuration a compiler builds (a descriptor with its tile, the arguments of
-a tensor-map encoder, a whole TMA + MMA recipe). For each target a module (solver/fuzz/<target>.py)
+a tensor-map encoder, a whole TMA + MMA recipe, one tcgen05 instruction, a kernel's tensor-memory
+allocations). For each target a module (solver/fuzz/<target>.py, a '-' in the name read as '_')
 gives:
   * RULE_IDS, the catalogue rules a configuration of that kind can break;
   * generate(arch, violate, count, seed): the cases, each breaking exactly `violate` (a frozenset of
@@ -29,7 +30,7 @@ from spec.rules import SpecError, all_rules
 
 from solver.fuzz.outcome import Label
 
-TARGETS = ("desc", "tensormap", "recipe", "tmem")
+TARGETS = ("desc", "tensormap", "recipe", "tmem", "tmem-alloc")
 
 
 @dataclass
@@ -45,7 +46,7 @@ class Stats:
 def target_module(target: str):
     if target not in TARGETS:
         raise ValueError(f"target {target!r}: expected one of {', '.join(TARGETS)}")
-    return importlib.import_module(f"solver.fuzz.{target}")
+    return importlib.import_module(f"solver.fuzz.{target.replace('-', '_')}")
 
 
 @lru_cache(maxsize=None)

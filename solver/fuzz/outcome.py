@@ -2,11 +2,12 @@
 outcome, witness), and the steps the targets label with.
 
 A case is "refused" when a tool refuses it (the driver's encoder, CUDA_ERROR_INVALID_VALUE; ptxas, an
-ill-formed instruction form), "trap" when a copy traps at run time, "wrong-data" when some element lands
-or is read elsewhere than expected (the witness names it), "undefined" when the manual calls what the
-case does undefined behaviour and no tool refuses it (a tcgen05 access outside its warp's lane quarter),
-"unknown" when a rule is broken but neither the manual nor our evidence says what happens (a fuzz label
-never guesses), and "ok" when nothing goes wrong.
+ill-formed instruction form or a kernel mixing .cta_group::1 and ::2), "trap" when a copy traps at run
+time, "hang" when the kernel never finishes (a tcgen05.alloc waiting for columns that nothing will free),
+"wrong-data" when some element lands or is read elsewhere than expected (the witness names it),
+"undefined" when the manual calls what the case does undefined behaviour and no tool refuses it (a
+tcgen05 access outside its warp's lane quarter), "unknown" when a rule is broken but neither the manual
+nor our evidence says what happens (a fuzz label never guesses), and "ok" when nothing goes wrong.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
 WitnessFinder = Callable[[], Optional[dict]]
-OUTCOMES = ("refused", "trap", "wrong-data", "undefined", "unknown", "ok")          # worst first
+OUTCOMES = ("refused", "trap", "hang", "wrong-data", "undefined", "unknown", "ok")          # worst first
 
 # Rules that make the MMA instruction form itself ill-formed, so that ptxas refuses it: sm90's wgmma takes
 # the operand's type, transposition and K as static parts of the instruction (PTX 9.7.15.5), sm103's

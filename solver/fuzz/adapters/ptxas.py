@@ -1,4 +1,4 @@
-"""ptxas as the oracle of `layoutproof fuzz --against CMD`: does the case's MMA assemble?
+"""ptxas as the oracle of `layoutproof fuzz --against CMD`: does the case's kernel assemble?
 
 Run as `python -m solver.fuzz.adapters.ptxas [--ptxas PATH]`.
 
@@ -10,15 +10,18 @@ Protocol (fixed):
         {"verdict": "accept" | "refuse", "detail": "<one line>"}
     "accept": ptxas assembled the case's kernel; detail is "assembled".
     "refuse": ptxas refused it; detail is ptxas's first error, without the file name or line.
-    A record whose target is neither "desc" nor "tmem" gets {"verdict": null, "detail": "not a desc or
-    tmem case"}; a line that is not a JSON object, or a record that cannot be rendered, gets
-    {"verdict": null, "detail": "<why>"}.
+    A record whose target is none of "desc", "tmem" and "tmem-alloc" gets {"verdict": null, "detail":
+    "not a desc, tmem or tmem-alloc case"}; a line that is not a JSON object, or a record that cannot be
+    rendered, gets {"verdict": null, "detail": "<why>"}.
   * Exit status 0 at end of input; 2 if ptxas cannot be found.
 
 For each desc record the adapter renders the case's kernel with solver.fuzz.formats.ptx.render_case (one
 MMA reading the case's descriptor as B: wgmma on sm90, tcgen05.mma on sm100/sm103), for each tmem record
 with solver.fuzz.formats.tmem_ptx.render_case (the case's one tcgen05 instruction in a kernel that
-allocates tensor memory), and runs `ptxas -arch=<target>` on it in a temporary directory. What ptxas can refuse is only
+allocates tensor memory), for each tmem-alloc record with solver.fuzz.formats.tmem_alloc_ptx.render_case
+(the case's allocation operations, each by its warp; ptxas refuses a function that mixes .cta_group::1
+and ::2, and its detail then keeps the "ptxas error :" prefix: that error names no line), and runs
+`ptxas -arch=<target>` on it in a temporary directory. What ptxas can refuse is only
 what the instruction spells statically (type names, shape, transpose operands, kind, target); the
 descriptor words are run-time values it does not inspect (see solver/fuzz/formats/ptx.py).
 """
@@ -35,7 +38,7 @@ import tempfile
 from typing import Optional
 
 from solver.fuzz.formats import ptx as fuzz_ptx
-from solver.fuzz.formats import tmem_ptx
+from solver.fuzz.formats import tmem_alloc_ptx, tmem_ptx
 
 PTXAS_TIMEOUT_S = 120
 _LOCATION = re.compile(r"^ptxas\s+[^,]*,\s*line\s+\d+;\s*")
@@ -90,9 +93,10 @@ def verdict(record, ptxas: str = "ptxas") -> dict:
     """The adapter's answer to one record."""
     if not isinstance(record, dict):
         return {"verdict": None, "detail": "not a JSON object"}
-    renderers = {"desc": fuzz_ptx.render_case, "tmem": tmem_ptx.render_case}
+    renderers = {"desc": fuzz_ptx.render_case, "tmem": tmem_ptx.render_case,
+                 "tmem-alloc": tmem_alloc_ptx.render_case}
     if record.get("target") not in renderers:
-        return {"verdict": None, "detail": "not a desc or tmem case"}
+        return {"verdict": None, "detail": "not a desc, tmem or tmem-alloc case"}
     try:
         target, text = renderers[record["target"]](record)
     except Exception as error:   # a malformed record must not stop the stream
