@@ -195,11 +195,14 @@ BREAKERS = {
     # 0x480 = 1024 + 128: off the 1024-byte repeat of 128B.
     "tma.map.smem_alignment": (variant(TILED_BF16, smemAddress="0x480"), "sm100"),
     "tma.box.destination_alignment": (variant(TILED_1D, smemAddress="0x40"), "sm100"),
+    "tma.load.coord0_16B": (variant(TILED_BF16, coordinates=[4, 0]), "sm100"),          # 8 bytes into a row
+    "tma.load.packed_coord0": (variant(PACKED_U4_16B, coordinates=[64, 0]), "sm100"),
     "tma.map.copy_direction": (variant(TILED_BF16, swizzle="128B_ATOM_32B_FLIP_8B", direction="shared_to_global"),
                                "sm100"),
 }
 WARNING_ONLY = {"tma.map.smem_alignment", "tma.map.copy_direction", "tma.map.element_strides_inner",
-                "tma.map.box_bytes_loaded", "tma.box.destination_alignment"}
+                "tma.map.box_bytes_loaded", "tma.box.destination_alignment", "tma.load.coord0_16B",
+                "tma.load.packed_coord0"}
 
 
 def test_breakers_cover_every_tensormap_rule():
@@ -374,6 +377,14 @@ BOUNDARIES = [
     ("tma.box.destination_alignment", variant(TILED_1D, smemAddress=0x40), "sm100", True),   # the H100 traps
     ("tma.box.destination_alignment", variant(TILED_BF16, smemAddress=0x410), "sm100", True),
     ("tma.map.smem_alignment", variant(TILED_1D, smemAddress=0x40), "sm100", False),          # no swizzle
+    ("tma.load.coord0_16B", variant(TILED_BF16, coordinates=[8, 3]), "sm100", False),         # 16 bytes
+    ("tma.load.coord0_16B", variant(TILED_BF16, coordinates=[-8, 3]), "sm100", False),
+    ("tma.load.coord0_16B", variant(TILED_BF16, coordinates=[1, 0]), "sm100", True),          # the H100 traps
+    ("tma.load.coord0_16B", variant(TILED_1D, coordinates=[15]), "sm100", True),
+    ("tma.load.packed_coord0", variant(PACKED_U4_16B, coordinates=[128, 0]), "sm100", False),
+    ("tma.load.packed_coord0", variant(PACKED_U4_16B, coordinates=[-128, 0]), "sm100", False),
+    ("tma.load.packed_coord0", variant(PACKED_U4_16B, coordinates=[16, 0]), "sm100", True),
+    ("tma.load.coord0_16B", variant(PACKED_U4_16B, coordinates=[16, 0]), "sm100", False),      # the packed rule's
     ("tma.map.smem_alignment", variant(TILED_BF16, smemAddress=0x480), "sm100", True),         # 128B: 1024
     ("tma.map.smem_alignment", variant(TILED_BF16, swizzle="32B", boxDim=[16, 128], smemAddress=0x100), "sm100", False),
     ("tma.map.smem_alignment", variant(TILED_BF16, swizzle="32B", boxDim=[16, 128], smemAddress=0x180), "sm100", True),

@@ -1,8 +1,9 @@
 """Fuzz target `tensormap`: the arguments of cuTensorMapEncodeTiled / Im2col / Im2colWide.
 
 A case is exactly a `layoutproof tma check` parameter document (docs/CLI.md), optionally with the copy's
-destination (smemAddress) and direction, which rules tma.map.smem_alignment and tma.map.copy_direction
-need.
+destination (smemAddress), direction and tensor coordinates, which the copy rules need
+(tma.box.destination_alignment, tma.map.smem_alignment, tma.map.copy_direction, tma.load.coord0_16B,
+tma.load.packed_coord0).
 
 Generation (solver/fuzz/engine.py): for each encode kind the asked rules apply to, a Z3 Problem over
 solver/model/tensormap.py's constraints gives *anchors*, each of a new shape (data type, swizzle,
@@ -40,6 +41,11 @@ RUNTIME = {
               "calls it ignored)"),
     "tma.map.copy_direction": (
         "unknown", "PTX 5.5.7 names the direction a mode is for; what a copy the other way does is not stated"),
+    "tma.load.coord0_16B": (
+        "trap", "the H100 stopped every tiled load whose first column was off 16 bytes with 'an illegal "
+                "instruction was encountered' (tests/hardware/tma_loads_sm90.json.gz)"),
+    "tma.load.packed_coord0": (
+        "unknown", "PTX 5.5.1.1 asks it; no machine here loads packed types (the H100's driver refuses them)"),
 }
 
 

@@ -109,6 +109,8 @@ class Record:
     has_smem_address: z3.ArithRef   # 1 when the document gives the copy's destination (optional keys)
     smem_address: z3.ArithRef
     direction: z3.ArithRef          # DIRECTIONS code
+    has_coordinates: z3.ArithRef    # 1 when the document gives the copy's tensor coordinates
+    coordinate0: z3.ArithRef        # coordinates[0] (the others are 0 in the documents made here)
     variables: dict = field(default_factory=dict, repr=False)   # name -> Int, for documents and tests
 
 
@@ -128,7 +130,8 @@ def symbolic_record(prefix: str = "") -> Record:
                   one("oobFill"), many("pixelBoxLowerCorner", CORNER_SLOTS),
                   many("pixelBoxUpperCorner", CORNER_SLOTS), one("pixelBoxLowerCornerWidth"),
                   one("pixelBoxUpperCornerWidth"), one("channelsPerPixel"), one("pixelsPerColumn"),
-                  one("mode"), one("hasSmemAddress"), one("smemAddress"), one("direction"), made)
+                  one("mode"), one("hasSmemAddress"), one("smemAddress"), one("direction"),
+                  one("hasCoordinates"), one("coordinates[0]"), made)
 
 
 
@@ -140,6 +143,8 @@ def domain(r: Record) -> list:
              (r.mode, WIDE_MODES), (r.direction, DIRECTIONS)]
     facts = [_between(var, 0, len(names) - 1) for var, names in enums]
     facts.append(_between(r.has_smem_address, 0, 1))
+    facts.append(_between(r.has_coordinates, 0, 1))
+    facts.append(_between(r.coordinate0, -(1 << 31), (1 << 31) - 1))
     facts.append(_between(r.smem_address, 0, U32 - 1))
     facts.append(_between(r.rank, 0, SLOTS))
     facts.append(_between(r.global_address, 0, U64 - 1))
@@ -536,6 +541,20 @@ def _smem_alignment(r):
     return z3.Implies(z3.And(r.has_smem_address == 1, swizzled), r.smem_address % alignment == 0)
 
 
+@_rule("tma.load.coord0_16B", TILED, "H100 (tests/hardware/tma_loads_sm90.json.gz)",
+       "A tiled copy's coordinates[0] times the element size is a multiple of 16 bytes (else it traps); the "
+       "packed types are left to tma.load.packed_coord0.")
+def _coord0_16B(r):
+    whole_bytes = z3.Not(_data_type_is(r, *PACKED))
+    return z3.Implies(z3.And(r.has_coordinates == 1, whole_bytes), _multiple(_bits_of(r, r.coordinate0), 128))
+
+
+@_rule("tma.load.packed_coord0", ALL, "PTX 5.5.1.1 (sub-byte types)",
+       "A copy of 16U4_ALIGN16B / 16U6_ALIGN16B data starts at a coordinates[0] that is a multiple of 128.")
+def _packed_coord0(r):
+    return z3.Implies(z3.And(r.has_coordinates == 1, _data_type_is(r, *PACKED_16B)), _multiple(r.coordinate0, 128))
+
+
 @_rule("tma.map.copy_direction", ALL,
        "PTX 5.5.7 Table 14; CUDA Driver API CUtensorMapSwizzle, CUtensorMapDataType",
        "A given copy direction fits the map: 128B_ATOM_32B_FLIP_8B and 16U4_ALIGN16B load only "
@@ -551,7 +570,8 @@ RULE_IDS = tuple(RULES)
 # Documented rules the driver's encoder does not enforce (it accepts the arguments; the problem shows
 # at run time): breaking them gives a document the encoder takes.
 DRIVER_IGNORED = frozenset({"tma.map.element_strides_inner", "tma.map.smem_alignment", "tma.map.box_bytes_loaded",
-                            "tma.map.copy_direction", "tma.box.destination_alignment"})
+                            "tma.map.copy_direction", "tma.box.destination_alignment", "tma.load.coord0_16B",
+                            "tma.load.packed_coord0"})
 # ... and those the H100's driver (sm90) was seen not to enforce.
 DRIVER_IGNORED_ON = {"sm90": frozenset({"tma.map.interleave_swizzle", "tma.map.im2col_wide.arch",
                                         "tma.map.im2col_wide.swizzle", "tma.map.im2col_wide.interleave"})}
@@ -636,6 +656,8 @@ def document(model: z3.ModelRef, r: Record) -> dict:
         doc["smemAddress"] = value(r.smem_address)
     if value(r.direction):
         doc["direction"] = DIRECTIONS[value(r.direction)]
+    if value(r.has_coordinates):
+        doc["coordinates"] = [value(r.coordinate0)] + [0] * (rank - 1)
     return doc
 
 
@@ -672,6 +694,8 @@ def assignment(doc: dict, arch: str, r: Record) -> list:
     fix(r.has_smem_address, int("smemAddress" in doc))
     fix(r.smem_address, int(doc.get("smemAddress", 0)))
     fix(r.direction, coded(doc.get("direction", "none"), DIRECTIONS, "direction"))
+    fix(r.has_coordinates, int("coordinates" in doc))
+    fix(r.coordinate0, int((doc.get("coordinates") or [0])[0]))
     for term in r.variables.values():
         fix(term, 0)
     return [term == value for term, value in fixed.values()]
@@ -709,7 +733,8 @@ def _hints(r: Record, encode: str, rng: random.Random) -> list:
              r.channels_per_pixel == rng.choice((16, 32, 64, 128)),
              _multiple(_bits_of(r, r.channels_per_pixel), 128),
              r.pixels_per_column == rng.choice((32, 64, 128, 256)),
-             r.smem_address == rng.choice((0, 1024, 2048, 0x8000)) + rng.choice((0, 128, 256, 384))]
+             r.smem_address == rng.choice((0, 1024, 2048, 0x8000)) + rng.choice((0, 128, 256, 384)),
+             r.coordinate0 == rng.choice((0, 64, 128, 256, -128))]
     hints += [d == rng.choice((1, 3, 64, 128, 1000, 4096, 1 << 16)) for d in r.global_dim]
     hints += [s == rng.choice((256, 4096, 1 << 16, 1 << 20)) for s in r.global_strides]
     hints += [b == rng.choice((8, 16, 32, 64)) for b in r.box_dim[:2]]
@@ -752,13 +777,15 @@ class Problem:
             self.solver.add(r.has_smem_address == 0)
         if "tma.map.copy_direction" not in break_:
             self.solver.add(r.direction == 0)
+        if not {"tma.load.coord0_16B", "tma.load.packed_coord0"} & set(break_):
+            self.solver.add(r.has_coordinates == 0)
         self.solver.add(*[rules[rule_id] for rule_id in sorted(keep)])
         self.solver.add(*[z3.Not(rules[rule_id]) for rule_id in sorted(break_)])
         self.found = 0
 
     def _shape(self):
         r = self.record
-        return (r.data_type, r.swizzle, r.interleave, r.rank, r.has_smem_address, r.direction)
+        return (r.data_type, r.swizzle, r.interleave, r.rank, r.has_smem_address, r.direction, r.has_coordinates)
 
     def next(self, seed: int = 0) -> Optional[dict]:
         self.solver.set("random_seed", seed)

@@ -106,22 +106,7 @@ def violations(box: Box):
     return check_all("tma_box", box)
 
 
-COORD0_ALIGNMENT = rule(
-    "tma.load.coord0_16B", "tests/hardware/tma_loads_sm90.json.gz (H100)",
-    "A tiled load's tensor coordinate along dimension 0, times the element size, is a multiple of 16 "
-    "bytes; otherwise the copy traps (illegal instruction) at run time. The encoder cannot see it.",
-    subject="tma_box", evidence="hardware",
-    note="Not in the manual. On the H100 every tiled load whose first column was off a 16-byte boundary "
-         "stopped with 'an illegal instruction was encountered' (649 loads of a first run: 1, 2 and 4-byte "
-         "elements, inside the tensor and partly outside, coordinates -2, 4, ...; 12 kept in the record), "
-         "and every aligned one ran.")
-
-
-@COORD0_ALIGNMENT.checker
-def _coord0(box: Box):
-    offset = box.coord0 * box.element_bytes
-    return None if offset % 16 == 0 else (f"the load starts {offset} bytes into dimension 0, not on a 16-byte "
-                                          f"column: the copy traps")
+COORD0_ALIGNMENT = tensormap.COORD0_ALIGNMENT     # rule tma.load.coord0_16B (spec/tma/tensormap.py)
 
 
 # --- The destination of a copy: rule tma.box.destination_alignment, with the copy rules of spec/tma/tensormap.py

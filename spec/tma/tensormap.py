@@ -869,6 +869,55 @@ def _load_wide_corners(load) -> Optional[str]:
 
 
 # --- The copy, not the map: destination and direction (the encoder cannot see them) ---------------------
+COORD0_ALIGNMENT = rule(
+    "tma.load.coord0_16B", "tests/hardware/tma_loads_sm90.json.gz (H100)",
+    "A tiled load's tensor coordinate along dimension 0, times the element size, is a multiple of 16 "
+    "bytes; otherwise the copy traps (illegal instruction) at run time. The encoder cannot see it.",
+    subjects=("tma_box", "tensormap"), evidence="hardware", enforced_by="nobody",
+    note="Not in the manual. On the H100 every tiled load whose first column was off a 16-byte boundary "
+         "stopped with 'an illegal instruction was encountered' (649 loads of a first run: 1, 2 and 4-byte "
+         "elements, inside the tensor and partly outside, coordinates -2, 4, ...; 12 kept in the record), "
+         "and every aligned one ran.")
+
+
+@COORD0_ALIGNMENT.checker(subject="tma_box")
+def _coord0(box):
+    """box: spec.tma.place.Box."""
+    offset = box.coord0 * box.element_bytes
+    return None if offset % 16 == 0 else (f"the load starts {offset} bytes into dimension 0, not on a 16-byte "
+                                          f"column: the copy traps")
+
+
+@COORD0_ALIGNMENT.checker(subject="tensormap")
+def _copy_coord0(call: EncodeCall) -> Optional[str]:
+    """A tiled copy whose tensor coordinates the document gives (whole-byte types: the packed ones are
+    rule tma.load.packed_coord0's)."""
+    p = call.params
+    if p.coordinates is None or p.encode != "tiled" or p.data_type in PACKED_TYPES or not p.coordinates:
+        return None
+    offset = p.coordinates[0] * p.dtype.bits // 8
+    return None if offset % 16 == 0 else (f"coordinates[0] = {p.coordinates[0]} starts the load {offset} bytes "
+                                          f"into dimension 0, not on a 16-byte column: the copy traps")
+
+
+PACKED_COORD0 = rule(
+    "tma.load.packed_coord0", "PTX ISA 5.5.1.1 (Sub-byte Types: padding and alignment)",
+    "A copy of a packed sub-byte type (16U4_ALIGN16B, 16U6_ALIGN16B: 16 values per 16 bytes in shared "
+    "memory) starts at a tensor coordinate along dimension 0 that is a multiple of 128, the values one "
+    "box row holds (tma.map.packed_box).", subject="tensormap", enforced_by="nobody",
+    note="The encoder cannot see a copy's coordinates. The H100's driver refuses the packed types, so no "
+         "machine here can load them: what a copy at another coordinate does only a Blackwell GPU could show.")
+
+
+@PACKED_COORD0.checker
+def _packed_coord0(call: EncodeCall) -> Optional[str]:
+    p = call.params
+    if p.coordinates is None or p.data_type not in PACKED_16B_TYPES or not p.coordinates:
+        return None
+    first = p.coordinates[0]
+    return None if first % 128 == 0 else f"coordinates[0] = {first} is not a multiple of 128 ({p.data_type})"
+
+
 # The destination of any tensor copy: of a tiled box (spec/tma/place.py), of an im2col load (spec/tma/im2col.py),
 # of a recipe's boxes (spec/cases/recipe_case.py), of a copy through a tensor map (smemAddress).
 DESTINATION = rule(

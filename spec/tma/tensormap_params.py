@@ -17,8 +17,10 @@ named as in cuda.h:
                   "channelsPerPixel", "pixelsPerColumn",
      im2col_wide: "pixelBoxLowerCornerWidth", "pixelBoxUpperCornerWidth", "channelsPerPixel",
                   "pixelsPerColumn", "mode": "W" | "W128",
-     optional:    "smemAddress" (the copy's shared-memory destination, for rule tma.map.smem_alignment),
-                  "direction": "global_to_shared" | "shared_to_global" (rule tma.map.copy_direction)}
+     optional:    "smemAddress" (the copy's shared-memory destination, for rules tma.box.destination_alignment
+                  and tma.map.smem_alignment), "direction": "global_to_shared" | "shared_to_global" (rule
+                  tma.map.copy_direction), "coordinates": [...] (the copy's tensor coordinates, rank int32
+                  values; rules tma.load.coord0_16B and tma.load.packed_coord0)}
 
 A document that cannot even be written as the encoder's C arguments is MALFORMED: `parse_params` raises
 SpecError (the CLI exits 2): a key missing or unknown to that encoder, a string where a number goes, a
@@ -145,6 +147,7 @@ class TensorMapParams:
     mode: Optional[str] = None                          # im2col_wide
     smem_address: Optional[int] = None                  # optional: the copy's destination
     direction: Optional[str] = None                     # optional: the copy's direction
+    coordinates: Optional[tuple] = None                 # optional: the copy's tensor coordinates
 
     @property
     def dtype(self) -> TmaDataType:
@@ -169,7 +172,7 @@ ENCODE_KEYS = {
                     "channelsPerPixel": "channels_per_pixel", "pixelsPerColumn": "pixels_per_column",
                     "mode": "mode"},
 }
-OPTIONAL_KEYS = {"smemAddress": "smem_address", "direction": "direction"}
+OPTIONAL_KEYS = {"smemAddress": "smem_address", "direction": "direction", "coordinates": "coordinates"}
 
 # The rule a malformed value of each key is reported under (default: tma.map.params). Ids, not Rule
 # objects: the constraint rules live in spec/tma/tensormap.py, which imports this module.
@@ -182,7 +185,8 @@ _FIELD_RULES = {
     "pixelBoxLowerCornerWidth": "tma.map.im2col_wide.corner_range",
     "pixelBoxUpperCornerWidth": "tma.map.im2col_wide.corner_range",
     "channelsPerPixel": "tma.map.im2col.channels_range", "pixelsPerColumn": "tma.map.im2col.pixels_range",
-    "smemAddress": "tma.map.smem_alignment", "direction": "tma.map.copy_direction",
+    "smemAddress": "tma.box.destination_alignment", "direction": "tma.map.copy_direction",
+    "coordinates": "tma.load.coord0_16B",
 }
 
 
@@ -330,8 +334,10 @@ def _im2col_wide_fields(d: _Document) -> dict:
 _ENCODE_FIELDS = {"tiled": _tiled_fields, "im2col": _im2col_fields, "im2col_wide": _im2col_wide_fields}
 
 
-def _optional_fields(document: dict) -> dict:
+def _optional_fields(document: dict, d: "_Document") -> dict:
     fields = {}
+    if "coordinates" in document:
+        fields["coordinates"] = d.signed_list("coordinates", d.rank)
     if "smemAddress" in document:
         fields["smem_address"] = _address("smemAddress", document["smemAddress"])
     if "direction" in document:
@@ -350,7 +356,7 @@ def parse_params(document: dict) -> TensorMapParams:
     d = _Document(document, encode)
     fields = _common_fields(d)
     fields.update(_ENCODE_FIELDS[encode](d))
-    fields.update(_optional_fields(document))
+    fields.update(_optional_fields(document, d))
     return TensorMapParams(**fields)
 
 
