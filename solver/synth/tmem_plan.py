@@ -390,7 +390,7 @@ def _readers(result: Plan) -> dict:
     width, who = result.reads
     if who is None:
         who = {}
-        for index, ins in enumerate(result.instructions):
+        for index, ins in reversed(list(enumerate(result.instructions))):     # the first reader wins
             base = (ins.lane * width + ins.column) * 2
             at = [base + (lane * width + column) * 2 + half for lane, column, half in _pieces(_key(ins))]
             who.update(zip(at, range(index << 20, (index << 20) + len(at))))
@@ -415,20 +415,21 @@ def holder(result: Plan, m: int, n: int) -> Optional[list]:
 
 
 def holders(result: Plan, cells: Optional[dict] = None) -> list:
-    """holders[m][n] for every row of this CTA (see holder)."""
+    """holders[m][n] for every row of this CTA (see holder): each instruction's low-half pieces walked
+    once, the cell each reads looked up in D's map (a cell read twice keeps its first reader, as holder)."""
     acc = result.acc
-    width, who = result.reads[0], _readers(result)
     cells = d_cells(acc) if cells is None else cells
     table = [[None] * acc.N for _ in range(acc.rows)]
-    pieces = [2 * ins.registers for ins in result.instructions]
-    warps = [ins.warp for ins in result.instructions]
     whole = acc.bits == 32
-    for (lane, column), (m, n) in cells.items():
-        code = who.get((lane * width + column) * 2)
-        if code is not None:
-            index = code >> 20
-            thread, piece = divmod(code & 0xFFFFF, pieces[index])
-            table[m][n] = [warps[index], thread, index, piece >> 1, None if whole else piece & 1]
+    for index, ins in enumerate(result.instructions):
+        for thread, pieces in enumerate(ld_st.fragment_map(*_key(ins))):
+            for piece, (lane, column, half) in enumerate(pieces):
+                if half:
+                    continue                    # a high half holds no element of its own (16-bit D: low)
+                element = cells.get((ins.lane + lane, ins.column + column))
+                if element is not None and table[element[0]][element[1]] is None:
+                    table[element[0]][element[1]] = [ins.warp, thread, index, piece >> 1,
+                                                     None if whole else piece & 1]
     return table
 
 
