@@ -355,3 +355,19 @@ def test_ptxas_adapter_answers_tmem_alloc_records():
     verdicts = [json.loads(line) for line in answers]
     assert [v["verdict"] for v in verdicts] == ["refuse", "refuse", "accept", "accept"]
     assert all(MIXED_CTA_GROUP in v["detail"] for v in verdicts[:2])
+
+
+# --- the hypothesis strategy ---------------------------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+
+from solver.fuzz import strategies  # noqa: E402
+from spec.tmem import alloc as spec_alloc  # noqa: E402
+
+
+@settings(max_examples=20, deadline=None)
+@given(strategies.tmem_allocations(violate=["tmem.alloc.dealloc_all"], pool_size=20),
+       strategies.tmem_allocations(pool_size=20))
+def test_strategy_tmem_allocations(breaking, valid):
+    """Drawn sequences are what spec's checker says: the asked rule alone, or nothing."""
+    assert {v.rule.id for _, v in spec_alloc.check_sequence(breaking["case"]["ops"])} == {"tmem.alloc.dealloc_all"}
+    assert spec_alloc.check_sequence(valid["case"]["ops"]) == []

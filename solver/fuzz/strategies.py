@@ -1,5 +1,6 @@
 """hypothesis strategies for compiler tests: descriptors with their tiles, tile layouts, tensor maps,
-recipes and tcgen05 tensor-memory instructions, valid or breaking exactly the rules you choose.
+recipes, tcgen05 tensor-memory instructions and allocation sequences, valid or breaking exactly the rules
+you choose.
 
     from hypothesis import given
     from solver import strategies as lp
@@ -86,3 +87,9 @@ def tmem_forms(arch: str = "sm100", violate: Iterable[str] = (), op: Optional[st
         return strategy
     return strategy.filter(lambda r: r["case"]["ptx"].split(" ")[0].startswith(f"tcgen05.{op}.")
                            and (op == "ld.red" or not r["case"]["ptx"].startswith("tcgen05.ld.red")))
+
+
+def tmem_allocations(arch: str = "sm100", violate: Iterable[str] = (), **kw) -> st.SearchStrategy:
+    """One CTA's tcgen05.alloc / dealloc / relinquish_alloc_permit sequence (target `tmem-alloc`: case key
+    ops, what `layoutproof tmem alloc` reads), on sm100 or sm103."""
+    return records("tmem-alloc", arch, violate, **kw)
