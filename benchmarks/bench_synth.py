@@ -77,7 +77,8 @@ MN_EXTENTS = (64, 128, 256)
 # but 3 lines past it; 0x2040 is 64 bytes into a 128-byte line.
 BASES = (("aligned", 0x2000), ("off-repeat", 0x2180), ("off-line", 0x2040))
 # The rules synth itself uses to exclude a swizzle for an operand (solver.synth._modes).
-LEGALITY_RULES = ("operand.swizzle.table54", "operand.mn_major.dtype", "operand.sm90.dtype")
+LEGALITY_RULES = ("operand.swizzle.table54", "operand.swizzle.k_major_atom32", "operand.mn_major.dtype",
+                  "operand.sm90.dtype")
 FIELD_BITS = 14
 FULL_SPACE_PER_SWIZZLE = (1 << FIELD_BITS) ** 3 * 8       # start x LBO x SBO x base offset = 2^45
 POW2_VALUES = tuple(16 << i for i in range(14))          # 16 .. 131072 = 2^17

@@ -23,6 +23,8 @@ to the addresses (or coordinates) of the next, and the whole pipeline is their c
       |   spec/mma/descriptor        wgmma and tcgen05 shared-memory descriptors (PTX ISA 9.7.15.5.1.2.2,
       |                              9.7.16.4.1 Table 40)
       |   spec/mma/instr_desc        the tcgen05 instruction descriptor (PTX ISA 9.7.16.4.2 Tables 42-44)
+      |   spec/mma/shape             tcgen05.mma's M x N x K per kind and .cta_group (PTX ISA 9.7.16.2.1
+      |                              Table 39; 9.7.16.10.1 Table 52)
       |   spec/mma/dtypes            element types, packing, instruction K
       v
   read map: (mn, k) of the operand -> shared-memory byte address

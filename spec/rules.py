@@ -12,7 +12,7 @@ import os
 
 from spec.cases import desc_case, recipe_case  # noqa: F401  (each import registers its rules)
 from spec.cute import layout, notation, swizzle  # noqa: F401
-from spec.mma import canonical, descriptor, dtypes, instr_desc, readmap  # noqa: F401
+from spec.mma import canonical, descriptor, dtypes, instr_desc, readmap, shape  # noqa: F401
 from spec.rule import (CATALOGUE, CHAPTER_ORDER, DEFINITION, ENFORCERS, EVIDENCE_KINDS, Rule,  # noqa: F401
                        SpecError, Violation, catalogue_position, check_all, parse_number, rule, rules_for)
 from spec.tma import driver, im2col, place, tensormap, tensormap_params  # noqa: F401

@@ -23,6 +23,8 @@ from solver.fuzz.adapters import ptxas as adapter
 from spec.mma import descriptor as desc_mod
 from spec.mma import instr_desc
 from spec.mma import readmap
+from spec.mma import shape as mma_shape
+from spec.rules import check_all
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORMS_FILE = os.path.join(ROOT, "tests", "hardware", "ptxas_forms.json")
@@ -224,6 +226,55 @@ def test_illegal_sm90_cases_are_refused(ptxas, dtype, major, mn, k, rule_id, mes
 ])
 def test_tcgen05_cases_assemble(ptxas, arch, dtype, major, mn, k, kind):
     assert assemble(desc_record(arch, dtype, major, mn, k, kind=kind), ptxas) == (True, "assembled")
+
+
+def pair_record(arch, dtype, major, mn, k, kind, cta_group, m, index=0):
+    record = desc_record(arch, dtype, major, mn, k, kind=kind, index=index)
+    record["case"].update(cta_group=cta_group, m=m)
+    return record
+
+
+def test_cta_pair_kernel_shape():
+    """.cta_group::2: a cluster of two CTAs, every tcgen05 instruction of the kernel with ::2 (ptxas
+    refuses a function that mixes them), the multicast commit, and an instruction descriptor with the
+    case's M and N = 2 x mn (rule desc.tile.cta_pair_split); each CTA holds M/2 rows of A."""
+    target, text = fuzz_ptx.render_case(pair_record("sm103", "e2m1", "K", 64, 96, "mxf4", 2, 256))
+    assert target == "sm_103a" and ".reqnctapercluster 2, 1, 1" in text
+    groups = set(re.findall(r"tcgen05\.\w+(?:\.\w+)*?\.cta_group::(\d)", text))
+    assert groups == {"2"}
+    assert ".multicast::cluster.b64 [mma_done], %cta_mask;" in text and "%cluster_ctarank" in text
+    word = int(re.search(r"mov\.b32 %idesc, (0x[0-9a-f]+);", text).group(1), 16)
+    decoded = instr_desc.decode("mxf4", word, "sm103")
+    assert (decoded.m, decoded.n, decoded.field("k96")) == (256, 128, 1) and instr_desc.violations(decoded) == []
+    shape = mma_shape.of_instr_desc(decoded, 2, "e2m1")
+    assert check_all("mma_shape", shape) == []
+    a_word = int(re.search(r"mov\.b64 %desc_a, (0x[0-9a-f]+);", text).group(1), 16)
+    assert a_word == fuzz_ptx.a_descriptor("sm103", 128, 3).raw       # 128 of the 256 rows per CTA
+
+
+def test_cta_group_1_kernel_is_the_default():
+    """A case naming .cta_group::1 and M = 128 gets the kernel of a case that names neither (the forms
+    recorded in tests/hardware/ptxas_forms.json name neither)."""
+    plain = desc_record("sm100", "f16", "K", 64, 16, kind="f16")
+    named = pair_record("sm100", "f16", "K", 64, 16, "f16", 1, 128)
+    named_text = fuzz_ptx.render_case(named)[1]
+    kept = [line for line in named_text.split("\n") if not line.startswith(("// cta_group", "// m ="))]
+    assert "\n".join(kept) == fuzz_ptx.render_case(plain)[1]
+    _, text = fuzz_ptx.render_case(pair_record("sm100", "f16", "K", 64, 16, "f16", 1, 64))
+    word = int(re.search(r"mov\.b32 %idesc, (0x[0-9a-f]+);", text).group(1), 16)
+    assert instr_desc.decode("f16", word, "sm100").m == 64 and ".reqnctapercluster" not in text
+
+
+@pytest.mark.parametrize("arch,dtype,major,mn,k,kind,cta_group,m", [
+    ("sm103", "e2m1", "K", 64, 96, "mxf4", 2, 256), ("sm103", "e2m1", "K", 128, 96, "mxf4nvf4", 2, 256),
+    ("sm100", "bf16", "MN", 128, 16, "f16", 2, 256), ("sm100", "e4m3", "MN", 16, 32, "f8f6f4", 2, 128),
+    ("sm100", "s8", "K", 32, 32, "i8", 2, 256), ("sm103", "e2m1", "K", 64, 96, "mxf4", 1, 128),
+])
+def test_cta_pair_and_k96_kernels_assemble(ptxas, arch, dtype, major, mn, k, kind, cta_group, m):
+    """Valid pair shapes and K = 96 assemble, and so does K = 96 with .cta_group::1 (rule
+    mma.shape.k96.cta_group): the instruction descriptor is a run-time value ptxas does not inspect."""
+    record = pair_record(arch, dtype, major, mn, k, kind, cta_group, m)
+    assert assemble(record, ptxas) == (True, "assembled")
 
 
 def test_tcgen05_i8_is_refused_on_sm103(ptxas):

@@ -141,7 +141,7 @@ def test_malformed_case_names_the_field(field, change):
 # --- Generation ------------------------------------------------------------------------------------------
 NOT_ALONE = {"tma.map.box_range", "tma.map.box_inner_16B", "tma.map.box_swizzle_span", "tma.load.coord0_16B",
              "operand.sm103.kind_i8"}
-ALONE = {"sm90": set(fuzz_recipe.RULE_IDS) - NOT_ALONE - {"operand.swizzle.table54"},
+ALONE = {"sm90": set(fuzz_recipe.RULE_IDS) - NOT_ALONE - {"operand.swizzle.table54", "operand.swizzle.k_major_atom32"},
          "sm100": set(fuzz_recipe.RULE_IDS) - NOT_ALONE - {"operand.mn_major.dtype", "operand.sm90.n_extent"}}
 
 

@@ -21,6 +21,7 @@ SUBJECTS_WITH_BREAKERS = {
     "desc_case": "tests/test_desc_case.py", "recipe_case": "tests/test_fuzz_recipe.py",
     "tmem_address": "tests/test_tmem_spec.py", "tmem_access": "tests/test_tmem_spec.py",
     "tmem_instruction": "tests/test_tmem_spec.py", "tmem_alloc_sequence": "tests/test_tmem_spec.py",
+    "mma_shape": "tests/test_mma_shape.py",
 }
 
 
@@ -52,6 +53,7 @@ OPERAND_BREAKERS = {
     "operand.sm90.dtype": operand("sm90", "e2m1", "K", "none"),
     "operand.mn_major.dtype": operand("sm90", "e4m3", "MN"),
     "operand.swizzle.table54": operand("sm100", "tf32", "MN", "128B"),
+    "operand.swizzle.k_major_atom32": operand("sm100", "bf16", "K", "128B_atom32B"),
     "operand.instruction_k": operand("sm90", "bf16", "K", k=32),
     "operand.lbo_absolute.k_major": operand("sm103", "bf16", "MN", lbo_mode="absolute", lbo=4096),
     "operand.lbo_absolute.k48": operand("sm103", "bf16", "K", lbo_mode="absolute", lbo=4096),

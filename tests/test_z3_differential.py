@@ -10,6 +10,8 @@ expression for every case.
 2. solver.model.swizzle.descriptor_swizzle vs spec.mma.readmap.apply_swizzle (phase model "hardware")
 3. solver.model.descriptor.encode/decode   vs spec.mma.descriptor.encode/decode (sm90, sm100, sm103)
 4. solver.model.readmap.read_address        vs spec.mma.readmap.element_address
+5. the desc model's operand-swizzle and MMA-shape rules (solver.model.desc_case) vs spec's checks
+   (spec.mma.readmap, spec.mma.shape), on a grid of concrete values
 
 The Shape handed to the model (element bits, elements per 16-byte chunk) is written here from the
 manual (PTX 9.7.16.4.2 Tables 42-44; 9.7.16.10 sub-byte packing), not taken from spec.mma.dtypes, so a
@@ -455,3 +457,74 @@ def test_read_map_exhaustive(major, dtype, kind, swizzle, start, base_offset):
             if got != expected[mn][k]:
                 wrong.append(dict(mn=mn, k=k, got=got, spec=expected[mn][k]))
     assert wrong == [], (len(wrong), wrong[:8])
+
+
+# =====================================================================================================
+# 5. The desc model's swizzle and MMA-shape rules
+# =====================================================================================================
+SHAPE_RULES = ("mma.shape.m", "mma.shape.n", "mma.shape.k96.cta_group", "mma.shape.k96.m",
+               "mma.shape.mn_major_8bit.n")
+MN_SAMPLES = (8, 16, 24, 32, 40, 48, 64, 96, 120, 128, 136, 248, 256)
+
+
+@functools.lru_cache(maxsize=None)
+def desc_model_terms():
+    from solver.model import desc_case as desc_model
+    r = desc_model.symbolic_record()
+    return desc_model, r, {rule_id: desc_model.RULES[rule_id](r) for rule_id in desc_model.RULE_IDS}
+
+
+def shape_grid():
+    from solver.model import desc_case as desc_model
+    for arch in ARCHES:
+        for dtype in desc_model.DTYPES:
+            for kind in desc_model.KINDS[dtype]:
+                ks = (2 * 128 // BITS[dtype],) + ((96,) if dtype == "e2m1" else ())
+                instructions = ((1, 64),) if arch == "sm90" else tuple((g, m) for g in (1, 2) for m in (64, 128, 256))
+                for major in ("K", "MN"):
+                    for k in ks:
+                        for cta_group, m in instructions:
+                            yield arch, dtype, kind, major, k, cta_group, m
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_desc_model_shape_rules_match_spec(arch):
+    """Each MMA-shape rule of the desc model holds exactly where spec.mma.shape's check passes."""
+    from spec.mma import shape as mma_shape
+    from spec.rules import check_all
+    desc_model, r, terms = desc_model_terms()
+    compared = 0
+    for a, dtype, kind, major, k, cta_group, m in shape_grid():
+        if a != arch:
+            continue
+        fixed = [(r.arch, z3.IntVal(ARCHES.index(arch))), (r.dtype, z3.IntVal(desc_model.DTYPES.index(dtype))),
+                 (r.kind, z3.IntVal(desc_model.ALL_KINDS.index(kind))), (r.major, z3.IntVal(("K", "MN").index(major))),
+                 (r.k, z3.IntVal(k)), (r.cta_group, z3.IntVal(cta_group)), (r.m, z3.IntVal(m))]
+        partial = {rule_id: z3.simplify(z3.substitute(terms[rule_id], *fixed)) for rule_id in SHAPE_RULES}
+        for mn in MN_SAMPLES:
+            shape = mma_shape.make_shape(arch, kind, cta_group, m, cta_group * mn, k, dtype, major)
+            broken = {v.rule.id for v in check_all("mma_shape", shape)}
+            for rule_id, term in partial.items():
+                holds = z3.is_true(z3.simplify(z3.substitute(term, (r.mn, z3.IntVal(mn)))))
+                assert holds == (rule_id not in broken), (rule_id, arch, dtype, kind, major, k, cta_group, m, mn)
+                compared += 1
+    assert compared > 1000 or arch == "sm90"
+
+
+@pytest.mark.parametrize("arch", ("sm100", "sm103"))
+def test_desc_model_swizzle_rules_match_spec(arch):
+    """operand.swizzle.table54 (MN-major rows) and operand.swizzle.k_major_atom32, model vs spec, for every
+    dtype, major-ness and descriptor swizzle code."""
+    desc_model, r, terms = desc_model_terms()
+    for dtype in desc_model.DTYPES:
+        kind = desc_model.KINDS[dtype][0]
+        for major in ("K", "MN"):
+            for swizzle, code in SM100_CODES.items():
+                desc = spec_descriptor.encode(arch, 0, 4096, 1024, swizzle, 0)
+                op = readmap.make_operand(desc, dtype, major, 64, None, kind)
+                broken = {v.rule.id for v in readmap.violations(op)}
+                values = [(r.arch, z3.IntVal(ARCHES.index(arch))), (r.dtype, z3.IntVal(desc_model.DTYPES.index(dtype))),
+                          (r.major, z3.IntVal(("K", "MN").index(major))), (r.swizzle_code, z3.IntVal(code))]
+                for rule_id in ("operand.swizzle.table54", "operand.swizzle.k_major_atom32"):
+                    holds = z3.is_true(z3.simplify(z3.substitute(terms[rule_id], *values)))
+                    assert holds == (rule_id not in broken), (rule_id, dtype, major, swizzle)

@@ -1,8 +1,9 @@
 """Fuzz target `desc`: a shared-memory descriptor together with the operand tile it is meant to read.
 
 A case is the arguments of `layoutproof check` (docs/CLI.md `fuzz`): {"descriptor", "dtype", "major",
-"mn", "k", "layout", "start_address", "kind"}; the tile is a canonical layout (PTX 9.7.16.3.3) in CuTe
-notation with its swizzle.
+"mn", "k", "layout", "start_address", "kind"}, and on sm100/sm103 the tcgen05.mma that reads the operand
+as B: "cta_group" (1 or 2) and "m" (its M; sm90 cases have neither: wgmma's M is 64); the tile is a
+canonical layout (PTX 9.7.16.3.3) in CuTe notation with its swizzle.
 
 Generation: Z3 anchors from solver/model/desc_case.py (each of a new shape: blocking clauses), then
 samples that redraw one to three fields of an anchor (moving a descriptor field with the tile's when the
@@ -73,9 +74,12 @@ def tile_layout(v: dict) -> str:
 
 def case_of(v: dict) -> dict:
     arch = model.ARCHES[v["arch"]]
-    return {"descriptor": f"0x{descriptor_word(v):016x}", "dtype": model.DTYPES[v["dtype"]],
+    case = {"descriptor": f"0x{descriptor_word(v):016x}", "dtype": model.DTYPES[v["dtype"]],
             "major": model.MAJORS[v["major"]], "mn": v["mn"], "k": v["k"], "layout": tile_layout(v),
             "start_address": v["tile_start"], "kind": None if arch == "sm90" else model.ALL_KINDS[v["kind"]]}
+    if arch != "sm90":                 # wgmma has no .cta_group and M = 64: the keys are tcgen05's
+        case.update(cta_group=v["cta_group"], m=v["m"])
+    return case
 
 
 # --- Labels ----------------------------------------------------------------------------------------------
@@ -124,7 +128,18 @@ def _mutators(rng: random.Random):
         key = rng.choice(("start", "sbo", "lbo"))
         v[key] = max(0, min(model.FIELD_LIMIT - 16, v[key] + 16 * rng.choice((-8, -1, 1, 8, 64))))
 
-    return (mn, start, sbo, lbo, base_offset, dtype, shift_desc)
+    def instruction(v):
+        if model.ARCHES[v["arch"]] != "sm90":         # wgmma: no .cta_group, M = 64
+            v["cta_group"], v["m"] = rng.choice((1, 2)), rng.choice(model.M_VALUES)
+
+    def dense_k96(v):
+        """sm103's dense E2M1 at K = 64 or 96, the latter in its one shape (256xNx96, .cta_group::2)."""
+        if model.ARCHES[v["arch"]] == "sm103" and model.DTYPES[v["dtype"]] == "e2m1":
+            v["k"] = rng.choice((64, 96))
+            if v["k"] == 96:
+                v["cta_group"], v["m"] = 2, 256
+
+    return (mn, start, sbo, lbo, base_offset, dtype, shift_desc, instruction, dense_k96)
 
 
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:

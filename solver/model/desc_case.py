@@ -11,6 +11,11 @@ swizzle code, the LBO mode bit, the 3 bits [46,49) ("fixed": 0b001 on sm100/sm10
 (PTX 9.7.16.3.3) given by its swizzle, start address and its two strides in bytes, which
 solver/fuzz/desc.py writes out in CuTe notation. One constraint per rule id.
 
+The MMA the operand is B of: on sm100/sm103 its .cta_group (1, 2) and M (64, 128, 256), with N the
+operand's MN extent times the .cta_group (each CTA of a pair reads half of B; CUTLASS's 2x1SM MMA traits),
+checked against PTX 9.7.16.2.1 Table 39 (M, N and K = 96 per kind and .cta_group) and 9.7.16.10.1 Table 52
+(N of a transposed 8-bit B); on sm90 wgmma's M is 64 and it has no .cta_group (both fixed).
+
 Data types: those whose elements fill their 16-byte chunks (T * bits = 128): f16 bf16 tf32 f32 e4m3
 e5m2 s8 u8, and e2m1 read dense (kind::mxf4 / mxf4nvf4). The padded sub-byte packings (kind::f8f6f4 of
 6- and 4-bit types) place elements at byte offsets a CuTe element layout cannot express.
@@ -46,7 +51,8 @@ FIELD_LIMIT = 1 << 18          # 14-bit fields of 16-byte units
 
 
 FIELDS = ("arch", "dtype", "kind", "major", "mn", "k", "start", "lbo", "sbo", "base_offset", "swizzle_code",
-          "lbo_mode", "fixed", "stray", "tile_swizzle", "tile_start", "tile_lbo", "tile_sbo")
+          "lbo_mode", "fixed", "stray", "tile_swizzle", "tile_start", "tile_lbo", "tile_sbo", "cta_group", "m")
+M_VALUES = (64, 128, 256)       # the M the model draws from (Table 39 lists these; 64 and 256 not for every row)
 Record = field_model.record_type("Record", FIELDS)
 symbolic_record = Record.symbolic
 
@@ -88,8 +94,10 @@ def domain(r: Record) -> list:
              _between(r.fixed, 0, 7), _between(r.stray, 0, len(STRAY_REGIONS)),
              _between(r.tile_swizzle, 0, len(SWIZZLES) - 1), sixteen(r.tile_start),
              sixteen(r.tile_lbo), sixteen(r.tile_sbo), r.tile_lbo > 0, r.tile_sbo > 0,
-             # 128B_atom32B has an MN-major canonical layout only (spec.mma.canonical)
-             z3.Implies(_is(r.tile_swizzle, SWIZZLES, "128B_atom32B"), r.major == 1)]
+             # a K-major tile may be swizzled 128B_atom32B too (the MMA cannot read it: rule
+             # operand.swizzle.k_major_atom32), so that a descriptor matching it breaks that rule alone
+             _between(r.cta_group, 1, 2), z3.Or(*[r.m == v for v in M_VALUES]),
+             z3.Implies(r.arch == SM90, z3.And(r.cta_group == 1, r.m == 64))]
     facts.append(z3.Or(*[z3.And(r.dtype == DTYPES.index(d), _is(r.kind, ALL_KINDS, *KINDS[d])) for d in DTYPES]))
     return facts
 
@@ -174,9 +182,15 @@ def _mn_major_dtype(r):
 
 @_rule("operand.swizzle.table54")
 def _table54(r):
+    """Table 54, MN-major rows: 8/16-bit anything but 128B_atom32B, 32-bit only 128B_atom32B (tcgen05)."""
     atom32 = descriptor_swizzle(r) == SWIZZLES.index("128B_atom32B")
-    narrow_or_k = z3.Or(r.major == 0, bits(r) < 32)
-    return z3.If(narrow_or_k, z3.Not(atom32), z3.Implies(r.arch != SM90, atom32))
+    return z3.Implies(r.major == 1, z3.If(bits(r) < 32, z3.Not(atom32), z3.Implies(r.arch != SM90, atom32)))
+
+
+@_rule("operand.swizzle.k_major_atom32")
+def _k_major_atom32(r):
+    """The swizzle-atom table has no K-major 128B_atom32B atom."""
+    return z3.Implies(r.major == 0, descriptor_swizzle(r) != SWIZZLES.index("128B_atom32B"))
 
 
 @_rule("operand.instruction_k")
@@ -211,6 +225,54 @@ def _k_slice(r):
     W = row_bytes(descriptor_swizzle(r))
     applies = z3.And(r.major == 0, descriptor_swizzle(r) > 0, r.lbo_mode == 0)
     return z3.Implies(applies, r.start % W + z3.If(_k_bytes(r) < W, _k_bytes(r), W) <= W)
+
+
+# --- The MMA's shape (tcgen05 only): PTX 9.7.16.2.1 Table 39, 9.7.16.10.1 Table 52 -----------------------
+def instruction_n(r):
+    """N of the instruction: the operand's extent, twice it for a CTA pair (each CTA reads half of B)."""
+    return z3.If(r.cta_group == 2, 2 * r.mn, r.mn)
+
+
+def _n_steps(n, step, lowest):
+    return z3.And(n % step == 0, _between(n, lowest, 256))
+
+
+def _dense_k96(r):
+    """Dense K = 96: kind::mxf4 / mxf4nvf4 reading 48 bytes of K."""
+    return z3.And(_is(r.kind, ALL_KINDS, "mxf4", "mxf4nvf4"), r.k == 96)
+
+
+@_rule("mma.shape.m")
+def _shape_m(r):
+    block_scaled = _is(r.kind, ALL_KINDS, "mxf8f6f4", "mxf4", "mxf4nvf4")
+    one = z3.If(block_scaled, r.m == 128, z3.Or(r.m == 64, r.m == 128))
+    return z3.Implies(r.arch != SM90, z3.If(r.cta_group == 1, one, z3.Or(r.m == 128, r.m == 256)))
+
+
+@_rule("mma.shape.n")
+def _shape_n(r):
+    n, i8 = instruction_n(r), _is(r.kind, ALL_KINDS, "i8")
+    one = z3.If(i8, z3.And(_between(n, 8, 256), z3.Or(z3.And(n % 8 == 0, n <= 32), n % 16 == 0)),
+                _n_steps(n, 8, 8))
+    two = z3.If(i8, _n_steps(n, 32, 32), _n_steps(n, 16, 16))
+    return z3.Implies(r.arch != SM90, z3.If(r.cta_group == 1, one, two))
+
+
+@_rule("mma.shape.k96.cta_group")
+def _shape_k96_cta_group(r):
+    return z3.Implies(z3.And(r.arch != SM90, _dense_k96(r)), r.cta_group == 2)
+
+
+@_rule("mma.shape.k96.m")
+def _shape_k96_m(r):
+    return z3.Implies(z3.And(r.arch != SM90, _dense_k96(r), r.cta_group == 2), r.m == 256)
+
+
+@_rule("mma.shape.mn_major_8bit.n")
+def _shape_transposed_8bit_n(r):
+    n = instruction_n(r)
+    applies = z3.And(r.arch != SM90, r.major == 1, bits(r) == 8)
+    return z3.Implies(applies, z3.If(r.cta_group == 1, _n_steps(n, 16, 16), _n_steps(n, 32, 32)))
 
 
 @_rule("desc.tile.swizzle")
@@ -257,7 +319,8 @@ def _hints(r: Record, rng: random.Random) -> list:
              r.tile_start == rng.choice((0, 1024, 0x2000, 0x8000)) + rng.choice((0, 0, 128, 256, 16)),
              r.tile_sbo == 8 * W * rng.choice((1, 1, 2)), r.tile_lbo == rng.choice((128, 256, 1024, 2048, 4096)),
              r.base_offset == 0, r.stray == 0, r.lbo_mode == 0,
-             r.lbo == r.tile_lbo, r.sbo == r.tile_sbo, r.start == r.tile_start]
+             r.lbo == r.tile_lbo, r.sbo == r.tile_sbo, r.start == r.tile_start,
+             r.cta_group == rng.choice((1, 1, 2)), r.m == rng.choice((128, 128, 64, 256))]
     rng.shuffle(hints)
     return hints
 
@@ -267,7 +330,7 @@ def Problem(arch: str, break_=()) -> field_model.Problem:
     one more of a new shape (dtype, major, both swizzles, which fields differ), or None."""
     r = symbolic_record()
     return field_model.Problem(r, constraints(r), domain(r), [r.arch == ARCHES.index(arch)], break_, _hints,
-                               lambda r: [r.dtype, r.major, r.swizzle_code, r.tile_swizzle, r.mn])
+                               lambda r: [r.dtype, r.major, r.swizzle_code, r.tile_swizzle, r.mn, r.cta_group, r.m])
 
 
 def evaluate(values: dict) -> dict:

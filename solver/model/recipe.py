@@ -154,9 +154,15 @@ def _mn_major_dtype(r):
 
 @_rule("operand.swizzle.table54")
 def _table54(r):
+    """Table 54's MN-major rows: 8/16-bit anything but 128B_atom32B, 32-bit only 128B_atom32B (tcgen05)."""
     atom32 = r.desc_swizzle == SWIZZLES.index("128B_atom32B")
-    narrow_or_k = z3.Or(r.major == 0, elem_bytes(r) < 4)
-    return z3.If(narrow_or_k, z3.Not(atom32), z3.Implies(r.arch != SM90, atom32))
+    return z3.Implies(r.major == 1, z3.If(elem_bytes(r) < 4, z3.Not(atom32), z3.Implies(r.arch != SM90, atom32)))
+
+
+@_rule("operand.swizzle.k_major_atom32")
+def _k_major_atom32(r):
+    """No K-major 128B_atom32B atom (the swizzle-atom table)."""
+    return z3.Implies(r.major == 0, r.desc_swizzle != SWIZZLES.index("128B_atom32B"))
 
 
 @_rule("operand.sm90.n_extent")

@@ -146,7 +146,8 @@ def _modes(tile: Tile) -> tuple:
             desc = spec_descriptor.encode(tile.arch, 0, 16, 16, swizzle, 0, lbo_mode)
             op = readmap.Operand(desc, dtypes.dtype(tile.dtype), tile.major, tile.mn, tile.k, tile.kind)
             broken = [v for v in readmap.violations(op)
-                      if v.rule.id in ("operand.swizzle.table54", "operand.mn_major.dtype", "operand.sm90.dtype",
+                      if v.rule.id in ("operand.swizzle.table54", "operand.swizzle.k_major_atom32",
+                                       "operand.mn_major.dtype", "operand.sm90.dtype",
                                        "desc.lbo_mode.arch", "desc.lbo_mode.absolute.swizzle_128b",
                                        "operand.lbo_absolute.k_major", "operand.lbo_absolute.k48")]
             if broken:

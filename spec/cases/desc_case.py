@@ -1,6 +1,11 @@
 """A descriptor together with the tile it is meant to read (the `check` command's arguments; the
 `desc` target of `layoutproof fuzz`).
 
+The case's operand is B of one MMA: on sm90 wgmma.mma_async (M = 64, N = mn), on sm100/sm103 a dense
+tcgen05.mma whose .cta_group ("cta_group", 1 or 2; default 1) and M ("m"; default 128) the case names too,
+so that its shape can be checked against the manual's tables (spec.mma.shape; rule
+desc.tile.cta_pair_split says how N follows from mn).
+
 The tile is the user's: element (mn, k) of the operand lives at byte address swizzle(B + byte(L(mn, k)))
 for a CuTe layout L (optionally composed with a byte-address swizzle), a start address B, and
 byte(o) = (o div T) * 16 + the element's byte in its chunk (spec.mma.dtypes). The descriptor is read as
@@ -31,6 +36,7 @@ from typing import Optional
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
+from spec.mma import shape as mma_shape
 from spec.cute.layout import ComposedLayout, flatten
 from spec.cute.notation import parse_layout
 from spec.rule import SpecError, check_all, rule
@@ -44,12 +50,44 @@ MISREAD = rule("desc.tile.reads", "PTX ISA 9.7.16.3 (what a descriptor reads: th
                "is read from the address where the tile holds it.")
 
 
+PAIR_SPLIT = rule(
+    "desc.tile.cta_pair_split", "CUTLASS cute/atom/mma_traits_sm100.hpp (MMA_Traits of SM100_MMA_*_2x1SM_SS: "
+    "BLayout 2 x (N/2, K)); PTX ISA 9.7.16.10 (B 'in Shared Memory of the current CTA and optionally in "
+    "peer CTA')",
+    "Definition: the desc case's mn is what its descriptor reads. With .cta_group::1 that is the "
+    "instruction's N; with .cta_group::2 each CTA of the pair reads its half of B through the same "
+    "descriptor, so N = 2 x mn.", evidence="cutlass")
+SM90_M = 64                   # wgmma.mma_async is m64nNkK (PTX 9.7.15.5)
+DEFAULT_M = 128               # the tcgen05.mma the desc target renders by default (solver/fuzz/formats/ptx.py)
+
+
 @dataclass(frozen=True)
 class DescCase:
     desc: spec_descriptor.Descriptor
     operand: readmap.Operand
     layout: ComposedLayout
     start_address: int            # B, the tile's base byte address
+    cta_group: int = 1            # the MMA's .cta_group (1 on sm90: wgmma has none)
+    m: int = DEFAULT_M            # the MMA's M (64 on sm90)
+
+
+def _instruction(case: dict, arch: str) -> tuple:
+    """(cta_group, m) of the case's MMA; None means the default. On sm90 wgmma has no .cta_group and M = 64."""
+    cta_group, m = case.get("cta_group"), case.get("m")
+    if arch == "sm90":
+        if cta_group not in (None, 1):
+            raise SpecError("cta_group", cta_group, "wgmma (sm90) has no .cta_group", MISREAD.id)
+        if m not in (None, SM90_M):
+            raise SpecError("m", m, "wgmma (sm90) is m64nNkK: M is 64", MISREAD.id)
+        return 1, SM90_M
+    cta_group = 1 if cta_group is None else cta_group
+    m = DEFAULT_M if m is None else m
+    if isinstance(cta_group, bool) or cta_group not in mma_shape.CTA_GROUPS:
+        raise SpecError("cta_group", cta_group, "expected 1 or 2 (.cta_group::1 or ::2)", mma_shape.M_RULE.id)
+    if isinstance(m, bool) or not isinstance(m, int) or m <= 0 or m % 16:
+        raise SpecError("m", m, "M is a positive multiple of 16 (the instruction descriptor drops its 4 low "
+                        "bits)", mma_shape.M_RULE.id)
+    return cta_group, m
 
 
 @lru_cache(maxsize=4096)
@@ -58,8 +96,8 @@ def _parsed(text: str):
 
 
 def parse_case(case: dict, arch: str) -> DescCase:
-    """The case document {"descriptor", "dtype", "major", "mn", "k", "layout", "start_address", "kind"}
-    on `arch`; SpecError when malformed."""
+    """The case document {"descriptor", "dtype", "major", "mn", "k", "layout", "start_address", "kind",
+    and optionally "cta_group" and "m"} on `arch`; SpecError when malformed."""
     for key in ("descriptor", "dtype", "major", "mn", "layout", "start_address"):
         if key not in case:
             raise SpecError(key, None, "missing from the desc case", MISREAD.id)
@@ -71,7 +109,15 @@ def parse_case(case: dict, arch: str) -> DescCase:
     start = case["start_address"]
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise SpecError("start_address", start, "a non-negative byte address", MISREAD.id)
-    return DescCase(desc, operand, layout, start)
+    cta_group, m = _instruction(case, desc.arch)
+    return DescCase(desc, operand, layout, start, cta_group, m)
+
+
+def shape(c: DescCase) -> mma_shape.MmaShape:
+    """The MMA the case's operand is B of (rule desc.tile.cta_pair_split: N = cta_group x mn)."""
+    op = c.operand
+    return mma_shape.make_shape(op.arch, op.kind, c.cta_group, c.m, c.cta_group * op.mn, op.k, op.dtype.name,
+                                op.major)
 
 
 # --- The tile's side -----------------------------------------------------------------------------------
@@ -193,8 +239,9 @@ def _base_offset(c: DescCase):
 
 
 def violations(c: DescCase) -> list:
-    """Every rule the case breaks: the descriptor's, the operand request's, and the tile's."""
-    return readmap.violations(c.operand) + check_all(SUBJECT, c)
+    """Every rule the case breaks: the descriptor's, the operand request's, the MMA shape's, and the
+    tile's."""
+    return readmap.violations(c.operand) + check_all(mma_shape.SUBJECT, shape(c)) + check_all(SUBJECT, c)
 
 
 def _mode_offsets(layout, mode: int, count: int) -> list:

@@ -63,8 +63,8 @@ SM100_LAYOUT = rule(
     "desc.sm100.layout", "PTX 9.7.16.4.1 Table 40",
     "sm100/sm103 descriptor: start [0,14), LBO [16,30), SBO [32,46), fixed 0b001 [46,49), base offset "
     "[49,52), LBO mode bit 52, fixed 0 [53,61), swizzle [61,64) with 0 none, 1 128B_atom32B, 2 128B, "
-    "4 64B, 6 32B.", note="PTX 9.4 widens start/LBO to 15 bits and adds bit 53 for newer chips; "
-    "this model keeps PTX 9.1's 14-bit fields for sm100 and sm103.")
+    "4 64B, 6 32B.", note="Table 40 as PTX ISA 9.1 to 9.3 print it (9.7.17.4.1 in 9.3): 14-bit start "
+    "address and LBO, bits [53,61) a fixed 0. The model follows it for sm100 and sm103.")
 FIELD_ENCODING = rule(
     "desc.field.encoding", "PTX 9.7.15.5.1.2.2; PTX 9.7.16.4.1 Table 40",
     "Start address, LBO and SBO are byte values stored as (x & 0x3FFFF) >> 4: multiples of 16 below "

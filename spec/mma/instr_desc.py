@@ -191,9 +191,10 @@ def _saturate(idesc: InstrDescriptor):
     return None
 
 
-K96 = rule("idesc.k96.arch", "PTX 9.7.16.4.2 Table 44; PTX 9.7.16.2.1 Table 39; PTX release notes (K=96 "
-           "on sm_103a)", "Bit 31 = 1 (dense K = 96) is for kind::mxf4/mxf4nvf4 on sm103 only.",
-           subject="instr_desc")
+K96 = rule("idesc.k96.arch", "PTX 9.7.16.4.2 Table 44 (bit 31); PTX 9.7.16.2.1.1 (Target ISA Note: 'K = 96 is "
+           "only supported for following architecture-specific targets: sm_103a')",
+           "Bit 31 = 1 (dense K = 96) is for kind::mxf4/mxf4nvf4 on sm103 only (its shapes: rules "
+           "mma.shape.k96.cta_group and mma.shape.k96.m).", subject="instr_desc")
 
 
 @K96.checker

@@ -301,20 +301,42 @@ def _mn_major_types(op: Operand):
 
 
 TABLE54 = rule(
-    "operand.swizzle.table54", "PTX 9.7.16.10.3 Table 54; swizzle-atom table 9.7.16.10.6",
-    "K-major: every swizzle but 128B_atom32B (it has no K-major atom); 8/16-bit MN-major: every swizzle "
-    "but 128B_atom32B; 32-bit MN-major: only 128B_atom32B.", subject="operand")
+    "operand.swizzle.table54", "PTX 9.7.16.10.3 Table 54; 9.7.16.10.1 (transpose and 128B swizzling with "
+    "32B atomicity)",
+    "MN-major (transposed) operands: 8/16-bit every swizzle but 128B_atom32B; 32-bit only 128B_atom32B.",
+    subject="operand")
 
 
 @TABLE54.checker
 def _table54(op: Operand):
+    if op.major != "MN":
+        return None
     swizzle = op.desc.swizzle
-    if op.major == "K" or op.dtype.bits < 32:
+    if op.dtype.bits < 32:
         if swizzle == "128B_atom32B":
-            return f"{op.major}-major {op.dtype.bits}-bit operands cannot use 128B_atom32B"
+            return f"MN-major {op.dtype.bits}-bit operands cannot use 128B_atom32B"
         return None
     if op.arch != "sm90" and swizzle != "128B_atom32B":
         return f"32-bit MN-major operands need 128B_atom32B, not {swizzle}"
+    return None
+
+
+K_MAJOR_ATOM32 = rule(
+    "operand.swizzle.k_major_atom32", "PTX 9.7.16.10.6 Table 55 (swizzle atoms: 128B with 32B atomicity is "
+    "MN-major 8x4 only); CUTLASS cute/atom/mma_traits_sm100.hpp (make_umma_desc: static_assert "
+    "'SWIZZLE_128B_BASE32B is invalid for Major-K')",
+    "K-major operands do not use 128B_atom32B.", subject="operand", evidence="interpretation",
+    note="Table 54 itself lists 'All swizzling modes' for K-major (Row A / Column B) operands of every "
+         "size; the swizzle-atom table gives the 128B-with-32B-atomicity atom an MN-major shape only, and "
+         "CUTLASS refuses it for K-major at compile time. This rule takes the atom table's reading. No "
+         "hardware here can decide it (tcgen05 only), and ptxas assembles such cases: the descriptor is a "
+         "run-time value (tests/hardware/desc_ptxas_agreement.json).")
+
+
+@K_MAJOR_ATOM32.checker
+def _k_major_atom32(op: Operand):
+    if op.major == "K" and op.desc.swizzle == "128B_atom32B":
+        return f"K-major {op.dtype.bits}-bit operand with 128B_atom32B (no K-major atom)"
     return None
 
 
@@ -380,11 +402,13 @@ def _sm90_n(op: Operand):
 
 
 SM103_I8 = rule(
-    "operand.sm103.kind_i8", "tests/hardware/ptxas_forms.json (ptxas 13.0)",
-    "tcgen05.mma kind::i8 (s8/u8) is not available on sm_103a.", subject="operand", evidence="ptxas",
+    "operand.sm103.kind_i8", "PTX ISA 9.7.16.10.9.1 (tcgen05.mma, Target ISA Notes: 'Qualifier .kind::i8 is "
+    "supported on following architectures: sm_100a, sm_101a, sm_110a'); tests/hardware/ptxas_forms.json "
+    "(ptxas 13.0)",
+    "tcgen05.mma kind::i8 (s8/u8) is not available on sm_103a.", subject="operand", evidence="manual",
     enforced_by="ptxas",
-    note="ptxas: \"Feature '.kind::i8' not supported on .target 'sm_103a'\"; the manual lists kind::i8 "
-         "for tcgen05 without that exception.")
+    note="The target notes of tcgen05.mma list sm_100a and sm_101a/sm_110a for .kind::i8, not sm_103a (nor "
+         "any family target); ptxas 13.0 agrees: \"Feature '.kind::i8' not supported on .target 'sm_103a'\".")
 
 
 @SM103_I8.checker

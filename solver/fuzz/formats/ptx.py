@@ -16,12 +16,20 @@ with
   transpose immediates for .f16/.bf16 only (PTX 9.7.15.5.1), so an MN-major B of any other type is an
   operand list ptxas refuses.
 
-  sm100/sm103 (`sm_100a`/`sm_103a`, PTX 9.7.16, tcgen05.mma): `tcgen05.mma.cta_group::1.kind::{kind}`
+  sm100/sm103 (`sm_100a`/`sm_103a`, PTX 9.7.16, tcgen05.mma): `tcgen05.mma.cta_group::{1|2}.kind::{kind}`
   (block-scaled kinds with `.block_scale.scale_vec::{1X|2X}` and scale factors of 1.0 in tensor
-  memory) into a tensor-memory accumulator. M (64 or 128; 128 by default), N, K = 96, the types and
-  the major-ness live in the 32-bit *instruction descriptor* (PTX 9.7.16.4.2, built with
+  memory) into a tensor-memory accumulator, with the case's .cta_group ("cta_group", default 1) and M
+  ("m", default 128). M, N (mn, twice mn for a CTA pair: rule desc.tile.cta_pair_split), K = 96, the types
+  and the major-ness live in the 32-bit *instruction descriptor* (PTX 9.7.16.4.2, built with
   spec.mma.instr_desc.encode) -- a run-time operand that ptxas does not inspect, so on these targets ptxas
-  can refuse only what the opcode spells: the kind, its scale-vector form, the target.
+  can refuse only what the opcode spells: the kind, its scale-vector form, the target, and a function
+  mixing .cta_group::1 and ::2 (the kernel's alloc, MMA, commit and dealloc all take the case's).
+
+  With .cta_group::2 the kernel runs as a CTA pair (`.reqnctapercluster 2, 1, 1`): both CTAs allocate
+  tensor memory and hold their half of A (M/2 rows) and of B (the case's descriptor, at the same shared
+  addresses in each); thread 0 of the even CTA (%cluster_ctarank 0) issues the MMA, and its commit
+  multicasts to the mbarrier of both CTAs (ctaMask 0b11); cluster barriers order the pair's setup before
+  the MMA and its end before the CTAs free their tensor memory. Each CTA stores its 128 lanes of D.
 
 The descriptors too are run-time values to ptxas: reserved or bad descriptor bits assemble. What
 ptxas refuses is recorded in tests/hardware/ptxas_forms.json (hardware/run_ptxas_forms.py).
@@ -51,7 +59,8 @@ TARGETS = {"sm90": "sm_90a", "sm100": "sm_100a", "sm103": "sm_103a"}
 THREADS = 128          # one warpgroup (wgmma) / four warps covering the 128 tensor-memory lanes
 A_START = 192 * 1024   # absolute shared address of the fixed A tile (below 227 KiB, fits 14 bits >> 4)
 A_LBO = 128            # A, K-major no swizzle: K chunk c at c*128 (one 8 x 16-byte core matrix)
-SM100_M = 128
+SM100_M = 128          # the desc case's M when it names none (spec.cases.desc_case.DEFAULT_M)
+PAIR_CTA_MASK = 0b11   # tcgen05.commit multicast to both CTAs of the pair
 FILL_MARKER = "// --- the caller fills shared memory here (A and B tiles) ---"   # one line per kernel
 
 # wgmma's element type names (PTX 9.7.15.5); f32 storage is read as .tf32. The sub-byte types have no
@@ -181,8 +190,8 @@ def comment_block(record: dict, lines_after: list) -> list:
     out = [f"// fuzz case {record.get('index')} ({record.get('arch')}): "
            f"violates {', '.join(record.get('violates') or []) or 'nothing (valid case)'}",
            f"// expected outcome: {record.get('outcome')}"]
-    for key in ("descriptor", "dtype", "major", "mn", "k", "kind", "start_address", "layout"):
-        if key in case:
+    for key in ("descriptor", "dtype", "major", "mn", "k", "kind", "cta_group", "m", "start_address", "layout"):
+        if case.get(key) is not None or (key in case and key not in ("cta_group", "m")):
             value = case[key]
             out.append(f"//   {key} = {value if isinstance(value, str) else json.dumps(value)}")
     return [_one_line(line) for line in out + [f"// {note}" for note in lines_after]]
@@ -341,11 +350,13 @@ SM100_KERNEL = Template("""\
 $comments
 .visible .entry $name(.param .u64 out)
 .maxntid $threads, 1, 1
+$cluster
 {
   .reg .b64 %desc_a, %desc_b, %out, %addr;
   .reg .b32 %idesc, %tmem, %tmem_row, %tmem_sfa, %tmem_sfb, %thread, %warp, %lane_base, %ones;
   .reg .b32 %v<$read_columns>;
   .reg .pred %is_warp0, %leader, %accumulate, %done;
+  $pair_registers
   .shared .align 8 .b64 mma_done;
   .shared .align 4 .b32 tmem_base;
   ld.param.u64 %out, [out];
@@ -354,6 +365,7 @@ $comments
   shr.u32 %warp, %thread, 5;
   setp.eq.u32 %is_warp0, %warp, 0;
   setp.eq.u32 %leader, %thread, 0;
+  $pair_setup
   // tensor memory (PTX tcgen05.alloc): warp 0 allocates, writes the address to tmem_base
 $allocate
   @%leader mbarrier.init.shared::cta.b64 [mma_done], 1;
@@ -367,13 +379,14 @@ $allocate
   shl.b32 %lane_base, %warp, 21;   // (32 * warp) << 16: this warp's lane quarter
   add.u32 %tmem_row, %tmem, %lane_base;
   $scale_factors
+  $pair_sync
   mov.b64 %desc_a, $desc_a;
   mov.b64 %desc_b, $desc_b;
   mov.b32 %idesc, $idesc;
   setp.ne.b32 %accumulate, 0, 0;   // enable-input-d false: D = A x B
-  @!%leader bra ISSUED;
+  @!%$issuer bra ISSUED;
   $mma
-  tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mma_done];
+  $commit
 ISSUED:
 WAIT:
   mbarrier.try_wait.parity.shared::cta.b64 %done, [mma_done], 0;
@@ -383,6 +396,7 @@ WAIT:
   mul.wide.u32 %addr, %thread, $row_bytes;
   add.u64 %addr, %addr, %out;
   $read_d
+  $pair_end
 $free
   ret;
 }""")
@@ -439,13 +453,47 @@ def tmem_columns(mn: int, block_scaled: bool) -> int:
     return columns
 
 
-def tcgen05_instruction(kind: str) -> str:
+def tcgen05_instruction(kind: str, cta_group: int = 1) -> str:
     """tcgen05.mma with descriptors for A and B (PTX 9.7.16, tcgen05.mma): `[d-tmem], a-desc, b-desc, idesc,
     enable-input-d`; block-scaled kinds add `[scale-A-tmem], [scale-B-tmem]` before enable-input-d."""
     if kind in BLOCK_SCALE_VEC:
-        return (f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{BLOCK_SCALE_VEC[kind]} "
+        return (f"tcgen05.mma.cta_group::{cta_group}.kind::{kind}.block_scale.scale_vec::{BLOCK_SCALE_VEC[kind]} "
                 "[%tmem], %desc_a, %desc_b, %idesc, [%tmem_sfa], [%tmem_sfb], %accumulate;")
-    return f"tcgen05.mma.cta_group::1.kind::{kind} [%tmem], %desc_a, %desc_b, %idesc, %accumulate;"
+    return f"tcgen05.mma.cta_group::{cta_group}.kind::{kind} [%tmem], %desc_a, %desc_b, %idesc, %accumulate;"
+
+
+def tcgen05_commit(cta_group: int) -> str:
+    """tcgen05.commit of the MMA to the mbarrier mma_done (PTX tcgen05.commit): with .cta_group::2 the
+    arrive is multicast to the mbarrier at the same offset in both CTAs of the pair."""
+    if cta_group == 1:
+        return "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mma_done];"
+    return ("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 "
+            "[mma_done], %cta_mask;")
+
+
+def cluster_barrier(comment: str) -> list:
+    """Lines: every thread of the pair meets (barrier.cluster), tcgen05 work ordered around it."""
+    return [f"// {comment}", "tcgen05.fence::before_thread_sync;", "barrier.cluster.arrive.release.aligned;",
+            "barrier.cluster.wait.acquire.aligned;", "tcgen05.fence::after_thread_sync;"]
+
+
+def pair_lines(cta_group: int, lane_bytes: int) -> dict:
+    """The kernel's extra lines for a CTA pair (none for .cta_group::1): registers, the issuing thread and
+    this CTA's rows of `out`, the barriers around the MMA."""
+    if cta_group == 1:
+        return {"cluster": [], "pair_registers": [], "pair_setup": [], "pair_sync": [], "pair_end": [],
+                "issuer": "leader"}
+    return {"cluster": [".reqnctapercluster 2, 1, 1"],
+            "pair_registers": [".reg .b32 %rank;", ".reg .b64 %cta_rows;", ".reg .b16 %cta_mask;",
+                               ".reg .pred %issuer;"],
+            "pair_setup": ["mov.u32 %rank, %cluster_ctarank;",
+                           "setp.eq.and.u32 %issuer, %rank, 0, %leader;   // the even CTA's thread 0 issues",
+                           f"mov.b16 %cta_mask, {PAIR_CTA_MASK};",
+                           f"mul.wide.u32 %cta_rows, %rank, {128 * lane_bytes};   // this CTA's 128 lanes of D in out",
+                           "add.u64 %out, %out, %cta_rows;"],
+            "pair_sync": cluster_barrier("the pair: both CTAs filled, allocated and initialised before the MMA"),
+            "pair_end": cluster_barrier("the pair: both CTAs read D before either frees its tensor memory"),
+            "issuer": "issuer"}
 
 
 def tcgen05_scale_factors(kind: str, mn: int) -> list:
@@ -470,41 +518,63 @@ def tcgen05_read_d(mn: int) -> list:
     return lines
 
 
-def sm100_notes(arch: str, kind: str, major: str, mn: int, m: int, word_b: int, a: desc_mod.Descriptor,
-                chunks: int, idesc: int, idesc_notes: list, columns: int) -> list:
+def sm100_notes(arch: str, kind: str, major: str, n: int, m: int, word_b: int, a: desc_mod.Descriptor,
+                chunks: int, idesc: int, idesc_notes: list, columns: int, cta_group: int = 1) -> list:
     """The kernel's comment lines after the case values: the operands, the instruction descriptor (and
     what it could not hold), the tensor-memory columns and the launch."""
     out_type = "s32" if kind == "i8" else "f32"
-    return [f"B (the case's descriptor): {describe_descriptor(arch, word_b)}",
-            f"A (fixed): K-major, no swizzle, {m} rows x {chunks * 16} bytes at shared address "
-            f"{A_START} ({a_tile_bytes(m, chunks)} bytes), descriptor {a.hex}",
+    rows = m // cta_group
+    a_line = (f"A (fixed): K-major, no swizzle, {rows} rows x {chunks * 16} bytes at shared address "
+              f"{A_START} ({a_tile_bytes(rows, chunks)} bytes), descriptor {a.hex}")
+    if cta_group == 2:
+        a_line += f" (in each CTA of the pair: its {rows} of the {m} rows)"
+    b_line = f"B (the case's descriptor): {describe_descriptor(arch, word_b)}"
+    if cta_group == 2:
+        b_line += f" (in each CTA of the pair: its {n // 2} of the {n} columns)"
+    launch = (f"launch: 1 block of {THREADS} threads; out: 128 lanes x {n} columns of {out_type}, row-major"
+              if cta_group == 1 else
+              f"launch: a cluster of 2 blocks (the CTA pair) of {THREADS} threads; out: per CTA (rank 0, "
+              f"then 1) 128 lanes x {n} columns of {out_type}, row-major")
+    return [b_line, a_line,
             f"instruction descriptor (PTX 9.7.16.4.2, spec.mma.instr_desc.encode): {idesc:#010x} "
-            f"(kind::{kind}, M = {m}, N = {mn}, B {major}-major)"] + idesc_notes + [
+            f"(kind::{kind}, M = {m}, N = {n}, B {major}-major)"] + idesc_notes + [
             f"tensor memory: {columns} columns; D at column 0"
-            + (f", scale factors (1.0, UE8M0) of A at column {mn}, of B at {mn + SCALE_COLUMNS}"
+            + (f", scale factors (1.0, UE8M0) of A at column {n}, of B at {n + SCALE_COLUMNS}"
                if kind in BLOCK_SCALE_VEC else ""),
-            f"launch: 1 block of {THREADS} threads; out: 128 lanes x {mn} columns of {out_type}, "
-            "row-major"]
+            launch]
 
 
-def sm100_kernel(record: dict, m: int = SM100_M) -> str:
+def case_instruction(case: dict) -> tuple:
+    """(cta_group, M) of a tcgen05 desc case: the case's, else .cta_group::1 and M = SM100_M."""
+    cta_group = case.get("cta_group") or 1
+    m = case.get("m") or SM100_M
+    if cta_group not in (1, 2):
+        raise ValueError(f"cta_group {cta_group!r}: expected 1 or 2")
+    return int(cta_group), int(m)
+
+
+def sm100_kernel(record: dict, m: Optional[int] = None) -> str:
     case = case_of(record)
     arch = record["arch"]
     dtype_name, major, mn, k = case["dtype"], case["major"], int(case["mn"]), int(case["k"])
     kind = case_kind(arch, case)
+    cta_group, case_m = case_instruction(case)
+    m = case_m if m is None else m
+    n = cta_group * mn                                 # rule desc.tile.cta_pair_split
     word_b = parse_descriptor(case["descriptor"])
     chunks = k_chunks(dtype_name, kind, k)
-    a = a_descriptor(arch, m, chunks)
-    idesc, idesc_notes = instruction_descriptor(arch, kind, dtype_name, major, mn, k, m)
-    columns = tmem_columns(mn, kind in BLOCK_SCALE_VEC)
-    notes = sm100_notes(arch, kind, major, mn, m, word_b, a, chunks, idesc, idesc_notes, columns)
+    a = a_descriptor(arch, m // cta_group, chunks)
+    idesc, idesc_notes = instruction_descriptor(arch, kind, dtype_name, major, n, k, m)
+    columns = tmem_columns(n, kind in BLOCK_SCALE_VEC)
+    notes = sm100_notes(arch, kind, major, n, m, word_b, a, chunks, idesc, idesc_notes, columns, cta_group)
     return fill(SM100_KERNEL,
                 comments=comment_block(record, notes), name=f"fuzz_case_{int(record['index'])}",
                 threads=THREADS, read_columns=READ_COLUMNS, fill_marker=FILL_MARKER,
-                allocate=tmem_allocate(1, columns), free=tmem_free(1, columns),
-                scale_factors=tcgen05_scale_factors(kind, mn), desc_a=a.hex,
-                desc_b=desc_mod.format_hex(word_b), idesc=f"{idesc:#010x}", mma=tcgen05_instruction(kind),
-                row_bytes=4 * mn, read_d=tcgen05_read_d(mn))
+                allocate=tmem_allocate(cta_group, columns), free=tmem_free(cta_group, columns),
+                scale_factors=tcgen05_scale_factors(kind, n), desc_a=a.hex,
+                desc_b=desc_mod.format_hex(word_b), idesc=f"{idesc:#010x}",
+                mma=tcgen05_instruction(kind, cta_group), commit=tcgen05_commit(cta_group),
+                row_bytes=4 * n, read_d=tcgen05_read_d(n), **pair_lines(cta_group, 4 * n))
 
 
 # --- Modules ----------------------------------------------------------------------------------------
