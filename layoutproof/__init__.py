@@ -7,6 +7,7 @@ The functions users call most, as `import layoutproof as lp`:
     lp.check_tensor_map({"encode": "tiled", ...})        # would cuTensorMapEncode* accept these arguments?
     lp.synthesize("sm90", "bf16", "K", 64, "Sw<3,4,3> o ((8,8),64):((64,512),1)", 0x400)
     lp.prove("k48.contained")                            # a property of the catalogue, with Z3
+    lp.prove_layout("Sw<3,4,3> o (64,64):(64,1)", "injective", dtype="bf16")   # your own layout
     lp.rule("desc.sm90.layout")                          # a rule: source, statement, evidence
 
 Each is a thin wrapper of spec/ (the executable specification) or solver/ (what is built on it), which
@@ -18,7 +19,7 @@ the rule). Modules load when a function is first called, so `import layoutproof`
 from __future__ import annotations
 
 __all__ = ["__version__", "decode", "encode", "violations", "read_addresses", "check_tensor_map", "synthesize", "recipe",
-           "prove", "rules", "rule"]
+           "prove", "prove_layout", "rules", "rule"]
 
 
 def _version() -> str:
@@ -119,6 +120,21 @@ def prove(property_id: str, timeout: float = 30.0):
     if property_id not in by_id:
         raise SpecError("property", property_id, "no property has this id (layoutproof prove --list)")
     return prover.prove(by_id[property_id], timeout=timeout)
+
+
+def prove_layout(layout, prop: str, *, dtype=None, start_address: int = 0, other=None, range=None,
+                 line: int = 128, k_slice=None, params=None, engine: str = "auto", timeout: float = 30.0):
+    """Prove a property of your own layout (CuTe notation, as `synth` takes it; the swizzle acts on
+    byte addresses start_address + bytes(dtype) * offset): "injective", "bijective" (onto `range`
+    (lo, hi), default the layout's cosize), "equals" (`other`, a second layout) or "inside" (every
+    `k_slice`-element k-slice of every row inside one `line`-byte line). `params` maps names used in
+    the layout text to the values to prove it for ({"S": range(64, 4097, 64)}). Returns
+    solver.prove.user_layout.LayoutResult: status "proved" / "refuted" (`.counterexample`, replayed
+    by spec) / "unknown", `.engine` ("gf2", "z3", "enumeration"), `.as_json()` (prove --layout --json)."""
+    from solver.prove import user_layout
+    return user_layout.prove_layout(layout, prop, dtype=dtype, start_address=start_address, other=other,
+                                    range_=range, line=line, k_slice=k_slice, params=params, engine=engine,
+                                    timeout=timeout)
 
 
 def rules() -> list:

@@ -14,10 +14,10 @@ import sys
 
 from spec.rule import SpecError
 
-from solver.cli import desc, fuzz, im2col, prove, rules, synth, tma, tmem
+from solver.cli import desc, fuzz, im2col, prove, ptx, rules, synth, tma, tmem
 from solver.cli.args import EXIT_INTERNAL, EXIT_MALFORMED, EXIT_OK, Parser, UsageError
 
-COMMAND_MODULES = (desc, synth, tma, tmem, im2col, prove, rules, fuzz)
+COMMAND_MODULES = (desc, synth, tma, tmem, im2col, prove, rules, fuzz, ptx)
 
 
 def build_parser() -> Parser:

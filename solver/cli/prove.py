@@ -9,7 +9,7 @@ import sys
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, UsageError, add_command
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, UsageError, add_command, number, number_list, positive_number
 
 
 def select_properties(args) -> list:
@@ -31,8 +31,37 @@ def select_properties(args) -> list:
     return chosen
 
 
+def run_layout(args) -> int:
+    """`prove --layout L PROPERTY [L2]`: a property of the user's layout (solver.prove.user_layout)."""
+    from solver.prove import user_layout
+    if args.all or args.list or args.save:
+        raise UsageError("layoutproof prove: --layout takes a property, not --all, --list or --save")
+    if not args.ids:
+        raise UsageError("layoutproof prove: --layout needs a property: " + " ".join(user_layout.PROPERTIES))
+    prop, rest = args.ids[0], args.ids[1:]
+    if prop not in user_layout.PROPERTIES:
+        raise SpecError("property", prop, "expected one of " + " ".join(user_layout.PROPERTIES),
+                        "layout.notation")
+    if len(rest) != (1 if prop == "equals" else 0):
+        raise UsageError(f"layoutproof prove: {prop} takes " + ("one layout to compare with"
+                                                                if prop == "equals" else "no argument"))
+    if args.range is not None and len(args.range) != 2:
+        raise UsageError("layoutproof prove: --range takes lo,hi")
+    if args.timeout <= 0:
+        raise SpecError("timeout", args.timeout, "must be a positive number of seconds")
+    params = dict(user_layout.parse_param(text) for text in args.param)
+    result = user_layout.prove_layout(
+        args.layout, prop, dtype=args.dtype, start_address=args.start_address,
+        other=rest[0] if rest else None, range_=args.range, line=args.line, k_slice=args.k_slice,
+        params=params, engine=args.engine, timeout=args.timeout)
+    render.emit(args, {"results": [result.as_json()]}, lambda: render.layout_proof_text(result.as_json()))
+    return EXIT_OK if result.status == "proved" else EXIT_VIOLATION
+
+
 def run(args) -> int:
     from solver.prove import prover
+    if args.layout is not None:
+        return run_layout(args)
     chosen = select_properties(args)
     if args.list:
         render.emit(args, {"properties": [p.as_json() for p in chosen]}, render.property_list(chosen))
@@ -73,3 +102,23 @@ def register(commands) -> None:
                    help="deprecated spelling of --save")
     p.add_argument("--no-save", action="store_true",
                    help="deprecated, does nothing: counterexamples are written only with --save")
+
+    layout = p.add_argument_group(
+        "your own layout", "prove --layout L [--dtype T] [--start-address A] PROPERTY: injective, "
+        "bijective [--range lo,hi], equals L2, inside [--line 128] [--k-slice N]")
+    layout.add_argument("--layout", default=None,
+                        help="a layout in CuTe notation (as synth takes it; 'Sw<B,M,S> o ...' swizzles byte "
+                             "addresses); with --layout the first ID is the property")
+    layout.add_argument("--dtype", default=None, help="element type (addresses in bytes; default: "
+                                                     "element offsets)")
+    layout.add_argument("--start-address", type=number, default=0, help="the base byte address (default 0)")
+    layout.add_argument("--range", type=number_list, default=None, metavar="LO,HI",
+                        help="bijective: the address range [LO, HI) (default: the layout's cosize)")
+    layout.add_argument("--line", type=positive_number, default=128, help="inside: line bytes (default 128)")
+    layout.add_argument("--k-slice", type=positive_number, default=None,
+                        help="inside: k elements per slice (default: the whole k mode)")
+    layout.add_argument("--param", action="append", default=[], metavar="NAME=LO..HI[:STEP]",
+                        help="a named integer in the layout text, proved for every value (repeatable)")
+    layout.add_argument("--engine", default="auto", choices=("auto", "gf2", "z3", "enumeration"),
+                        help="auto: GF(2) when the layout is linear, else Z3; small domains are also "
+                             "enumerated by spec (default auto)")

@@ -150,6 +150,47 @@ def prove_table(results: list) -> str:
     return _table(["property", "status", "seconds", "counterexample / reason"], rows) + "\n" + summary
 
 
+def layout_proof_text(doc: dict) -> str:
+    """`prove --layout`: the statement, the verdict, the engine, and the counterexample replayed by spec."""
+    checked = f"; cross-checked by {', '.join(doc['cross_checked_by'])}" if doc["cross_checked_by"] else ""
+    lines = [f"{doc['id']}: {doc['statement']}", f"  over {doc['domain']}",
+             f"{doc['status']} by {doc['engine']}{checked} ({doc['seconds'] * 1000:.1f} ms)"]
+    if doc.get("reason"):
+        lines.append(f"  {doc['reason']}")
+    cex = doc.get("counterexample")
+    if cex:
+        if "params" in cex:
+            lines.append("  with " + _assignments(cex["params"]))
+        if "indices" in cex:
+            (c1, c2), (a1, a2) = cex["coordinates"], cex["addresses"]
+            lines.append(f"  coordinates {_crd(c1)} and {_crd(c2)} (indices {cex['indices'][0]}, "
+                         f"{cex['indices'][1]}) both at address {a1:#x}")
+        elif "lines" in cex:
+            (c1, c2), (a1, a2) = cex["coordinates"], cex["addresses"]
+            lines.append(f"  row {cex['row']}: k={cex['k'][0]} at {a1:#x} (line {cex['lines'][0]}), "
+                         f"k={cex['k'][1]} at {a2:#x} (line {cex['lines'][1]})")
+        elif "addresses" in cex:
+            lines.append(f"  coordinate {_crd(cex['coordinate'])} (index {cex['index']}): "
+                         f"{cex['addresses'][0]:#x} vs {cex['addresses'][1]:#x}")
+        elif "address" in cex:
+            lines.append(f"  coordinate {_crd(cex['coordinate'])} (index {cex['index']}) at "
+                         f"{cex['address']:#x}, not a slot of [{cex['range'][0]:#x}, {cex['range'][1]:#x})")
+        elif "slots" in cex:
+            unused = f"; {cex['unused_address']:#x} is never used" if "unused_address" in cex else ""
+            lines.append(f"  {cex['elements']} elements for {cex['slots']} slots{unused}")
+        elif "sizes" in cex:
+            lines.append(f"  sizes differ: {cex['sizes'][0]} vs {cex['sizes'][1]}")
+        lines.append("  (replayed by spec)")
+    if doc.get("bases") is not None:
+        dims = "; ".join(f"{name}: {[b[0] for b in bases]}" for name, bases in doc["bases"]["in_dims"].items())
+        lines.append(f"linear over GF(2): offset {doc['bases']['offset']:#x}; bases {dims}")
+    return "\n".join(lines)
+
+
+def _crd(value) -> str:
+    return "(" + ",".join(_crd(v) for v in value) + ")" if isinstance(value, list) else str(value)
+
+
 def synth_text(tile, outcome, violations: list) -> str:
     head = (f"{tile.arch} {tile.major}-major {tile.dtype} MN={tile.mn} K={tile.k} from K offset "
             f"{tile.k_offset}, tile at {tile.start_address:#x}: {tile.layout.notation()}")
@@ -372,3 +413,129 @@ def tmem_map_text(document: dict) -> str:
             f"per thread; a cell shows thread.register, or per 16-bit half of the cell (low/high) "
             f"thread.register.lo|hi ('-': a half no register holds)")
     return head + "\n" + _table(["lane\\col"] + [str(c) for c in columns], rows)
+
+
+# --- ptx -----------------------------------------------------------------------------------------------
+def _short_instruction(text: str, limit: int = 110) -> str:
+    """An MMA statement with its long register vectors shortened: {%r1, ... %r32} (32 registers)."""
+    import re
+
+    def shorten(m):
+        items = [x.strip() for x in m.group(1).split(",")]
+        return m.group(0) if len(items) <= 4 else f"{{{items[0]}, ... {items[-1]}}} ({len(items)} registers)"
+    text = re.sub(r"\{([^{}]*)\}", shorten, text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _field_text(value, unit: str = "") -> str:
+    if value is None:
+        return "?"
+    return f"{value:#x}" if unit == "hex" else str(value)
+
+
+def _ptx_operand_rows(site: dict) -> list:
+    rows = []
+    for role, op in site["operands"].items():
+        name = role.upper()
+        if op["source"] != "descriptor":
+            rows.append([name, op["operand"], op["source"], "", "", "", "", "", ""])
+            continue
+        f = op["fields"]
+        rows.append([name, op["operand"], op["value"], _field_text(f["start_address"], "hex"),
+                     _field_text(f["leading_byte_offset"]), _field_text(f["stride_byte_offset"]),
+                     _field_text(f["base_offset"]), _field_text(f["swizzle"]),
+                     f["lbo_mode"] if site["family"] == "tcgen05" and f["lbo_mode"] else ("?" if site["family"] == "tcgen05" else "-")])
+    return rows
+
+
+def _ptx_read_map(role: str, op: dict, rows: int = 8) -> str:
+    """The start of an operand's read map: K-major, rows mn 0..7 and one column per 16-byte chunk of K;
+    MN-major, one row per 16-byte chunk of MN (mn 0, T, 2T, ...) and one column per k (at most 16)."""
+    addresses, per_chunk = op["addresses"], _elements_per_chunk(op)
+    k = len(addresses[0])
+    if op["major"] == "K":
+        row_indices, columns = list(range(min(rows, len(addresses)))), list(range(0, k, per_chunk))
+        note = f"rows mn 0..{row_indices[-1]}, one column per 16-byte chunk of K"
+    else:
+        row_indices = list(range(0, len(addresses), per_chunk))[:rows]
+        columns = list(range(min(k, 16)))
+        note = f"one row per 16-byte chunk of MN ({per_chunk} elements), k 0..{columns[-1]}"
+    table = _table([f"{role.upper()} mn\\k"] + [str(c) for c in columns],
+                   [[str(i)] + [f"{addresses[i][c]:#x}" for c in columns] for i in row_indices])
+    return (f"  read map of {role.upper()} ({op['dtype']} {op['major']}-major {op['mn']} x {op['k']}; {note}; "
+            f"--json: every element):\n" + textwrap.indent(table, "  "))
+
+
+def _elements_per_chunk(op: dict) -> int:
+    from spec.mma import dtypes
+    d = dtypes.dtype(op["dtype"])
+    return dtypes.elements_per_chunk(d, op.get("kind") or dtypes.default_kind(d))
+
+
+def _ptx_shape_line(site: dict) -> str:
+    shape, types = site["shape"], site["dtypes"]
+    def operand(role):
+        op = site["operands"][role]
+        return f"{role.upper()} {types[role] or '?'}" + (f" {op['major']}-major" if op["major"] else "") + \
+            (f" ({op['mn'] or '?'} x {op['k'] or '?'})" if op["source"] == "descriptor" else f" in {op['source']}")
+    extra = [f"kind::{site['kind']}"] if site["kind"] else []
+    if site["cta_group"]:
+        extra.append(f"cta_group::{site['cta_group']}")
+    extra += [name for name in ("sparse", "ws", "block_scale") if site[name]]
+    return (f"  M={_field_text(shape['m'])} N={_field_text(shape['n'])} K={_field_text(shape['k'])}"
+            f"{' ' + ' '.join(extra) if extra else ''}; {operand('a')}, {operand('b')}, D {types['d'] or '?'}")
+
+
+def ptx_sites_text(document: dict) -> str:
+    sites = document["sites"]
+    head = (f"{len(sites)} MMA site{'' if len(sites) == 1 else 's'} in {len(document['functions'])} function"
+            f"{'' if len(document['functions']) == 1 else 's'}; shared memory from {document['smem_base']:#x} "
+            f"(--smem-base)")
+    blocks = [head]
+    for site in sites:
+        lines = [f"{site['function']} line {site['line']}: {_short_instruction(site['instruction'])}",
+                 f"  {site['arch']} ({site['arch_from']})" + (f", guarded by {site['guard']}" if site["guard"] else "")
+                 + (f", in the loop of lines {site['loop']['header_line']}-{site['loop']['back_branch_line']}: "
+                    "values of its first iteration" if site["first_iteration"] else ""),
+                 _ptx_shape_line(site)]
+        table = _table(["operand", "from", "descriptor", "start", "LBO", "SBO", "base", "swizzle", "lbo mode"],
+                       _ptx_operand_rows(site))
+        lines.append(textwrap.indent(table, "  "))
+        idesc = site["instr_desc"]
+        if idesc is not None:
+            named = "" if idesc["operand"] == idesc["value"] or not idesc["operand"] else f"{idesc['operand']} = "
+            lines.append(f"  instruction descriptor {named}{idesc['value']}"
+                         + ("" if idesc["known"] else " (unknown bits: M, N, types and majors only where known)"))
+        for role, op in site["operands"].items():
+            if op["addresses"]:
+                lines.append(_ptx_read_map(role, op))
+            elif op["source"] == "descriptor" and op["no_addresses"]:
+                lines.append(f"  no read map of {role.upper()}: {op['no_addresses']}")
+        found = [{"rule": v["rule"], "message": f"{v['operand']}: {v['message']}", "source": v["source"]}
+                 for v in site["violations"]]
+        lines.append(textwrap.indent(violations_text(found), "  "))
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
+
+
+def ptx_check_text(document: dict) -> str:
+    lines = []
+    for role, layout in document["layouts"].items():
+        places = ", ".join(f"{function} {_field_text(address, 'hex')}" for function, address in layout["tile_address"].items())
+        lines.append(f"operand {role.upper()}: {layout['layout']} at {places} ({layout['tile_address_from']})")
+    rows = [[str(c["line"]), c["function"], c["operand"].upper(), _field_text(c["k_offset"]), c["descriptor"] or "-",
+             c["status"] + (" (first iteration)" if c["first_iteration"] else "")] for c in document["checks"]]
+    lines.append(_table(["line", "function", "operand", "k offset", "descriptor", "result"], rows))
+    for c in document["checks"]:
+        if c["status"] == "mismatch":
+            lines.append(f"line {c['line']} operand {c['operand'].upper()} (K offset {c['k_offset']}):")
+            lines += [f"  {v['rule']}: {v['message']} [{v['source']}]" for v in c["violations"]]
+            w = c["witness"]
+            if w:
+                lines.append(f"  element (mn={w['tile_element']['mn']}, k={w['tile_element']['k']}) is held at "
+                             f"{w['held_at']:#x} but read from {w['read_from']:#x}")
+        elif c["status"] == "unknown":
+            lines.append(f"line {c['line']} operand {c['operand'].upper()}: not checked: {c['reason']}")
+    s = document["summary"]
+    lines.append(f"{s['match']} match, {s['mismatch']} mismatch, {s['unknown']} unknown")
+    return "\n".join(lines)

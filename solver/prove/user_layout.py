@@ -1,0 +1,543 @@
+"""Properties of the user's own layouts (`layoutproof prove --layout L PROPERTY`, lp.prove_layout).
+
+A layout in CuTe notation, with the swizzle on absolute byte addresses as `synth` has it: element i (a
+1-D index or a coordinate) lives at
+
+    address(i) = swizzle(start + bytes * (offset + L(i)))      (bytes = 1, start = 0 without --dtype)
+
+Properties (each over every coordinate of the layout):
+  injective             no two coordinates share an address;
+  bijective [lo, hi)    injective, every address is lo + bytes * t inside [lo, hi), and every such slot
+                        is used: the default range is [start + bytes*offset, ... + bytes * cosize(L));
+  equals L2             the two layouts give the same address for every 1-D index (same size);
+  inside (line, slice)  rank-2 (row, k): for every row and every k-slice of `slice` elements
+                        (k in [s*slice, (s+1)*slice), default the whole k mode), all bytes of its elements
+                        lie in one aligned `line`-byte line (PTX ISA 9.7.16.3.1.2: a 48-byte K slice
+                        packed contiguously "would overflow the 128B shared memory boundary").
+
+Engines: a layout that is affine over GF(2) (solver.gf2.layout) is decided by rank and kernel
+(solver.gf2.matrix); any other by Z3 over the model solver.model.cute_layout (written apart from spec);
+a domain of at most ENUMERATION_LIMIT coordinates is also enumerated by spec as a cross-check, and
+engines that disagree make the answer "unknown". Every counterexample is replayed by spec's own
+evaluation of the layout before the answer is "refuted".
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from spec.cute.layout import ComposedLayout, Layout, flatten, idx2crd, is_tuple
+from spec.cute.notation import parse_layout
+from spec.mma import dtypes
+from spec.rule import SpecError
+
+from solver.gf2 import matrix
+from solver.gf2.layout import Affine, linearize, power_of_two_log
+from solver.model.cute_layout import AddressMap
+
+PROPERTIES = ("injective", "bijective", "equals", "inside")
+ENGINES = ("auto", "gf2", "z3", "enumeration")
+ENUMERATION_LIMIT = 1 << 12      # spec enumerates domains this small as a cross-check
+MAX_INSTANCES = 4096             # --param value combinations
+SOURCE = "CuTe docs 01_layout.md (layouts), cute/swizzle.hpp (Swizzle<B,M,S>); PTX ISA 9.7.16.3.1.2 (inside)"
+RULES = ["layout.notation", "layout.colexicographic", "swizzle.cute.formula"]
+
+
+# --- the subject ------------------------------------------------------------------------------------------
+
+@dataclass
+class Subject:
+    text: str
+    layout: Union[Layout, ComposedLayout]
+    element_bytes: int
+    start: int
+    amap: AddressMap
+    linear: Union[Affine, str]       # the affine map, or why there is none
+
+    @property
+    def inner(self) -> Layout:
+        return self.layout.layout if isinstance(self.layout, ComposedLayout) else self.layout
+
+    @property
+    def size(self) -> int:
+        return self.inner.size()
+
+    def address(self, coordinate) -> int:
+        """spec's evaluation: the byte address of a 1-D index or a coordinate tuple."""
+        offset = self.inner(coordinate)
+        if isinstance(self.layout, ComposedLayout):
+            return self.layout.swizzle(self.start + self.element_bytes * (self.layout.offset + offset))
+        return self.start + self.element_bytes * offset
+
+    def coordinate(self, index: int):
+        return _json(idx2crd(index, self.inner.shape))
+
+
+def _json(value):
+    return [_json(v) for v in value] if is_tuple(value) else value
+
+
+def element_bytes(dtype: Optional[str]) -> int:
+    if dtype is None:
+        return 1
+    d = dtypes.dtype(dtype)
+    if d.bits < 8:
+        raise SpecError("dtype", dtype, "prove --layout addresses whole bytes: sub-byte types are not "
+                        "supported (use a byte type of the same width in bytes, or no --dtype)",
+                        dtypes.DTYPE_TABLE.id)
+    return d.bits // 8
+
+
+def make_subject(layout, dtype: Optional[str] = None, start: int = 0) -> Subject:
+    parsed = parse_layout(layout) if isinstance(layout, str) else layout
+    inner = parsed.layout if isinstance(parsed, ComposedLayout) else parsed
+    if inner.has_basis_strides():
+        raise SpecError("layout", inner.notation(), "prove --layout needs integer strides (addresses), "
+                        "not basis strides", "layout.basis_strides")
+    if start < 0:
+        raise SpecError("start_address", start, "must be non-negative", "layout.notation")
+    b = element_bytes(dtype)
+    shape, stride = inner.shape, inner.stride
+    top = zip(shape, stride) if is_tuple(shape) else [(shape, stride)]
+    modes = tuple(tuple(zip(flatten(s), flatten(d))) for s, d in top)
+    offset = parsed.offset if isinstance(parsed, ComposedLayout) else 0
+    swizzle = None
+    if isinstance(parsed, ComposedLayout) and not parsed.swizzle.is_identity():
+        sw = parsed.swizzle
+        swizzle = (sw.bits, sw.base, sw.shift)
+    amap = AddressMap(modes, b, start + b * offset, swizzle)
+    return Subject(parsed.notation(), parsed, b, start, amap, linearize(amap))
+
+
+# --- results ----------------------------------------------------------------------------------------------
+
+@dataclass
+class LayoutResult:
+    id: str
+    statement: str
+    domain: str
+    status: str
+    engine: str
+    seconds: float
+    counterexample: Optional[dict] = None
+    reason: str = ""
+    cross_checked_by: list = field(default_factory=list)
+    layout: str = ""
+    bases: Optional[dict] = None
+    expected: str = "proved"
+
+    @property
+    def as_expected(self) -> bool:
+        return self.status == self.expected
+
+    def as_json(self) -> dict:
+        document = {"id": self.id, "statement": self.statement, "domain": self.domain, "source": SOURCE,
+                    "rules": RULES, "status": self.status, "expected": self.expected,
+                    "seconds": round(self.seconds, 6), "counterexample": self.counterexample,
+                    "engine": self.engine, "cross_checked_by": self.cross_checked_by, "layout": self.layout}
+        if self.reason:
+            document["reason"] = self.reason
+        if self.bases is not None:
+            document["bases"] = self.bases
+        return document
+
+
+@dataclass
+class Question:
+    """What is asked, with its parameters resolved."""
+    prop: str
+    lo: int = 0
+    hi: int = 0
+    line: int = 128
+    k_slice: int = 0
+
+
+# A verdict of one engine: ("proved", None), ("refuted", witness) or ("unknown", reason); a witness is a
+# tuple naming what spec replays: ("collide", i, j), ("outside", i), ("count",), ("differ", i),
+# ("sizes",), ("cross", row, k1, k2).
+
+
+# --- GF(2) ------------------------------------------------------------------------------------------------
+
+def _gf2_injective(a: Affine):
+    kernel = matrix.Basis(list(a.columns)).kernel
+    return ("refuted", ("collide", 0, kernel[0])) if kernel else ("proved", None)
+
+
+def _gf2_bijective(a: Affine, q: Question, b: int):
+    low = b - 1
+    if a.offset & low:
+        return "refuted", ("outside", 0)
+    for j, c in enumerate(a.columns):
+        if c & low:
+            return "refuted", ("outside", 1 << j)
+    basis = matrix.Basis(list(a.columns))
+    if basis.kernel:
+        return "refuted", ("collide", 0, basis.kernel[0])
+    smallest, at = basis.extreme(a.offset, largest=False)
+    if smallest < q.lo:
+        return "refuted", ("outside", at)
+    largest, at = basis.extreme(a.offset, largest=True)
+    if largest >= q.hi:
+        return "refuted", ("outside", at)
+    if (1 << a.bits) * b != q.hi - q.lo:   # injective and inside: fewer elements than slots
+        return "refuted", ("count",)
+    return "proved", None
+
+
+def _gf2_equals(a: Affine, other: Affine):
+    if a.offset != other.offset:
+        return "refuted", ("differ", 0)
+    for j, (x, y) in enumerate(zip(a.columns, other.columns)):
+        if x != y:
+            return "refuted", ("differ", 1 << j)
+    return "proved", None
+
+
+def _gf2_inside(a: Affine, q: Question, b: int):
+    """None when GF(2) cannot decide it (slice not a power of two, elements not aligned)."""
+    t = power_of_two_log(q.k_slice)
+    if t is None or len(a.mode_bits) != 2 or t > a.mode_bits[1]:
+        return None
+    if a.offset & (b - 1) or any(c & (b - 1) for c in a.columns):
+        return None
+    shift = power_of_two_log(q.line)
+    n0 = a.mode_bits[0]
+    for bit in range(t):
+        if a.columns[n0 + bit] >> shift:
+            return "refuted", ("cross", 0, 0, 1 << bit)
+    return "proved", None
+
+
+def decide_gf2(s: Subject, q: Question, other: Optional[Subject] = None):
+    if isinstance(s.linear, str):
+        if q.prop == "injective" and "base address" in s.linear:
+            # The base carries into the offsets, but it is added before a swizzle that is a bijection
+            # (B == 0 or S != 0): base + X(i) == base + X(j) iff X(i) == X(j), so the rank of the
+            # unswizzled offsets from base 0 decides injectivity (the affine part is only the base).
+            sw = s.amap.swizzle
+            if not sw or sw[0] == 0 or sw[2] != 0:
+                plain = linearize(AddressMap(s.amap.modes, s.element_bytes, 0, None))
+                if isinstance(plain, Affine):
+                    return _gf2_injective(plain)
+        return None
+    if q.prop == "injective":
+        return _gf2_injective(s.linear)
+    if q.prop == "bijective":
+        return _gf2_bijective(s.linear, q, s.element_bytes)
+    if q.prop == "equals":
+        if other.size != s.size:
+            return "refuted", ("sizes",)
+        return None if isinstance(other.linear, str) else _gf2_equals(s.linear, other.linear)
+    return _gf2_inside(s.linear, q, s.element_bytes)
+
+
+# --- Z3 ---------------------------------------------------------------------------------------------------
+
+def decide_z3(s: Subject, q: Question, other: Optional[Subject] = None, timeout: float = 30.0):
+    import z3
+    from solver.model import cute_layout as model
+
+    ctx_solver = z3.Solver()
+    ctx_solver.set("random_seed", 0)
+    ctx_solver.set("timeout", max(1, int(timeout * 1000)))
+    m = s.amap
+
+    def run(*constraints):
+        ctx_solver.push()
+        ctx_solver.add(*constraints)
+        answer = ctx_solver.check()
+        result = (answer, ctx_solver.model() if answer == z3.sat else None,
+                  ctx_solver.reason_unknown() if answer == z3.unknown else "")
+        ctx_solver.pop()
+        return result
+
+    def value(model_, term):
+        return model_.eval(term, model_completion=True).as_long()
+
+    if q.prop == "equals" and other.size != s.size:
+        return "refuted", ("sizes",)
+    w = model.width(m, other.amap) if other else model.width(m)
+    if q.prop == "inside":
+        w = max(w, q.line.bit_length() + 2)
+    if q.prop == "bijective":
+        w = max(w, abs(q.lo).bit_length() + 2, abs(q.hi).bit_length() + 2)
+    i, i_ok = model.index_in("i", s.size, w)
+    if q.prop in ("injective", "bijective"):
+        j, j_ok = model.index_in("j", s.size, w)
+        answer, found, why = run(i_ok, j_ok, i != j, model.address(m, i, w) == model.address(m, j, w))
+        if answer == z3.unknown:
+            return "unknown", f"z3: {why}"
+        if answer == z3.sat:
+            return "refuted", ("collide", value(found, i), value(found, j))
+        if q.prop == "injective":
+            return "proved", None
+        a = model.address(m, i, w)
+        lo, hi = z3.BitVecVal(q.lo, w), z3.BitVecVal(q.hi, w)
+        off_slot = (a - lo) & z3.BitVecVal(s.element_bytes - 1, w) != 0
+        answer, found, why = run(i_ok, z3.Or(a < lo, a >= hi, off_slot))
+        if answer == z3.unknown:
+            return "unknown", f"z3: {why}"
+        if answer == z3.sat:
+            return "refuted", ("outside", value(found, i))
+        return ("proved", None) if s.size * s.element_bytes == q.hi - q.lo else ("refuted", ("count",))
+    if q.prop == "equals":
+        answer, found, why = run(i_ok, model.address(m, i, w) != model.address(other.amap, i, w))
+        if answer == z3.unknown:
+            return "unknown", f"z3: {why}"
+        return ("refuted", ("differ", value(found, i))) if answer == z3.sat else ("proved", None)
+    # inside
+    rows, ks = m.mode_size(0), m.mode_size(1)
+    r, r_ok = model.index_in("row", rows, w)
+    k1, k1_ok = model.index_in("k1", ks, w)
+    k2, k2_ok = model.index_in("k2", ks, w)
+    n = z3.BitVecVal(q.k_slice, w)
+    row_offset = model.mode_offset(m, 0, r, w)
+    a1 = model.address_of_offset(m, row_offset + model.mode_offset(m, 1, k1, w), w)
+    a2 = model.address_of_offset(m, row_offset + model.mode_offset(m, 1, k2, w), w)
+    shift = z3.BitVecVal(power_of_two_log(q.line), w)
+    last = a2 + z3.BitVecVal(s.element_bytes - 1, w)
+    answer, found, why = run(r_ok, k1_ok, k2_ok, z3.UDiv(k1, n) == z3.UDiv(k2, n), a1 >> shift != last >> shift)
+    if answer == z3.unknown:
+        return "unknown", f"z3: {why}"
+    if answer == z3.sat:
+        return "refuted", ("cross", value(found, r), value(found, k1), value(found, k2))
+    return "proved", None
+
+
+# --- spec enumeration -------------------------------------------------------------------------------------
+
+def decide_enumeration(s: Subject, q: Question, other: Optional[Subject] = None):
+    addresses = [s.address(i) for i in range(s.size)]
+    if q.prop in ("injective", "bijective"):
+        seen = {}
+        for i, a in enumerate(addresses):
+            if a in seen:
+                return "refuted", ("collide", seen[a], i)
+            seen[a] = i
+        if q.prop == "injective":
+            return "proved", None
+        for i, a in enumerate(addresses):
+            if not (q.lo <= a < q.hi and (a - q.lo) % s.element_bytes == 0):
+                return "refuted", ("outside", i)
+        return ("proved", None) if s.size * s.element_bytes == q.hi - q.lo else ("refuted", ("count",))
+    if q.prop == "equals":
+        if other.size != s.size:
+            return "refuted", ("sizes",)
+        for i, a in enumerate(addresses):
+            if other.address(i) != a:
+                return "refuted", ("differ", i)
+        return "proved", None
+    rows, ks = s.amap.mode_size(0), s.amap.mode_size(1)
+    b, line = s.element_bytes, q.line
+    for row in range(rows):
+        for first in range(0, ks, q.k_slice):
+            span = range(first, min(ks, first + q.k_slice))
+            home = addresses[row + rows * first] // line
+            for k in span:
+                a = addresses[row + rows * k]
+                if a // line != home or (a + b - 1) // line != home:
+                    return "refuted", ("cross", row, first, k)
+    return "proved", None
+
+
+# --- replay by spec ---------------------------------------------------------------------------------------
+
+def replay(s: Subject, q: Question, witness: tuple, other: Optional[Subject] = None):
+    """(counterexample document, confirmed by spec?)."""
+    kind = witness[0]
+    if kind == "collide":
+        i, j = witness[1], witness[2]
+        a, b = s.address(i), s.address(j)
+        return ({"coordinates": [s.coordinate(i), s.coordinate(j)], "indices": [i, j],
+                 "addresses": [a, b]}, i != j and a == b)
+    if kind == "outside":
+        i = witness[1]
+        a = s.address(i)
+        ok = not (q.lo <= a < q.hi and (a - q.lo) % s.element_bytes == 0)
+        return {"coordinate": s.coordinate(i), "index": i, "address": a, "range": [q.lo, q.hi]}, ok
+    if kind == "count":
+        slots = (q.hi - q.lo) // s.element_bytes
+        document = {"elements": s.size, "slots": slots, "range": [q.lo, q.hi]}
+        missing = _missing_slot(s, q)
+        if missing is not None:
+            document["unused_address"] = missing
+        return document, s.size < slots
+    if kind == "sizes":
+        return {"sizes": [s.size, other.size]}, s.size != other.size
+    if kind == "differ":
+        i = witness[1]
+        a, b = s.address(i), other.address(i)
+        return {"coordinate": s.coordinate(i), "index": i, "addresses": [a, b]}, a != b
+    row, k1, k2 = witness[1:]
+    shape = s.inner.shape
+    a, b = s.address((row, k1)), s.address((row, k2))
+    lines = [a // q.line, (b + s.element_bytes - 1) // q.line]
+    same_slice = k1 // q.k_slice == k2 // q.k_slice
+    coordinates = [[_json(idx2crd(row, shape[0])), _json(idx2crd(k, shape[1]))] for k in (k1, k2)]
+    return ({"row": row, "k": [k1, k2], "coordinates": coordinates, "addresses": [a, b], "lines": lines},
+            same_slice and lines[0] != lines[1])
+
+
+def _missing_slot(s: Subject, q: Question) -> Optional[int]:
+    """An unused slot address, when one is cheap to name (linear map: span membership; small: spec)."""
+    if isinstance(s.linear, Affine):
+        basis = matrix.Basis(list(s.linear.columns))
+        for a in range(q.lo, min(q.hi, q.lo + s.element_bytes * (s.size + 1)), s.element_bytes):
+            if basis.contains(a ^ s.linear.offset) is None:
+                return a
+        return None
+    if s.size <= ENUMERATION_LIMIT:
+        used = {s.address(i) for i in range(s.size)}
+        return next((a for a in range(q.lo, q.hi, s.element_bytes) if a not in used), None)
+    return None
+
+
+# --- the question -----------------------------------------------------------------------------------------
+
+def resolve(s: Subject, prop: str, range_=None, line: int = 128, k_slice: Optional[int] = None) -> Question:
+    if prop not in PROPERTIES:
+        raise SpecError("property", prop, "expected one of " + " ".join(PROPERTIES), "layout.notation")
+    q = Question(prop, line=line)
+    if prop == "bijective":
+        if range_ is None:
+            q.lo = s.amap.base
+            q.hi = q.lo + s.element_bytes * s.inner.cosize()
+        else:
+            q.lo, q.hi = range_
+            if q.lo % s.element_bytes or q.hi % s.element_bytes or q.hi < q.lo:
+                raise SpecError("range", f"{q.lo},{q.hi}", f"needs lo <= hi, both multiples of the element "
+                                f"size ({s.element_bytes} bytes)", "layout.notation")
+    if prop == "inside":
+        if s.inner.rank != 2:
+            raise SpecError("layout", s.text, "inside needs a rank-2 layout (row, k)", "layout.notation")
+        if power_of_two_log(line) is None:
+            raise SpecError("line", line, "must be a power of two", "layout.notation")
+        q.k_slice = s.amap.mode_size(1) if k_slice is None else k_slice
+        if q.k_slice < 1:
+            raise SpecError("k_slice", q.k_slice, "must be at least 1", "layout.notation")
+    return q
+
+
+STATEMENTS = {
+    "injective": "no two coordinates of {L} share an address",
+    "bijective": "{L} maps its coordinates one-to-one onto the {b}-byte slots of [{lo:#x}, {hi:#x})",
+    "equals": "{L} and {L2} give the same address at every coordinate",
+    "inside": "every {n}-element k-slice of every row of {L} lies inside one aligned {line}-byte line",
+}
+
+
+def _one(s: Subject, q: Question, other: Optional[Subject], engine: str, timeout: float,
+         cross_check: bool = True):
+    """(status, engine, cross_checked_by, witness or reason) for one instance."""
+    primary, name = None, engine
+    if engine in ("auto", "gf2"):
+        primary, name = decide_gf2(s, q, other), "gf2"
+        if primary is None and engine == "gf2":
+            why = s.linear if isinstance(s.linear, str) else (
+                other.linear if other is not None and isinstance(other.linear, str) else
+                "the k-slice is not a power of two or the elements are not aligned")
+            return "unknown", "gf2", [], f"not linear over GF(2): {why}"
+    if primary is None and engine in ("auto", "z3"):
+        primary, name = decide_z3(s, q, other, timeout), "z3"
+    if primary is None:   # engine == "enumeration"
+        primary, name = decide_enumeration(s, q, other), "enumeration"
+    checked = []
+    sizes_ok = s.size <= ENUMERATION_LIMIT and (other is None or other.size <= ENUMERATION_LIMIT)
+    if name != "enumeration" and engine == "auto" and sizes_ok and cross_check and primary[0] != "unknown":
+        cross = decide_enumeration(s, q, other)
+        if cross[0] != primary[0]:
+            return "unknown", name, [], (f"engines disagree: {name} says {primary[0]}, spec enumeration "
+                                         f"says {cross[0]}")
+        checked.append("enumeration")
+    return primary[0], name, checked, primary[1]
+
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def parse_param(text: str) -> tuple:
+    """NAME=lo..hi[:step] -> (NAME, range of values)."""
+    found = re.fullmatch(r"\s*([A-Za-z][A-Za-z0-9_]*)\s*=\s*(-?\w+)\s*\.\.\s*(-?\w+)\s*(?::\s*(\w+))?\s*", text)
+    if not found:
+        raise SpecError("param", text, "expected NAME=lo..hi or NAME=lo..hi:step (hi included)",
+                        "layout.notation")
+    try:
+        lo, hi = int(found.group(2), 0), int(found.group(3), 0)
+        step = int(found.group(4), 0) if found.group(4) else 1
+    except ValueError:
+        raise SpecError("param", text, "the bounds and step are integers", "layout.notation") from None
+    if step < 1 or hi < lo:
+        raise SpecError("param", text, "needs lo <= hi and step >= 1", "layout.notation")
+    return found.group(1), range(lo, hi + 1, step)
+
+
+def _substitute(text: str, values: dict) -> str:
+    return _NAME.sub(lambda m: str(values[m.group(0)]) if m.group(0) in values else m.group(0), text)
+
+
+def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_address: int = 0,
+                 other: Optional[str] = None, range_=None, line: int = 128, k_slice: Optional[int] = None,
+                 params: Optional[dict] = None, engine: str = "auto", timeout: float = 30.0) -> LayoutResult:
+    """Prove `prop` of `layout` (CuTe notation; with `params`, for every value of each named parameter:
+    {name: iterable of ints}). Returns a LayoutResult; malformed input raises SpecError."""
+    began = time.perf_counter()
+    if engine not in ENGINES:
+        raise SpecError("engine", engine, "expected one of " + " ".join(ENGINES), "layout.notation")
+    if prop == "equals" and other is None:
+        raise SpecError("property", prop, "equals needs a second layout", "layout.notation")
+    params = {name: list(values) for name, values in (params or {}).items()}
+    instances = 1
+    for values in params.values():
+        instances *= len(values)
+    if instances > MAX_INSTANCES:
+        raise SpecError("param", instances, f"at most {MAX_INSTANCES} value combinations", "layout.notation")
+    names = list(params)
+    engines_used: dict = {}
+    result = None
+    for combination in itertools.product(*(params[n] for n in names)):
+        values = dict(zip(names, combination))
+        text = _substitute(layout, values) if isinstance(layout, str) else layout
+        s = make_subject(text, dtype, start_address)
+        o = make_subject(_substitute(other, values) if isinstance(other, str) else other, dtype,
+                         start_address) if prop == "equals" else None
+        q = resolve(s, prop, range_, line, k_slice)
+        status, name, checked, detail = _one(s, q, o, engine, timeout, cross_check=not params)
+        engines_used[name] = engines_used.get(name, 0) + 1
+        counterexample, reason = None, ""
+        if status == "refuted":
+            counterexample, confirmed = replay(s, q, detail, o)
+            if not confirmed:
+                status, reason = "unknown", f"spec does not confirm the {name} counterexample: engine and spec disagree"
+            elif values:
+                counterexample = {"params": values, **counterexample}
+        elif status == "unknown":
+            reason = detail
+        statement = STATEMENTS[prop].format(L=layout, L2=other, b=s.element_bytes, lo=q.lo, hi=q.hi,
+                                            n=q.k_slice, line=q.line)
+        where = f"{s.size} coordinates" + (f", {dtype} ({s.element_bytes} B)" if dtype else ", element offsets") \
+            + (f", start {start_address:#x}" if start_address else "")
+        if values:
+            where += "; " + ", ".join(f"{n} in {_range_text(params[n])}" for n in names) + \
+                     f" ({instances} instances)"
+        bases = None
+        if not params and isinstance(s.linear, Affine):
+            bases = {"offset": s.linear.offset, "in_dims": s.linear.bases()}
+        result = LayoutResult(f"layout.{prop}", statement, where, status, name, 0.0, counterexample, reason,
+                              checked, s.text if not params else layout, bases)
+        if status != "proved":
+            break
+    if params and result.status == "proved":
+        result.engine = "+".join(f"{n}" for n in engines_used)
+        result.reason = "per instance: " + ", ".join(f"{k} {v}" for k, v in engines_used.items())
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+def _range_text(values: list) -> str:
+    if len(values) > 2 and all(b - a == values[1] - values[0] for a, b in zip(values, values[1:])):
+        return f"{values[0]}..{values[-1]}:{values[1] - values[0]}"
+    return ",".join(map(str, values))

@@ -1,0 +1,114 @@
+"""One PTX instruction statement, split into guard, opcode and operands (PTX ISA 4.4 "Instruction
+Statements": [@{!}p] opcode{.modifiers} operands;), and the registers it writes.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Optional
+
+# Type modifiers and their widths (PTX ISA 5.2.2 Table 9, fundamental types).
+TYPE_BITS = {"b8": 8, "b16": 16, "b32": 32, "b64": 64, "b128": 128, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
+             "s8": 8, "s16": 16, "s32": 32, "s64": 64, "f16": 16, "f16x2": 32, "bf16": 16, "bf16x2": 32,
+             "f32": 32, "f64": 64, "pred": 1}
+INTEGER_TYPES = {name for name in TYPE_BITS if name[0] in "bus" and name != "b128"} | {"pred"}
+
+# Opcodes whose first operand is not a register they write (it is a source, a label, a barrier id or
+# absent). Everything else that names registers first writes them.
+NO_DESTINATION = {"bar", "barrier", "fence", "membar", "bra", "brx", "call", "ret", "exit", "trap", "st", "stmatrix",
+                  "red", "cp", "prefetch", "prefetchu", "nanosleep", "pmevent", "griddepcontrol", "setmaxnreg",
+                  "tensormap", "multimem", "applypriority", "discard", "wgmma", "tcgen05", "mbarrier"}
+WRITES_IN_FAMILY = {"wgmma": ("wgmma.mma_async",), "tcgen05": ("tcgen05.ld",),
+                    "mbarrier": ("mbarrier.arrive", "mbarrier.test_wait", "mbarrier.try_wait", "mbarrier.pending_count")}
+
+_GUARD = re.compile(r"@(!?)(%[\w$]+)\s+")
+_REGISTER = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzw])?")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    line: int
+    text: str
+    guard: Optional[str]          # the predicate register of @p / @!p
+    guard_negated: bool
+    opcode: str                   # e.g. "add.s32", "tcgen05.mma.cta_group::1.kind::f16"
+    operands: tuple               # raw operand texts
+
+    @cached_property
+    def base(self) -> str:
+        return self.opcode.split(".")[0]
+
+    @cached_property
+    def modifiers(self) -> tuple:
+        return tuple(self.opcode.split(".")[1:])
+
+    def has(self, modifier: str) -> bool:
+        return modifier in self.modifiers
+
+    def types(self) -> list:
+        """The type modifiers, in order (cvt.u64.u32 -> ["u64", "u32"])."""
+        return list(self._types)
+
+    @cached_property
+    def _types(self) -> tuple:
+        return tuple(m for m in self.modifiers if m in TYPE_BITS)
+
+    @cached_property
+    def width(self) -> int:
+        """The width of the instruction's (last) type modifier; 32 when it has none."""
+        found = self.types()
+        return TYPE_BITS[found[-1]] if found else 32
+
+
+def split_operands(text: str) -> tuple:
+    """Split at the commas outside {}, [] and ()."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "{[(":
+            depth += 1
+        elif char in "}])":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+    tail = "".join(current).strip()
+    if tail:
+        parts.append(tail)
+    return tuple(parts)
+
+
+def parse_instruction(line: int, text: str) -> Instruction:
+    guard, negated = None, False
+    m = _GUARD.match(text)
+    if m:
+        negated, guard = m.group(1) == "!", m.group(2)
+        text_rest = text[m.end():]
+    else:
+        text_rest = text
+    opcode, _, rest = text_rest.partition(" ")
+    return Instruction(line, text, guard, negated, opcode, split_operands(rest))
+
+
+def registers_in(operand: str) -> list:
+    return _REGISTER.findall(operand)
+
+
+def destinations(ins: Instruction) -> list:
+    """The registers the instruction writes: its first operand's (a register, a vector {..} of them, or
+    p|q), unless the opcode writes none."""
+    if not ins.operands or ins.base in NO_DESTINATION and not _family_writes(ins):
+        return []
+    first = ins.operands[0]
+    if first.startswith("[") or first.startswith("("):
+        return []
+    if first.startswith("{") or "|" in first or first.startswith("%"):
+        return [r for r in registers_in(first) if r != "_"]
+    return []
+
+
+def _family_writes(ins: Instruction) -> bool:
+    return any(ins.opcode.startswith(prefix + ".") or ins.opcode == prefix
+               for prefix in WRITES_IN_FAMILY.get(ins.base, ()))

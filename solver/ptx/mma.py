@@ -1,0 +1,320 @@
+"""MMA statements: what each wgmma.mma_async / tcgen05.mma reads, decoded with spec/.
+
+wgmma.mma_async (PTX 9.7.15.5.2), sm_90a: shape, D/A/B types and (f16/bf16 only) the transposes are in the
+opcode and its immediates:
+    wgmma.mma_async{.sp}.sync.aligned.m64nNkK.dtype.atype.btype  d, a-desc|{a regs}, b-desc,
+        [sp-meta, sp-sel,] scale-d[, imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b];
+  the 64-bit descriptors are those of 9.7.15.5.1.2.2 (sm90 layout of spec.mma.descriptor).
+tcgen05.mma (PTX 9.7.16.10.9), sm_100a/sm_103a: shape, types and transposes are in the 32-bit instruction
+descriptor (9.7.16.4.2 Tables 42-44), the operands' layouts in 64-bit descriptors (9.7.16.4.1 Table 40):
+    tcgen05.mma{.sp|.ws}.cta_group::N.kind::K{.block_scale...}{.collector...}  [d-tmem], a-desc|[a-tmem],
+        b-desc, [[sp-meta-tmem],] idesc, ...
+  With .cta_group::2 each CTA of the pair reads M/2 rows of A and N/2 columns of B through the same
+  descriptors (CUTLASS SM100 2x1SM MMA traits: A 2 x (M/2, K), B 2 x (N/2, K); rule desc.tile.cta_pair_split).
+  With .sp, A is the compressed half of K (PTX 9.7.16.10.4: sparse A holds K/2 elements per row).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from spec.mma import descriptor as desc_mod
+from spec.mma import dtypes, instr_desc, readmap
+from spec.mma import shape as mma_shape
+from spec.rule import SpecError, check_all
+
+from solver.ptx import bits
+from solver.ptx.instruction import Instruction
+
+WGMMA_TYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8", "s32", "b1")
+MAX_READ_ELEMENTS = 4_000_000     # read-map elements one command computes in all (then: omitted)
+
+
+@dataclass
+class Operand:
+    """One operand as the instruction names it and what the evaluator knows of it."""
+    role: str                          # "a" or "b"
+    source: str                        # "descriptor", "tmem" or "registers"
+    text: str                          # the operand as written
+    word: Optional[bits.Bits] = None   # the 64-bit descriptor, when source is "descriptor"
+    dtype: Optional[str] = None
+    major: Optional[str] = None
+    mn: Optional[int] = None
+    k: Optional[int] = None
+
+
+@dataclass
+class Site:
+    function: str
+    line: int
+    text: str
+    family: str                        # "wgmma" or "tcgen05"
+    arch: str
+    arch_from: str
+    qualifiers: list
+    guard: Optional[str]
+    loops: list                        # solver.ptx.evaluate.Loop containing it
+    operands: dict = field(default_factory=dict)
+    kind: Optional[str] = None         # tcgen05 .kind (None on sm90)
+    cta_group: int = 1
+    sparse: bool = False
+    ws: bool = False
+    block_scale: bool = False
+    m: Optional[int] = None
+    n: Optional[int] = None
+    k: Optional[int] = None
+    d_type: Optional[str] = None
+    idesc_text: Optional[str] = None
+    idesc_word: Optional[bits.Bits] = None
+
+
+def _is_memory(operand: str) -> bool:
+    return operand.startswith("[")
+
+
+# --- reading a statement ---------------------------------------------------------------------------------
+def read_site(ins: Instruction, machine, function: str, arch: str, arch_from: str, loops: list) -> Site:
+    family = "wgmma" if ins.opcode.startswith("wgmma") else "tcgen05"
+    site = Site(function, ins.line, ins.text, family, arch, arch_from, list(ins.modifiers), ins.guard, loops)
+    site.sparse = ins.has("sp")
+    if family == "wgmma":
+        _read_wgmma(site, ins, machine)
+    else:
+        _read_tcgen05(site, ins, machine)
+    return site
+
+
+def _read_wgmma(site: Site, ins: Instruction, machine) -> None:
+    shape = next((m for m in ins.modifiers if re.fullmatch(r"m\d+n\d+k\d+", m)), None)
+    if shape:
+        site.m, site.n, site.k = map(int, re.findall(r"\d+", shape))
+    types = [m for m in ins.modifiers[ins.modifiers.index(shape) + 1:] if m in WGMMA_TYPES] if shape else []
+    site.d_type, a_type, b_type = (types + [None, None, None])[:3]
+    ops = ins.operands
+    a_text, b_text = ops[1], ops[2]
+    a_source = "registers" if a_text.startswith("{") else "descriptor"
+    trans_a = trans_b = 0
+    if a_type in ("f16", "bf16"):                       # imm-trans-a / imm-trans-b (9.7.15.5.2)
+        trans_b = _immediate(ops[-1])
+        if a_source == "descriptor":
+            trans_a = _immediate(ops[-2])
+    a_k = site.k // 2 if site.k and site.sparse else site.k
+    site.operands["a"] = Operand("a", a_source, a_text, machine.read(a_text, 64) if a_source == "descriptor" else None,
+                                 a_type, _major(trans_a), site.m, a_k)
+    site.operands["b"] = Operand("b", "descriptor", b_text, machine.read(b_text, 64), b_type, _major(trans_b),
+                                 site.n, site.k)
+
+
+def _immediate(text: str) -> Optional[int]:
+    from solver.ptx.evaluate import parse_integer
+    return parse_integer(text)
+
+
+def _major(transposed: Optional[int]) -> Optional[str]:
+    if transposed is None:
+        return None
+    return "MN" if transposed else "K"
+
+
+def _qualifier(ins: Instruction, name: str) -> Optional[str]:
+    for m in ins.modifiers:
+        if m.startswith(name + "::"):
+            return m.split("::", 1)[1]
+    return None
+
+
+def _read_tcgen05(site: Site, ins: Instruction, machine) -> None:
+    site.kind = _qualifier(ins, "kind")
+    group = _qualifier(ins, "cta_group")
+    site.cta_group = int(group) if group and group.isdigit() else 1
+    site.ws, site.block_scale = ins.has("ws"), ins.has("block_scale")
+    ops = ins.operands
+    a_text, b_text = ops[1], ops[2]
+    a_source = "tmem" if _is_memory(a_text) else "descriptor"
+    idesc_text = next((o for o in ops[3:] if not _is_memory(o) and not o.startswith("{")), None)
+    site.idesc_text = idesc_text
+    site.idesc_word = machine.read(idesc_text, 32) if idesc_text else bits.unknown(32)
+    site.operands["a"] = Operand("a", a_source, a_text, machine.read(a_text, 64) if a_source == "descriptor" else None)
+    site.operands["b"] = Operand("b", "descriptor", b_text, machine.read(b_text, 64))
+    _shape_from_instr_desc(site)
+
+
+def known_fields(layout: tuple, word: bits.Bits) -> dict:
+    """name -> raw value of each bit field all of whose bits are known (else None)."""
+    return {f.name: (f.get(word.value) if (word.known & f.mask) == f.mask else None) for f in layout}
+
+
+def instr_descriptor(site: Site) -> Optional[instr_desc.InstrDescriptor]:
+    if site.kind not in instr_desc.LAYOUTS or site.idesc_word is None:
+        return None
+    return instr_desc.decode(site.kind, site.idesc_word.value, site.arch)
+
+
+def _type_name(kind: str, code: Optional[int]) -> Optional[str]:
+    if code is None or kind not in dtypes.AB_TYPE_CODES:
+        return None
+    names = [name for name, c in dtypes.AB_TYPE_CODES[kind].items() if c == code]
+    return names[0] if names else None
+
+
+def _shape_from_instr_desc(site: Site) -> None:
+    if site.kind not in instr_desc.LAYOUTS:
+        return
+    fields = known_fields(instr_desc.LAYOUTS[site.kind], site.idesc_word)
+    if fields.get("m_shr4") is not None:
+        site.m = fields["m_shr4"] << 4
+    elif fields.get("m_shr7") is not None:
+        site.m = fields["m_shr7"] << 7
+    if fields.get("n_shr3") is not None:
+        site.n = fields["n_shr3"] << 3
+    if fields.get("dtype") is not None:
+        site.d_type = {v: k for k, v in dtypes.D_TYPE_CODES.items()}.get(fields["dtype"])
+    a, b = site.operands["a"], site.operands["b"]
+    a.dtype, b.dtype = _type_name(site.kind, fields.get("atype")), _type_name(site.kind, fields.get("btype"))
+    a.major, b.major = _major(fields.get("transpose_a")), _major(fields.get("transpose_b"))
+    if a.dtype and b.dtype:
+        dense_k = 2 * dtypes.elements_per_chunk(dtypes.dtype(b.dtype), site.kind)
+        if "k96" in fields:
+            dense_k = None if fields["k96"] is None else (mma_shape.K96 if fields["k96"] else dense_k)
+        if dense_k is not None:
+            site.k = 2 * dense_k if site.sparse else dense_k
+            a.k, b.k = dense_k, site.k
+    if site.m is not None:
+        a.mn = site.m // site.cta_group
+    if site.n is not None:
+        b.mn = site.n // site.cta_group
+
+
+# --- describing a site (the JSON document of `ptx descriptors`) ----------------------------------------------
+def descriptor_fields(arch: str, word: bits.Bits) -> dict:
+    """The descriptor's fields as `desc decode` gives them, None for a field with an unknown bit."""
+    layout = desc_mod.SM90_FIELDS if arch == "sm90" else desc_mod.SM100_FIELDS
+    decoded = desc_mod.decode(arch, word.value).fields_json()
+    raw_known = known_fields(layout, word)       # the bit fields are named as fields_json names them
+    return {key: decoded[key] if raw_known.get(key) is not None else None for key in decoded}
+
+
+class Budget:
+    """How many read-map elements may still be computed."""
+
+    def __init__(self, elements: int = MAX_READ_ELEMENTS):
+        self.left = elements
+
+    def take(self, count: int) -> bool:
+        if count > self.left:
+            return False
+        self.left -= count
+        return True
+
+
+def make_operand(site: Site, op: Operand) -> readmap.Operand:
+    """spec's operand read (SpecError when the descriptor or the request cannot be read)."""
+    desc = desc_mod.decode(site.arch, op.word.value)
+    kind = site.kind if site.family == "tcgen05" else None
+    return readmap.make_operand(desc, op.dtype, op.major, op.mn, op.k, kind)
+
+
+def missing_read_map(site: Site, op: Operand) -> Optional[str]:
+    """Why the operand's read map cannot be computed, or None."""
+    if op.source != "descriptor":
+        return f"operand {op.role.upper()} is read from {'tensor memory' if op.source == 'tmem' else 'registers'}"
+    if not op.word.is_known:
+        return "the descriptor has unknown bits"
+    for name in ("dtype", "major", "mn", "k"):
+        if getattr(op, name) is None:
+            return f"the operand's {name} is unknown" + (" (instruction descriptor)" if site.family == "tcgen05" else "")
+    if op.dtype not in dtypes.DTYPES:
+        return f"{op.dtype} operands are not modelled"
+    return None
+
+
+def _operand_rule_filter(site: Site, op: Operand):
+    """The operand rules that do not apply: the instruction-K rule to a sparse B (2x the dense K)."""
+    skip = set()
+    if site.sparse and op.role == "b":
+        skip.add(readmap.INSTRUCTION_K_RULE.id)
+    return lambda v: v.rule.id not in skip
+
+
+def _operand_kind(site: Site, op: Operand) -> Optional[str]:
+    """The tcgen05 kind, or on sm90 the kind spec reads the type with (its default)."""
+    if site.family == "tcgen05":
+        return site.kind
+    return dtypes.default_kind(dtypes.DTYPES[op.dtype]) if op.dtype in dtypes.DTYPES else None
+
+
+def operand_document(site: Site, op: Operand, budget: Budget, with_addresses: bool = True) -> dict:
+    document = {"source": op.source, "operand": op.text, "value": None, "known": False, "fields": None,
+                "dtype": op.dtype, "kind": _operand_kind(site, op), "major": op.major, "mn": op.mn, "k": op.k,
+                "addresses": None,
+                "no_addresses": None, "violations": []}
+    if op.source != "descriptor":
+        document["no_addresses"] = missing_read_map(site, op)
+        return document
+    document.update(value=op.word.hex(), known=op.word.is_known, fields=descriptor_fields(site.arch, op.word))
+    missing = missing_read_map(site, op)
+    if op.word.is_known:
+        desc = desc_mod.decode(site.arch, op.word.value)
+        document["violations"] = [v.as_json() for v in desc_mod.violations(desc)]
+    if missing is None:
+        try:
+            operand = make_operand(site, op)
+        except SpecError as error:
+            missing = str(error)
+        else:
+            keep = _operand_rule_filter(site, op)
+            document["violations"] = [v.as_json() for v in readmap.violations(operand) if keep(v)]
+            if with_addresses and budget.take(operand.mn * operand.k):
+                document["addresses"] = readmap.read_addresses(operand)
+            elif with_addresses:
+                missing = f"more than {MAX_READ_ELEMENTS} read-map elements in this output"
+    document["no_addresses"] = missing
+    return document
+
+
+def instr_desc_document(site: Site) -> Optional[dict]:
+    if site.family != "tcgen05":
+        return None
+    word = site.idesc_word
+    document = {"operand": site.idesc_text, "value": word.hex(), "known": word.is_known, "fields": None,
+                "violations": []}
+    if site.kind not in instr_desc.LAYOUTS:
+        return document
+    document["fields"] = known_fields(instr_desc.LAYOUTS[site.kind], word)
+    if word.is_known:
+        document["violations"] = [v.as_json() for v in instr_desc.violations(instr_descriptor(site))]
+    return document
+
+
+def shape_violations(site: Site) -> list:
+    """Table 39's shapes (dense, no .ws) for a fully known tcgen05 instruction descriptor."""
+    if site.family != "tcgen05" or site.sparse or site.ws or not site.idesc_word.is_known:
+        return []
+    idesc, b = instr_descriptor(site), site.operands["b"]
+    if idesc is None or b.dtype is None:
+        return []
+    try:
+        shape = mma_shape.of_instr_desc(idesc, site.cta_group, b.dtype)
+    except SpecError:
+        return []
+    return [v.as_json() for v in check_all(mma_shape.SUBJECT, shape)]
+
+
+def site_document(site: Site, budget: Budget, with_addresses: bool = True) -> dict:
+    loop = site.loops[-1] if site.loops else None
+    operands = {role: operand_document(site, op, budget, with_addresses) for role, op in site.operands.items()}
+    idesc = instr_desc_document(site)
+    shape = shape_violations(site)
+    violations = [dict(v, operand=role) for role, doc in operands.items() for v in doc["violations"]]
+    violations += [dict(v, operand="idesc") for v in (idesc["violations"] if idesc else [])]
+    violations += [dict(v, operand="shape") for v in shape]
+    return {"function": site.function, "line": site.line, "instruction": site.text, "family": site.family,
+            "arch": site.arch, "arch_from": site.arch_from, "guard": site.guard,
+            "first_iteration": loop is not None,
+            "loop": {"header_line": loop.header_line, "back_branch_line": loop.branch_line} if loop else None,
+            "kind": site.kind, "cta_group": site.cta_group if site.family == "tcgen05" else None,
+            "sparse": site.sparse, "ws": site.ws, "block_scale": site.block_scale,
+            "shape": {"m": site.m, "n": site.n, "k": site.k},
+            "dtypes": {"a": site.operands["a"].dtype, "b": site.operands["b"].dtype, "d": site.d_type},
+            "instr_desc": idesc, "operands": operands, "violations": violations}

@@ -1,0 +1,268 @@
+"""`prove --layout` / lp.prove_layout and the GF(2) engine (issue 16).
+
+Expectations come from NVIDIA's pycute (the oracle), from spec's enumeration, from bit matrices built
+by hand from the layout's strides and the Swizzle<B,M,S> formula, and from the PTX text (the 48-byte K
+slice of PTX ISA 9.7.16.3.1.2); never from this code's own output. Every GF(2) verdict on random layouts
+is checked against Z3 and against spec's enumeration.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pycute
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import layoutproof as lp
+from solver.cli.main import main
+from solver.gf2 import matrix
+from solver.gf2.layout import Affine, linearize
+from solver.prove import user_layout as ul
+
+
+def run(capsys, *argv):
+    capsys.readouterr()
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+# --- the GF(2) matrix ----------------------------------------------------------------------------------------
+
+def test_rank_and_kernel_on_hand_built_matrices():
+    assert matrix.rank([1, 2, 4]) == 3
+    assert matrix.rank([1, 2, 3]) == 2                  # 3 = 1 ^ 2
+    assert matrix.kernel_vector([1, 2, 3]) == 0b111     # columns 0, 1, 2 XOR to 0
+    assert matrix.kernel_vector([1, 2, 4]) is None
+    assert matrix.rank([0, 5]) == 1 and matrix.kernel_vector([0, 5]) == 0b01
+    b = matrix.Basis([0b110, 0b011])                    # span {0, 6, 3, 5}
+    assert b.extreme(0b000, largest=True)[0] == 6 and b.extreme(0b000, largest=False)[0] == 0
+    assert b.extreme(0b001, largest=True)[0] == 7 and b.extreme(0b001, largest=False)[0] == 1
+    assert b.contains(0b101) == 0b11 and b.contains(0b001) is None
+
+
+def test_rank_of_a_24_by_24_matrix_is_well_under_a_millisecond():
+    import random
+    rng = random.Random(0)
+    columns = [rng.getrandbits(24) for _ in range(24)]
+    best = min(_timed(lambda: matrix.rank(columns)) for _ in range(20))
+    assert best < 1e-3
+
+
+def _timed(f):
+    began = time.perf_counter()
+    f()
+    return time.perf_counter() - began
+
+
+# --- layouts as bit matrices ---------------------------------------------------------------------------------
+
+def _affine(text, dtype=None, start=0):
+    return ul.make_subject(text, dtype, start).linear
+
+
+def test_two_two_one_one_is_not_linear_and_not_injective():
+    """The tensor-layouts pitfall: (2,2):(1,1) sends (1,0) and (0,1) to 1 and (1,1) to 2 = 1 + 1, not
+    1 XOR 1 = 0: no GF(2) matrix describes it."""
+    assert isinstance(_affine("(2,2):(1,1)"), str)
+    oracle = pycute.Layout((2, 2), (1, 1))
+    assert [oracle(i) for i in range(4)] == [0, 1, 1, 2]
+    r = lp.prove_layout("(2,2):(1,1)", "injective")
+    assert r.status == "refuted" and r.engine == "z3"
+    i, j = r.counterexample["indices"]
+    assert oracle(i) == oracle(j) and i != j
+    assert lp.prove_layout("(2,2):(1,1)", "injective", engine="gf2").status == "unknown"
+
+
+def test_hand_built_matrix_of_a_plain_layout():
+    # (8,8):(8,1): index bits 0-2 (mode 0) add 8,16,32; bits 3-5 (mode 1) add 1,2,4.
+    a = _affine("(8,8):(8,1)")
+    assert a.columns == (8, 16, 32, 1, 2, 4) and a.offset == 0 and a.mode_bits == (3, 3)
+
+
+def test_hand_built_matrix_of_a_swizzled_bf16_tile():
+    # bf16 (2 B): mode 0 (stride 64 elements) adds 128 << t bytes, mode 1 adds 2 << t. Sw<3,4,3> XORs
+    # bits 7-9 into bits 4-6: 128 -> 128|16, 256 -> 256|32, 512 -> 512|64; the rest are untouched.
+    a = _affine("Sw<3,4,3> o (64,64):(64,1)", "bf16")
+    assert a.columns == (144, 288, 576, 1024, 2048, 4096, 2, 4, 8, 16, 32, 64)
+    assert matrix.rank(list(a.columns)) == 12
+
+
+def _pycute_bytes(shape, stride, swizzle, element_bytes, start=0, offset=0):
+    layout, sw = pycute.Layout(shape, stride), pycute.Swizzle(*swizzle)
+    return lambda i: sw(start + element_bytes * (offset + layout(i)))
+
+
+@pytest.mark.parametrize("text,shape,stride,swizzle,dtype,start", [
+    ("Sw<3,4,3> o ((8,8),(8,8)):((64,512),(1,8))", ((8, 8), (8, 8)), ((64, 512), (1, 8)), (3, 4, 3), "bf16", 0),
+    ("Sw<2,4,3> o ((8,4),(16,2)):((32,256),(1,16))", ((8, 4), (16, 2)), ((32, 256), (1, 16)), (2, 4, 3), "e4m3", 0x2000),
+    ("Sw<3,4,3> o ((8,1,2),(8,2)):((1,8,64),(8,128))", ((8, 1, 2), (8, 2)), ((1, 8, 64), (8, 128)), (3, 4, 3), "f16", 0x800),
+    ("Sw<2,4,3> o ((8,4,2),(8,2)):((1,8,256),(32,512))", ((8, 4, 2), (8, 2)), ((1, 8, 256), (32, 512)), (2, 4, 3), "bf16", 0x1000),
+])
+def test_swizzled_round_trip_against_pycute(text, shape, stride, swizzle, dtype, start):
+    """Round trip: the matrix gives pycute's byte address for every index, and the inverse (solving the
+    matrix for an address) gives back the index."""
+    subject = ul.make_subject(text, dtype, start)
+    a = subject.linear
+    assert isinstance(a, Affine), a
+    oracle = _pycute_bytes(shape, stride, swizzle, subject.element_bytes, start)
+    basis = matrix.Basis(list(a.columns))
+    assert not basis.kernel
+    for i in range(subject.size):
+        address = oracle(i)
+        assert a(i) == address
+        assert basis.contains(address ^ a.offset) == i
+
+
+def test_a_layout_whose_leaves_overlap_is_refuted_as_pycute_counts():
+    """The K-major 32B tf32 'exact layout' as the PTX text writes it (PTX ISA 9.7.16.3, Figure 189):
+    k = (4,4):(1,4) spans 16 elements while rows are 8 apart, so rows overlap: pycute finds 136 distinct
+    offsets among 256 coordinates."""
+    oracle = pycute.Layout(((8, 2), (4, 4)), ((8, 64), (1, 4)))
+    assert len({oracle(i) for i in range(256)}) == 136
+    text = "Sw<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))"
+    assert isinstance(_affine(text, "tf32"), str)
+    r = lp.prove_layout(text, "injective", dtype="tf32")
+    assert r.status == "refuted" and r.cross_checked_by == ["enumeration"]
+    i, j = r.counterexample["indices"]
+    assert oracle(i) == oracle(j)
+
+
+def test_overlapping_start_is_not_linear_but_injective_by_the_unswizzled_rank():
+    """Start 0x400 carries into the offsets of an 8 KiB tile: no longer affine over GF(2); injectivity
+    still follows (the swizzle is a bijection), and pycute's enumeration agrees."""
+    text = "Sw<3,4,3> o (64,64):(64,1)"
+    assert isinstance(_affine(text, "bf16", 0x400), str)
+    r = lp.prove_layout(text, "injective", dtype="bf16", start_address=0x400)
+    oracle = _pycute_bytes((64, 64), (64, 1), (3, 4, 3), 2, 0x400)
+    assert len({oracle(i) for i in range(4096)}) == 4096
+    assert r.status == "proved" and r.engine == "gf2" and r.cross_checked_by == ["enumeration"]
+
+
+# --- every engine agrees on random layouts ----------------------------------------------------------------
+
+@st.composite
+def layouts(draw, linear_only=False):
+    rank = draw(st.integers(1, 3))
+    extents = [draw(st.sampled_from([1, 2, 4, 8] if linear_only else [1, 2, 3, 4, 8])) for _ in range(rank)]
+    strides = [draw(st.sampled_from([0, 1, 2, 4, 8, 16, 32] if linear_only else [0, 1, 2, 3, 4, 8, 16, 32, 6]))
+               for _ in range(rank)]
+    text = f"({','.join(map(str, extents))}):({','.join(map(str, strides))})"
+    if draw(st.booleans()):
+        b, m = draw(st.integers(0, 3)), draw(st.integers(0, 4))
+        s = draw(st.sampled_from([-3, -2, 1, 2, 3, 4]))
+        text = f"Sw<{b},{m},{s}> o {text}"
+    return text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layouts(), st.sampled_from([None, "e4m3", "bf16", "f32"]), st.sampled_from([0, 0x40, 0x400, 0x30]))
+def test_gf2_z3_and_enumeration_agree_on_injective_and_bijective(text, dtype, start):
+    s = ul.make_subject(text, dtype, start)
+    for prop in ("injective", "bijective"):
+        q = ul.resolve(s, prop)
+        z3_verdict = ul.decide_z3(s, q)
+        enumerated = ul.decide_enumeration(s, q)
+        assert z3_verdict[0] == enumerated[0], (text, prop)
+        gf2 = ul.decide_gf2(s, q)
+        if gf2 is not None:
+            assert gf2[0] == z3_verdict[0], (text, prop, s.linear)
+            if gf2[0] == "refuted":
+                assert ul.replay(s, q, gf2[1])[1]
+        if z3_verdict[0] == "refuted":
+            assert ul.replay(s, q, z3_verdict[1])[1]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layouts(linear_only=True), layouts(linear_only=True), st.sampled_from([None, "bf16"]))
+def test_gf2_and_z3_agree_on_equality(first, second, dtype):
+    s, o = ul.make_subject(first, dtype), ul.make_subject(second, dtype)
+    q = ul.resolve(s, "equals")
+    gf2, z3_verdict, enumerated = ul.decide_gf2(s, q, o), ul.decide_z3(s, q, o), ul.decide_enumeration(s, q, o)
+    assert z3_verdict[0] == enumerated[0]
+    if gf2 is not None:
+        assert gf2[0] == z3_verdict[0]
+    assert ul.decide_z3(s, q, s)[0] == "proved"
+
+
+def test_equal_layouts_written_differently():
+    # pycute: coalesce((4,2):(1,4)) is 8:1, and the two agree on every index.
+    assert pycute.coalesce(pycute.Layout((4, 2), (1, 4))) == pycute.Layout(8, 1)
+    assert lp.prove_layout("(4,2):(1,4)", "equals", other="8:1").status == "proved"
+    r = lp.prove_layout("(8,8):(8,1)", "equals", other="(8,8):(1,8)")
+    assert r.status == "refuted" and r.engine == "gf2"
+    i = r.counterexample["index"]
+    assert pycute.Layout((8, 8), (8, 1))(i) != pycute.Layout((8, 8), (1, 8))(i)
+
+
+# --- bijective, inside, parameters -------------------------------------------------------------------------
+
+def test_bijective_onto_ranges():
+    # Sw<3,4,3> o (64,64):(64,1) in bf16 fills [0, 8192) exactly (pycute enumeration).
+    oracle = _pycute_bytes((64, 64), (64, 1), (3, 4, 3), 2)
+    assert sorted(oracle(i) for i in range(4096)) == list(range(0, 8192, 2))
+    assert lp.prove_layout("Sw<3,4,3> o (64,64):(64,1)", "bijective", dtype="bf16").status == "proved"
+    r = lp.prove_layout("(8,8):(8,1)", "bijective", range=(0, 128))
+    assert r.status == "refuted" and r.counterexample["slots"] == 128 and r.counterexample["elements"] == 64
+    r = lp.prove_layout("(8,8):(16,1)", "bijective", range=(0, 64))
+    assert r.status == "refuted" and not 0 <= r.counterexample["address"] < 64
+
+
+def test_inside_the_48_byte_k_slice_of_the_ptx_text():
+    """PTX ISA 9.7.16.3.1.2: a 48-byte K slice packed contiguously "would overflow the 128B shared memory
+    boundary"; split into two chunks "laid out within the aligned 128-byte address boundary" it does not.
+    Rows of 96 e4m3 bytes: row 1's first slice is bytes 96..143, across the line at 128."""
+    packed = lp.prove_layout("(8,96):(96,1)", "inside", dtype="e4m3", k_slice=48)
+    assert packed.status == "refuted" and packed.engine == "z3"
+    lines = packed.counterexample["lines"]
+    assert lines[0] != lines[1]
+    split = "(8,(48,2)):(128,(1,1024))"      # slice 0 of row r at 128 r, slice 1 at 1024 + 128 r
+    assert lp.prove_layout(split, "inside", dtype="e4m3", k_slice=48).status == "proved"
+    assert lp.prove_layout(split, "inside", dtype="e4m3", k_slice=96).status == "refuted"
+    # A power-of-two slice of a linear layout is decided by GF(2): 64 bf16 = 128 bytes per row.
+    r = lp.prove_layout("Sw<3,4,3> o (64,64):(64,1)", "inside", dtype="bf16")
+    assert r.status == "proved" and r.engine == "gf2"
+    r = lp.prove_layout("(8,128):(128,1)", "inside", dtype="bf16")
+    assert r.status == "refuted" and r.engine == "gf2"
+
+
+def test_symbolic_stride_over_a_range():
+    # Rows of 64 bf16 never overlap when the row stride is at least 64 elements; at 32 they do.
+    r = lp.prove_layout("(64,64):(S,1)", "injective", dtype="bf16", params={"S": range(64, 4097, 64)})
+    assert r.status == "proved" and "64 instances" in r.domain
+    r = lp.prove_layout("(64,64):(S,1)", "injective", dtype="bf16", params={"S": range(32, 97, 32)})
+    assert r.status == "refuted" and r.counterexample["params"] == {"S": 32}
+    a, b = r.counterexample["addresses"]
+    assert a == b
+
+
+# --- the command line ---------------------------------------------------------------------------------------
+
+def test_cli_json_follows_the_prove_contract(capsys):
+    rc, out, _ = run(capsys, "prove", "--layout", "(2,2):(1,1)", "injective", "--json")
+    assert rc == 1
+    (result,) = json.loads(out)["results"]
+    assert {"id", "statement", "domain", "source", "rules", "status", "expected", "seconds",
+            "counterexample", "engine", "cross_checked_by"} <= set(result)
+    assert result["status"] == "refuted" and result["counterexample"]["addresses"] == [1, 1]
+    rc, out, _ = run(capsys, "prove", "--layout", "Sw<3,4,3> o (64,64):(64,1)", "--dtype", "bf16",
+                     "injective", "--json")
+    (result,) = json.loads(out)["results"]
+    assert rc == 0 and result["engine"] == "gf2"
+    assert result["bases"]["in_dims"]["dim0"][0] == [144]
+
+
+def test_cli_text_and_usage(capsys):
+    rc, out, _ = run(capsys, "prove", "--layout", "(8,8):(8,1)", "equals", "(8,8):(1,8)")
+    assert rc == 1 and "refuted by gf2" in out and "replayed by spec" in out
+    rc, _, err = run(capsys, "prove", "--layout", "(8,8):(8,1)")
+    assert rc == 2 and "needs a property" in err
+    rc, _, err = run(capsys, "prove", "--layout", "(8,8):(8,1)", "surjective")
+    assert rc == 2
+    rc, _, err = run(capsys, "prove", "--layout", "(8,8):(8,1)", "equals")
+    assert rc == 2
+    rc, out, _ = run(capsys, "prove", "--layout", "(64,64):(S,1)", "--param", "S=64..256:64", "--dtype",
+                     "bf16", "injective")
+    assert rc == 0 and "S in 64..256:64" in out
