@@ -51,10 +51,10 @@ def test_dtype_widths_match_spec():
 
 
 @pytest.mark.parametrize("pid", NEW_IDS)
-def test_status_is_expected_and_fast(pid, proved_catalogue):
+def test_status_is_expected(pid, proved_catalogue):
+    """(How long the catalogue takes is benchmarks/bench_prove.py's and BENCHMARKS.md's, not a test's.)"""
     result = proved_catalogue[pid]
     assert result.status == result.property.expected, (result.reason, result.counterexample)
-    assert result.seconds < 5
 
 
 def test_refutations_name_a_confirmed_counterexample(proved_catalogue):

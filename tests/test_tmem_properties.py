@@ -160,16 +160,12 @@ def test_rules_are_spec_rules():
 
 
 @pytest.mark.parametrize("pid", TMEM_IDS)
-def test_status_is_expected_and_fast(pid, proved_catalogue):
+def test_status_is_expected(pid, proved_catalogue):
+    """(How long the catalogue takes is benchmarks/bench_prove.py's and BENCHMARKS.md's, not a test's.)"""
     result = proved_catalogue[pid]
     assert result.status == result.property.expected, (result.reason, result.counterexample)
-    assert result.seconds < 5
     if result.status == "refuted":
         assert result.property.replay(result.counterexample)
-
-
-def test_the_tmem_catalogue_proves_in_under_ten_seconds(proved_catalogue):
-    assert sum(proved_catalogue[pid].seconds for pid in TMEM_IDS) < 10
 
 
 @pytest.mark.parametrize("pid", [pid for pid in TMEM_IDS if PROPERTIES[pid].expected == "proved"])

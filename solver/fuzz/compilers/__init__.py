@@ -1,0 +1,1 @@
+"""Judging real compilers' answers (`fuzz --against` adapters under solver/fuzz/adapters/) against spec."""
