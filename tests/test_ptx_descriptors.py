@@ -378,3 +378,16 @@ def test_size_limits_are_checked_before_the_work(capsys, monkeypatch):
 def test_long_values_are_cut_in_errors(capsys):
     rc, _, err = run(capsys, "ptx", "check", HANDWRITTEN_WGMMA, "--layout", "Q=" + "x" * 500)
     assert rc == 2 and "characters)" in err and len(err) < 400
+
+
+def test_an_excerpt_without_register_declarations_keeps_64_bit_descriptors():
+    """A trimmed excerpt (no .reg lines, as quoted in issues): %rd registers are 64-bit, as nvcc and
+    Triton name them, so a descriptor's high word survives (spec.mma.descriptor.encode gives the word)."""
+    from solver.ptx import analysis
+    from spec.mma import descriptor
+    word = descriptor.encode("sm90", 0, 16, 1024, "128B").raw
+    ptx = (".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+           f"mov.b64 %rd1, {word};\nmov.b64 %rd2, {word};\n"
+           "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%r1,%r2,%r3,%r4}, %rd1, %rd2, 0, 1, 1, 0, 0;\n}\n")
+    (site,) = analysis.analyse(ptx, smem_base=0).sites
+    assert site.operands["a"].word.is_known and site.operands["a"].word.value == word

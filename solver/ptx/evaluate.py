@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from solver.ptx import bits, semantics
-from solver.ptx.instruction import Instruction, TYPE_BITS, destinations, parse_instruction, registers_in
+from solver.ptx.instruction import Instruction, TYPE_BITS, destinations, parse_instruction
 from solver.ptx.source import Function, Module
 
 DEFAULT_SMEM_BASE = 0x400   # the dynamic shared-memory base the H100 harness saw (hardware/README.md)
@@ -76,6 +76,9 @@ def shared_addresses(module: Module, function: Function, base: int) -> dict:
     return addresses
 
 
+UNDECLARED_WIDTHS = {"%rd": 64, "%fd": 64, "%rs": 16, "%h": 16, "%p": 1}
+
+
 def parse_integer(text: str) -> Optional[int]:
     m = _INTEGER.match(text.strip())
     if not m:
@@ -103,7 +106,9 @@ class Machine:
     def width_of(self, name: str) -> int:
         if name in self.declared:
             return self.declared[name]
-        return self.declared.get(name.rstrip("0123456789"), 32)
+        prefix = name.rstrip("0123456789")
+        # an undeclared register (a trimmed excerpt): the width nvcc's and Triton's names imply
+        return self.declared.get(prefix, UNDECLARED_WIDTHS.get(prefix, 32))
 
     def declare(self, text: str) -> None:
         m = _REG_DECLARATION.match(text)

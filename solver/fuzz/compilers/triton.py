@@ -33,7 +33,6 @@ The other operand gets NVMMASharedLayout.get_default_for, K-major where the dtyp
 from __future__ import annotations
 
 import json
-import re
 from typing import Optional
 
 from spec.mma import descriptor as spec_descriptor
@@ -103,124 +102,28 @@ def offset_table(layout: dict, shape: list) -> dict:
     return table
 
 
-# --- PTX: the MMAs and their descriptors (straight-line, concrete; shared window base 0) ---------------
-_NUMBER = re.compile(r"^-?(0[xX][0-9a-fA-F]+|\d+)$")
-_WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m(\d+)n(\d+)k(\d+)\.(\w+)\.(\w+)\.(\w+)")
-_TCGEN05 = re.compile(r"tcgen05\.mma\.cta_group::(\d)\.kind::(\w+)")
-
-
-def _statements(ptx: str):
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", ptx, flags=re.DOTALL)
-    text = re.sub(r"(?m)^\s*\.(loc|file|version|target|address_size|section)\b.*$", "", text)
-    text = re.sub(r"(?m)^\s*[{}]\s*$", ";", text)            # a scope's brace on its own line
-    for stmt in text.split(";"):
-        stmt = " ".join(stmt.split())
-        stmt = re.sub(r"^\$?[\w$]+:\s*", "", stmt)            # a label
-        stmt = re.sub(r"^[{}]\s*", "", stmt)                  # inline-asm scopes
-        stmt = re.sub(r"^@!?%\w+\s+", "", stmt)               # a predicate guard
-        if stmt:
-            yield stmt
-
-
-def _split_operands(rest: str) -> list:
-    out, depth, cur = [], 0, ""
-    for ch in rest:
-        if ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
+# --- PTX: the MMAs and their descriptors (solver.ptx, `layoutproof ptx descriptors`; shared base 0) -------
 def mma_descriptors(ptx: str, smem_base: int = 0) -> list:
     """Each wgmma.mma_async / tcgen05.mma of the PTX, in order, with its operands' descriptor words
-    (None where not a known constant): {"instruction", "a", "b", and wgmma: "shape" [m, n, k],
-    "trans_a", "trans_b"; tcgen05: "idesc", "cta_group", "kind"}. Registers are evaluated as concrete
-    integers with the shared symbols at `smem_base`; an instruction this evaluator does not know makes
-    its destination unknown."""
-    regs, symbols, mmas = {}, {}, []
-    for name in re.findall(r"\.shared\s+(?:\.\w+\s+(?:\d+\s+)?)*?\.b8\s+([\w$]+)", ptx):
-        symbols[name] = smem_base
+    (None where not fully known): {"instruction", "a", "b", and wgmma: "shape" [m, n, k], "trans_a",
+    "trans_b"; tcgen05: "idesc", "cta_group", "kind"}, as solver.ptx evaluates them with the shared
+    symbols from `smem_base`."""
+    from solver.ptx import analysis
 
-    def value(tok: str) -> Optional[int]:
-        tok = tok.strip()
-        if tok.startswith("{"):
-            parts = [value(p) for p in tok.strip("{}").split(",")]
-            return None if None in parts else parts
-        if tok in regs:
-            return regs[tok]
-        if tok in symbols:
-            return symbols[tok]
-        if _NUMBER.match(tok):
-            return int(tok, 0) if not tok.lstrip("-").lower().startswith("0x") else int(tok, 16)
-        return None
+    def known(word):
+        return word.value if word is not None and word.is_known else None
 
-    for stmt in _statements(ptx):
-        opcode, _, rest = stmt.partition(" ")
-        ops = _split_operands(rest)
-        if opcode.startswith("wgmma.mma_async"):
-            m = _WGMMA.match(opcode)
-            tail = [value(o) for o in ops[1:]]
-            entry = {"instruction": "wgmma", "shape": [int(m.group(1)), int(m.group(2)), int(m.group(3))] if m else None,
-                     "types": list(m.groups()[3:]) if m else None,
-                     "a": tail[0], "b": tail[1], "trans_a": 0, "trans_b": 0}
-            if len(tail) >= 7:
-                entry["trans_a"], entry["trans_b"] = tail[5], tail[6]
-            mmas.append(entry)
-            continue
-        if opcode.startswith("tcgen05.mma"):
-            m = _TCGEN05.match(opcode)
-            vals = [value(o) for o in ops]
-            mmas.append({"instruction": "tcgen05", "cta_group": int(m.group(1)) if m else None,
-                         "kind": m.group(2) if m else None, "a": vals[1], "b": vals[2], "idesc": vals[3]})
-            continue
-        parts = opcode.split(".")
-        head, types = parts[0], parts[1:]
-        width = 64 if any(t.endswith("64") for t in types[-1:]) else 32
-        mask = (1 << width) - 1
-        dst = ops[0] if ops else None
-        args = [value(o) for o in ops[1:]]
-        result = None
-        try:
-            if head == "mov" and len(args) == 1:
-                a = args[0]
-                result = (a[0] & 0xFFFFFFFF) | (a[1] << 32) if isinstance(a, list) else a
-            elif head == "cvt" and len(args) == 1 and args[0] is not None:
-                src_bits = int(re.sub(r"\D", "", types[-1]) or 32)
-                result = args[0] & ((1 << src_bits) - 1)
-            elif head == "bfe" and None not in args:
-                result = (args[0] >> args[1]) & ((1 << args[2]) - 1)
-            elif None in args or not args:
-                result = None
-            elif head == "add":
-                result = args[0] + args[1]
-            elif head == "sub":
-                result = args[0] - args[1]
-            elif head == "or":
-                result = args[0] | args[1]
-            elif head == "and":
-                result = args[0] & args[1]
-            elif head == "xor":
-                result = args[0] ^ args[1]
-            elif head == "shl":
-                result = args[0] << args[1]
-            elif head == "shr":
-                result = args[0] >> args[1]
-            elif head == "mul" and "lo" in types:
-                result = args[0] * args[1]
-        except (TypeError, IndexError):
-            result = None
-        if dst is not None and dst.startswith("%"):
-            regs[dst] = None if result is None else result & mask
-            if head == "mov" and isinstance(args[0] if args else None, list):
-                regs[dst] = result & ((1 << 64) - 1)
+    mmas = []
+    for site in analysis.analyse(ptx, smem_base=smem_base).sites:
+        words = {role: known(op.word) if op.source == "descriptor" else None for role, op in site.operands.items()}
+        if site.family == "wgmma":
+            majors = {role: op.major for role, op in site.operands.items()}
+            mmas.append({"instruction": "wgmma", "shape": [site.m, site.n, site.k],
+                         "a": words.get("a"), "b": words.get("b"),
+                         "trans_a": int(majors.get("a") == "MN"), "trans_b": int(majors.get("b") == "MN")})
+        else:
+            mmas.append({"instruction": "tcgen05", "cta_group": site.cta_group, "kind": site.kind,
+                         "a": words.get("a"), "b": words.get("b"), "idesc": known(site.idesc_word)})
     return mmas
 
 
