@@ -234,27 +234,3 @@ def test_recorded_campaign_judgements_still_hold():
     findings: an agreement still agrees with spec today, and each disagreement is still one."""
     _, rows = _campaign()
     _replay(rows)
-
-
-FIXTURES = os.path.join(ROOT, "tests", "fixtures", "ptx")
-TRITON_FIXTURES = sorted(n for n in os.listdir(FIXTURES) if n.startswith("triton_") and "loop" not in n) \
-    if os.path.isdir(FIXTURES) else []
-
-
-@pytest.mark.parametrize("name", TRITON_FIXTURES)
-def test_descriptors_agree_with_the_ptx_evaluator(name):
-    """The adapter's small concrete evaluator and solver.ptx (`layoutproof ptx descriptors`) read the same
-    descriptor words from PTX that Triton 3.9 emitted (straight-line fixtures; the loop one needs
-    solver.ptx's loop handling, which the adapter's kernels never emit)."""
-    from solver.ptx import analysis
-    with open(os.path.join(FIXTURES, name)) as handle:
-        ptx = handle.read()
-    sites = analysis.analyse(ptx, smem_base=0).sites
-    ours = judge.mma_descriptors(ptx, smem_base=0)
-    assert len(sites) == len(ours) >= 1
-    for site, mine in zip(sites, ours):
-        for role in ("a", "b"):
-            operand = site.operands.get(role)
-            if operand is None or operand.source != "descriptor":
-                continue
-            assert operand.word.is_known and operand.word.value == mine[role], (name, site.line, role)
