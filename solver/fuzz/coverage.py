@@ -68,8 +68,14 @@ def _tmem_alloc_model() -> Model:
     return Model(tmem_alloc_model.constraints(r), tmem_alloc_model.domain(r), [])
 
 
+def _triton_nvmma_model() -> Model:
+    from solver.model import triton_nvmma as triton_nvmma_model
+    r = triton_nvmma_model.symbolic_record()
+    return Model(triton_nvmma_model.constraints(r), triton_nvmma_model.domain(r), [])
+
+
 MODELS = {"tensormap": _tensormap_model, "desc": _desc_model, "recipe": _recipe_model, "tmem": _tmem_model,
-          "tmem-alloc": _tmem_alloc_model}
+          "tmem-alloc": _tmem_alloc_model, "triton-nvmma": _triton_nvmma_model}
 
 
 @lru_cache(maxsize=None)

@@ -259,6 +259,22 @@ def sample_cases(arch: str, count: int, seed: int = 0) -> list:
     return out[:count]
 
 
+def fuzz_cases(arch: str, count: int, seed: int = 0) -> list:
+    """`count` cases from `layoutproof fuzz --target triton-nvmma` on `arch` (solver/fuzz/triton_nvmma.py:
+    Z3-anchored and sampled), taken in turn from --valid and each rule broken alone (those with cases there)."""
+    from solver.fuzz import engine
+    from solver.fuzz import triton_nvmma
+    asks = [frozenset()] + [frozenset({r}) for r in triton_nvmma.RULE_IDS]
+    pools = [[rec["case"] for rec in engine.generate("triton-nvmma", arch, asked, count, seed)] for asked in asks]
+    seen, out = set(), []
+    for row in range(count):
+        for pool in pools:
+            if row < len(pool) and case_key(pool[row]) not in seen and len(out) < count:
+                seen.add(case_key(pool[row]))
+                out.append(pool[row])
+    return out
+
+
 class _Child:
     """One `python -m solver.fuzz.adapters.triton_gluon` serving the protocol; restarted when it dies (a
     compiler crash: an abort inside Triton's C++ ends the whole process)."""
@@ -398,6 +414,8 @@ def main(argv=None) -> int:
     camp.add_argument("--arch", choices=judge.ARCHES, action="append", required=True)
     camp.add_argument("--count", type=int, default=2000)
     camp.add_argument("--seed", type=int, default=0)
+    camp.add_argument("--from-fuzz", action="store_true", help="take the cases from `layoutproof fuzz --target "
+                      "triton-nvmma` (Z3-anchored, valid and each rule broken alone) instead of the random sampler")
     camp.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     camp.add_argument("--out", required=True, help="JSON lines: case, answer, judgement")
     camp.add_argument("--cache", default=None, help="JSON lines cache of answers by case")
@@ -405,7 +423,8 @@ def main(argv=None) -> int:
                       "a header line, then {case, answer, outcome, findings} per case)")
     args = parser.parse_args(argv)
     if args.command == "campaign":
-        cases = [c for arch in args.arch for c in sample_cases(arch, args.count, args.seed)]
+        draw = fuzz_cases if args.from_fuzz else sample_cases
+        cases = [c for arch in args.arch for c in draw(arch, args.count, args.seed)]
         summary = run_campaign(cases, args.out, args.jobs, args.cache)
         summary["triton"] = triton_version()
         if args.record:
