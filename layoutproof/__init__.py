@@ -123,18 +123,23 @@ def prove(property_id: str, timeout: float = 30.0):
 
 
 def prove_layout(layout, prop: str, *, dtype=None, start_address: int = 0, other=None, range=None,
-                 line: int = 128, k_slice=None, params=None, engine: str = "auto", timeout: float = 30.0):
+                 line: int = 128, k_slice=None, params=None, engine: str = "auto", timeout: float = 30.0,
+                 descriptor=None, arch=None, major=None, k_steps=None, tma=None, coords=None):
     """Prove a property of your own layout (CuTe notation, as `synth` takes it; the swizzle acts on
     byte addresses start_address + bytes(dtype) * offset): "injective", "bijective" (onto `range`
     (lo, hi), default the layout's cosize), "equals" (`other`, a second layout) or "inside" (every
     `k_slice`-element k-slice of every row inside one `line`-byte line). `params` maps names used in
-    the layout text to the values to prove it for ({"S": range(64, 4097, 64)}). Returns
+    the layout text to the values to prove it for ({"S": range(64, 4097, 64)}). "read-by": the
+    shared-memory `descriptor` (word or hex; `arch`, `major` "K"/"MN", optional `k_steps`) reads
+    exactly this (mn, k) layout at every k-step; "written-by": the TMA tiled box of `tma` (a tma check
+    document or its path; optional `coords`) writes exactly this layout. Returns
     solver.prove.user_layout.LayoutResult: status "proved" / "refuted" (`.counterexample`, replayed
     by spec) / "unknown", `.engine` ("gf2", "z3", "enumeration"), `.as_json()` (prove --layout --json)."""
     from solver.prove import user_layout
     return user_layout.prove_layout(layout, prop, dtype=dtype, start_address=start_address, other=other,
                                     range_=range, line=line, k_slice=k_slice, params=params, engine=engine,
-                                    timeout=timeout)
+                                    timeout=timeout, descriptor=descriptor, arch=arch, major=major,
+                                    k_steps=k_steps, tma=tma, coords=coords)
 
 
 def rules() -> list:

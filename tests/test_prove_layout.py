@@ -271,3 +271,183 @@ def test_cli_text_and_usage(capsys):
     rc, out, _ = run(capsys, "prove", "--layout", "(64,64):(S,1)", "--param", "S=64..256:64", "--dtype",
                      "bf16", "injective")
     assert rc == 0 and "S in 64..256:64" in out
+
+
+# --- read-by / written-by (solver.prove.layout_io) -------------------------------------------------------------
+
+import gzip
+import os
+
+from spec.mma import descriptor as spec_desc
+from spec.rule import SpecError
+
+HARDWARE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hardware")
+TILE128 = "Sw<3,4,3> o (64,64):(64,1)"      # bf16 K-major rows of 128 B, 8-row groups 1024 B apart
+
+
+def _canonical_128b(start=0, **changes):
+    """PTX 9.7.16.3.3: K-major 128B swizzle: SBO = 8 rows x 128 B = 1024, LBO unused (16 by convention)."""
+    desc = spec_desc.encode("sm90", start, 16, 1024, "128B")
+    return spec_desc.with_fields(desc, **changes).raw if changes else desc.raw
+
+
+@pytest.mark.parametrize("engine", ["auto", "gf2", "enumeration"])
+def test_read_by_the_canonical_descriptor_is_proved_for_every_k_step(engine):
+    r = lp.prove_layout(TILE128, "read-by", dtype="bf16", descriptor=_canonical_128b(), arch="sm90",
+                        major="K", engine=engine)
+    assert r.status == "proved" and r.engine == ("enumeration" if engine == "enumeration" else "gf2")
+    assert "4 k-steps" in r.domain
+    if engine == "auto":
+        assert r.cross_checked_by == ["enumeration"]
+
+
+def test_read_by_sbo_off_by_128_is_refuted_at_the_ninth_row():
+    r = lp.prove_layout(TILE128, "read-by", dtype="bf16", descriptor=_canonical_128b(stride_byte_offset=1152),
+                        arch="sm90", major="K")
+    assert r.status == "refuted"
+    cex = r.counterexample
+    # row 8 is read from SBO = 1152 (its 128B-swizzle phase 1 moves chunk 0 to 0x490); the layout holds it at 1024
+    assert cex["element"] == {"mn": 8, "k": 0} and cex["read_from"] == 0x490 and cex["held_at"] == 0x400
+    assert any(rule.startswith("desc.tile.stride_byte_offset") for rule in cex["rules_broken"])
+
+
+def test_read_by_the_wrong_swizzle_is_refuted_by_gf2():
+    r = lp.prove_layout(TILE128, "read-by", dtype="bf16", descriptor=_canonical_128b(swizzle="64B"),
+                        arch="sm90", major="K")
+    assert r.status == "refuted" and r.engine == "gf2" and r.cross_checked_by == ["enumeration"]
+    # row 1: 64B rows 64 bytes apart are read at 64 bytes; the layout's row 1 is 128 B on, chunk 1 (0x90)
+    assert r.counterexample["element"] == {"mn": 1, "k": 0}
+    assert (r.counterexample["read_from"], r.counterexample["held_at"]) == (64, 0x90)
+    assert any(rule.startswith("desc.tile.swizzle") for rule in r.counterexample["rules_broken"])
+
+
+def test_read_by_a_later_k_step_misread_is_found():
+    """A 64-wide K tile with K-steps advanced by the layout's own offset (32 B per step): proved; a layout
+    whose second K atom lives elsewhere is read wrong from some later step on."""
+    ok = lp.prove_layout("Sw<3,4,3> o (64,(64,2)):(64,(1,4096))", "read-by", dtype="bf16",
+                         descriptor=_canonical_128b(), arch="sm90", major="K")
+    assert ok.status == "proved" and "8 k-steps" in ok.domain
+    one = lp.prove_layout(TILE128, "read-by", dtype="bf16", descriptor=_canonical_128b(), arch="sm90",
+                          major="K", k_steps=1)
+    assert one.status == "proved" and "1 k-steps" in one.domain
+
+
+def test_read_by_refuses_what_it_cannot_ask():
+    with pytest.raises(SpecError):      # larger than ELEMENT_LIMIT
+        lp.prove_layout("(1024,512):(512,1)", "read-by", dtype="bf16", descriptor=_canonical_128b(),
+                        arch="sm90", major="K")
+    with pytest.raises(SpecError):      # rank 1
+        lp.prove_layout("64:1", "read-by", dtype="bf16", descriptor=_canonical_128b(), arch="sm90", major="K")
+    with pytest.raises(SpecError):      # no dtype
+        lp.prove_layout(TILE128, "read-by", descriptor=_canonical_128b(), arch="sm90", major="K")
+
+
+def _wgmma_records():
+    with gzip.open(os.path.join(HARDWARE, "wgmma_sm90_reads.json.gz"), "rt") as f:
+        cases = json.load(f)["cases"]
+    return [c for c in cases if c["dtype"] == "bf16" and c["major"] == "K" and c["swizzle"] == "128B"
+            and c["base_offset"] == 0 and c["strides"] in ("canonical", "gapped-sbo") and c["clean"]]
+
+
+def test_read_by_agrees_with_what_the_h100_read():
+    records = _wgmma_records()
+    assert records
+    for c in records:
+        group = c["sbo"] // 2                          # elements between 8-row groups
+        layout = f"Sw<3,4,3> o ((8,{c['mn'] // 8}),16):((64,{group}),1)"
+        s = ul.make_subject(layout, "bf16", c["start_address"])
+        held = [[s.address((mn, k)) for k in range(c["k"])] for mn in range(c["mn"])]
+        assert held == c["addresses"], c["id"]         # the H100 read exactly this layout
+        r = lp.prove_layout(layout, "read-by", dtype="bf16", start_address=c["start_address"],
+                            descriptor=c["descriptor"], arch="sm90", major="K")
+        assert r.status == "proved", (c["id"], r.reason)
+        wrong = spec_desc.with_fields(spec_desc.decode("sm90", int(c["descriptor"], 16)),
+                                      stride_byte_offset=c["sbo"] + 128).raw
+        bad = lp.prove_layout(layout, "read-by", dtype="bf16", start_address=c["start_address"],
+                              descriptor=wrong, arch="sm90", major="K")
+        assert bad.status == "refuted" and bad.counterexample["element"]["mn"] == 8
+
+
+TMA_DOC = {"encode": "tiled", "dataType": "BFLOAT16", "rank": 2, "globalAddress": "0x7f0000000000",
+           "globalDim": [4096, 4096], "globalStrides": [8192], "boxDim": [64, 64], "elementStrides": [1, 1],
+           "interleave": "NONE", "swizzle": "128B", "l2Promotion": "L2_256B", "oobFill": "NONE",
+           "smemAddress": "0x0"}
+
+
+@pytest.mark.parametrize("engine", ["auto", "gf2", "enumeration"])
+def test_written_by_a_128b_box_is_the_swizzled_row_major_tile(engine):
+    """PTX 5.5.7: a 128B-swizzled box of 64 bf16 per row: rows 128 B apart, 16-byte chunks XORed with the
+    row's line index: CuTe Sw<3,4,3> o (64,64):(1,64) on byte addresses."""
+    r = lp.prove_layout("Sw<3,4,3> o (64,64):(1,64)", "written-by", dtype="bf16", tma=TMA_DOC, coords=[0, 0],
+                        engine=engine)
+    assert r.status == "proved" and r.engine == ("enumeration" if engine == "enumeration" else "gf2")
+
+
+def test_written_by_the_wrong_swizzle_or_pitch_is_refuted_with_the_element():
+    r = lp.prove_layout("Sw<2,4,3> o (64,64):(1,64)", "written-by", dtype="bf16", tma=TMA_DOC)
+    assert r.status == "refuted"
+    cex = r.counterexample
+    i, j = cex["element"]
+    # the first element that differs: 128B XORs address bit 6 with bit 9 (row 4), 64B does not
+    assert (i, j) == (0, 4) and cex["written_at"] == 4 * 128 ^ 0x40 and cex["held_at"] == 4 * 128
+    pitch = lp.prove_layout("Sw<3,4,3> o (64,64):(1,72)", "written-by", dtype="bf16", tma=TMA_DOC)
+    assert pitch.status == "refuted" and pitch.counterexample["element"][1] >= 1
+
+
+def test_written_by_refuses_a_load_tma_check_refuses_and_a_shape_mismatch():
+    with pytest.raises(SpecError):
+        lp.prove_layout("Sw<3,4,3> o (128,64):(1,128)", "written-by", dtype="bf16",
+                        tma={**TMA_DOC, "boxDim": [128, 64]})       # 256-byte rows > the 128B span
+    with pytest.raises(SpecError):
+        lp.prove_layout("Sw<3,4,3> o (64,32):(1,64)", "written-by", dtype="bf16", tma=TMA_DOC)
+
+
+def _tma_records():
+    with gzip.open(os.path.join(HARDWARE, "tma_loads_sm90.json.gz"), "rt") as f:
+        cases = json.load(f)["cases"]
+    return [c for c in cases if c["mode"] == "tiled" and c.get("run") == "ok" and c["where"] == "inside"
+            and len(c["box"]) == 2 and c["element_strides"] == [1, 1] and c["swizzle"] != "NONE"]
+
+
+def test_written_by_agrees_with_where_the_h100_wrote():
+    """Records whose box rows fill the swizzle span: the H100's written slots are the layout's addresses."""
+    from spec.tma import swizzle as tma_swizzle
+    checked = 0
+    for c in _tma_records():
+        eb, (d0, d1) = c["element_bytes"], c["box"]
+        span = tma_swizzle.mode_info(c["swizzle"]).span
+        if d0 * eb != span or d0 & (d0 - 1) or d1 & (d1 - 1):
+            continue
+        bits = {32: 1, 64: 2, 128: 3}[span]
+        start = c["smem_base"] + c["smem_offset"]
+        layout = f"Sw<{bits},4,3> o ({d0},{d1}):(1,{d0})"
+        s = ul.make_subject(layout, None, start, eb)
+        observed = {c["written_from"] + n * eb for n, code in enumerate(c["codes"]) if code != -1}
+        assert observed == {s.address((i, j)) for i in range(d0) for j in range(d1)}, c["id"]
+        doc = {"encode": "tiled", "dataType": c["data_type"], "rank": 2, "globalAddress": "0x7f0000000000",
+               "globalDim": [4096, 64], "globalStrides": [4096 * eb], "boxDim": [d0, d1], "elementStrides": [1, 1],
+               "interleave": "NONE", "swizzle": c["swizzle"], "l2Promotion": "NONE", "oobFill": "NONE",
+               "smemAddress": start}
+        r = lp.prove_layout(layout, "written-by", start_address=start, tma=doc, coords=c["coord"])
+        assert r.status == "proved", (c["id"], r.reason)
+        checked += 1
+    assert checked
+
+
+def test_cli_read_by_and_written_by(capsys, tmp_path):
+    word = "%#x" % _canonical_128b()
+    rc, out, _ = run(capsys, "prove", "--layout", TILE128, "--dtype", "bf16", "read-by", word, "--arch", "sm90",
+                     "--major", "K", "--json")
+    doc = json.loads(out)["results"][0]
+    assert rc == 0 and doc["status"] == "proved" and doc["id"] == "layout.read-by" and doc["engine"] == "gf2"
+    rc, out, _ = run(capsys, "prove", "--layout", TILE128, "--dtype", "bf16", "read-by",
+                     "%#x" % _canonical_128b(stride_byte_offset=1152), "--arch", "sm90", "--major", "K")
+    assert rc == 1 and "mn=8" in out and "desc.tile.stride_byte_offset" in out
+    params = tmp_path / "p.json"
+    params.write_text(json.dumps(TMA_DOC))
+    rc, out, _ = run(capsys, "prove", "--layout", "Sw<2,4,3> o (64,64):(1,64)", "written-by", "--tma", params,
+                     "--coords", "0,0")
+    assert rc == 1 and "box element (0,4)" in out
+    rc, _, err = run(capsys, "prove", "--layout", TILE128, "--dtype", "bf16", "read-by", "--arch", "sm90",
+                     "--major", "K")
+    assert rc == 2

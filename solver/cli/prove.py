@@ -42,9 +42,9 @@ def run_layout(args) -> int:
     if prop not in user_layout.PROPERTIES:
         raise SpecError("property", prop, "expected one of " + " ".join(user_layout.PROPERTIES),
                         "layout.notation")
-    if len(rest) != (1 if prop == "equals" else 0):
-        raise UsageError(f"layoutproof prove: {prop} takes " + ("one layout to compare with"
-                                                                if prop == "equals" else "no argument"))
+    wants = {"equals": "one layout to compare with", "read-by": "one descriptor (64-bit, hex)"}
+    if len(rest) != (1 if prop in wants else 0):
+        raise UsageError(f"layoutproof prove: {prop} takes " + wants.get(prop, "no argument"))
     if args.range is not None and len(args.range) != 2:
         raise UsageError("layoutproof prove: --range takes lo,hi")
     if args.timeout <= 0:
@@ -52,8 +52,10 @@ def run_layout(args) -> int:
     params = dict(user_layout.parse_param(text) for text in args.param)
     result = user_layout.prove_layout(
         args.layout, prop, dtype=args.dtype, start_address=args.start_address,
-        other=rest[0] if rest else None, range_=args.range, line=args.line, k_slice=args.k_slice,
-        params=params, engine=args.engine, timeout=args.timeout)
+        other=rest[0] if rest and prop == "equals" else None, range_=args.range, line=args.line,
+        k_slice=args.k_slice, params=params, engine=args.engine, timeout=args.timeout,
+        descriptor=rest[0] if rest and prop == "read-by" else None, arch=args.arch, major=args.major,
+        k_steps=args.k_steps, tma=args.tma, coords=args.coords)
     render.emit(args, {"results": [result.as_json()]}, lambda: render.layout_proof_text(result.as_json()))
     return EXIT_OK if result.status == "proved" else EXIT_VIOLATION
 
@@ -105,7 +107,8 @@ def register(commands) -> None:
 
     layout = p.add_argument_group(
         "your own layout", "prove --layout L [--dtype T] [--start-address A] PROPERTY: injective, "
-        "bijective [--range lo,hi], equals L2, inside [--line 128] [--k-slice N]")
+        "bijective [--range lo,hi], equals L2, inside [--line 128] [--k-slice N], read-by DESC --arch A "
+        "--major K|MN [--k-steps N], written-by --tma PARAMS.json [--coords c0,c1,...] [--arch A]")
     layout.add_argument("--layout", default=None,
                         help="a layout in CuTe notation (as synth takes it; 'Sw<B,M,S> o ...' swizzles byte "
                              "addresses); with --layout the first ID is the property")
@@ -117,6 +120,15 @@ def register(commands) -> None:
     layout.add_argument("--line", type=positive_number, default=128, help="inside: line bytes (default 128)")
     layout.add_argument("--k-slice", type=positive_number, default=None,
                         help="inside: k elements per slice (default: the whole k mode)")
+    layout.add_argument("--arch", default=None, help="read-by: the descriptor's arch (sm90, sm100, sm103); "
+                        "written-by: the arch tma check judges the load on (default sm90)")
+    layout.add_argument("--major", default=None, choices=("K", "MN"), help="read-by: the operand's major-ness")
+    layout.add_argument("--k-steps", type=positive_number, default=None,
+                        help="read-by: k-steps of the instruction K (default: the layout's k extent / K)")
+    layout.add_argument("--tma", default=None, metavar="PARAMS.json",
+                        help="written-by: a tiled `tma check` parameter document with smemAddress")
+    layout.add_argument("--coords", type=number_list, default=None, metavar="C0,C1,...",
+                        help="written-by: the load's tensor coordinates (checked by tma check's rules)")
     layout.add_argument("--param", action="append", default=[], metavar="NAME=LO..HI[:STEP]",
                         help="a named integer in the layout text, proved for every value (repeatable)")
     layout.add_argument("--engine", default="auto", choices=("auto", "gf2", "z3", "enumeration"),

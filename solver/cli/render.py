@@ -161,7 +161,16 @@ def layout_proof_text(doc: dict) -> str:
     if cex:
         if "params" in cex:
             lines.append("  with " + _assignments(cex["params"]))
-        if "indices" in cex:
+        if "read_from" in cex:
+            e = cex["element"]
+            lines.append(f"  k-step {cex['k_step']} (descriptor {cex['descriptor']}): element (mn={e['mn']}, "
+                         f"k={e['k']}) is read from {cex['read_from']:#x}; the layout holds "
+                         f"{_crd(cex['coordinate'])} at {cex['held_at']:#x}")
+            lines += [f"  breaks {r}" for r in cex.get("rules_broken", [])]
+        elif "written_at" in cex:
+            lines.append(f"  box element {_crd(cex['element'])} (index {cex['index']}) is written at "
+                         f"{cex['written_at']:#x}; the layout holds it at {cex['held_at']:#x}")
+        elif "indices" in cex:
             (c1, c2), (a1, a2) = cex["coordinates"], cex["addresses"]
             lines.append(f"  coordinates {_crd(c1)} and {_crd(c2)} (indices {cex['indices'][0]}, "
                          f"{cex['indices'][1]}) both at address {a1:#x}")

@@ -13,7 +13,9 @@ Properties (each over every coordinate of the layout):
   inside (line, slice)  rank-2 (row, k): for every row and every k-slice of `slice` elements
                         (k in [s*slice, (s+1)*slice), default the whole k mode), all bytes of its elements
                         lie in one aligned `line`-byte line (PTX ISA 9.7.16.3.1.2: a 48-byte K slice
-                        packed contiguously "would overflow the 128B shared memory boundary").
+                        packed contiguously "would overflow the 128B shared memory boundary");
+  read-by DESC          a shared-memory descriptor reads exactly this (mn, k) layout, every k-step;
+  written-by --tma P    a TMA tiled box writes exactly this layout (both: solver.prove.layout_io).
 
 Engines: a layout that is affine over GF(2) (solver.gf2.layout) is decided by rank and kernel
 (solver.gf2.matrix); any other by Z3 over the model solver.model.cute_layout (written apart from spec);
@@ -38,7 +40,7 @@ from solver.gf2 import matrix
 from solver.gf2.layout import Affine, linearize, power_of_two_log
 from solver.model.cute_layout import AddressMap
 
-PROPERTIES = ("injective", "bijective", "equals", "inside")
+PROPERTIES = ("injective", "bijective", "equals", "inside", "read-by", "written-by")
 ENGINES = ("auto", "gf2", "z3", "enumeration")
 ENUMERATION_LIMIT = 1 << 12      # spec enumerates domains this small as a cross-check
 MAX_INSTANCES = 4096             # --param value combinations
@@ -91,7 +93,7 @@ def element_bytes(dtype: Optional[str]) -> int:
     return d.bits // 8
 
 
-def make_subject(layout, dtype: Optional[str] = None, start: int = 0) -> Subject:
+def make_subject(layout, dtype: Optional[str] = None, start: int = 0, bytes_: Optional[int] = None) -> Subject:
     parsed = parse_layout(layout) if isinstance(layout, str) else layout
     inner = parsed.layout if isinstance(parsed, ComposedLayout) else parsed
     if inner.has_basis_strides():
@@ -99,7 +101,7 @@ def make_subject(layout, dtype: Optional[str] = None, start: int = 0) -> Subject
                         "not basis strides", "layout.basis_strides")
     if start < 0:
         raise SpecError("start_address", start, "must be non-negative", "layout.notation")
-    b = element_bytes(dtype)
+    b = element_bytes(dtype) if bytes_ is None else bytes_
     shape, stride = inner.shape, inner.stride
     top = zip(shape, stride) if is_tuple(shape) else [(shape, stride)]
     modes = tuple(tuple(zip(flatten(s), flatten(d))) for s, d in top)
@@ -128,14 +130,16 @@ class LayoutResult:
     layout: str = ""
     bases: Optional[dict] = None
     expected: str = "proved"
+    source: str = SOURCE
+    rules: list = field(default_factory=lambda: list(RULES))
 
     @property
     def as_expected(self) -> bool:
         return self.status == self.expected
 
     def as_json(self) -> dict:
-        document = {"id": self.id, "statement": self.statement, "domain": self.domain, "source": SOURCE,
-                    "rules": RULES, "status": self.status, "expected": self.expected,
+        document = {"id": self.id, "statement": self.statement, "domain": self.domain,
+                    "source": self.source, "rules": self.rules, "status": self.status, "expected": self.expected,
                     "seconds": round(self.seconds, 6), "counterexample": self.counterexample,
                     "engine": self.engine, "cross_checked_by": self.cross_checked_by, "layout": self.layout}
         if self.reason:
@@ -481,12 +485,21 @@ def _substitute(text: str, values: dict) -> str:
 
 def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_address: int = 0,
                  other: Optional[str] = None, range_=None, line: int = 128, k_slice: Optional[int] = None,
-                 params: Optional[dict] = None, engine: str = "auto", timeout: float = 30.0) -> LayoutResult:
+                 params: Optional[dict] = None, engine: str = "auto", timeout: float = 30.0,
+                 descriptor=None, arch: Optional[str] = None, major: Optional[str] = None,
+                 k_steps: Optional[int] = None, tma=None, coords=None) -> LayoutResult:
     """Prove `prop` of `layout` (CuTe notation; with `params`, for every value of each named parameter:
-    {name: iterable of ints}). Returns a LayoutResult; malformed input raises SpecError."""
+    {name: iterable of ints}). read-by takes `descriptor` (word or hex text), `arch`, `major` and
+    optionally `k_steps`; written-by takes `tma` (a tma check document, or its path) and optionally
+    `coords`. Returns a LayoutResult; malformed input raises SpecError."""
     began = time.perf_counter()
     if engine not in ENGINES:
         raise SpecError("engine", engine, "expected one of " + " ".join(ENGINES), "layout.notation")
+    if prop in ("read-by", "written-by"):
+        if params:
+            raise SpecError("param", ",".join(params), f"{prop} takes no --param", "layout.notation")
+        return _prove_io(layout, prop, dtype, start_address, engine, began, descriptor, arch, major,
+                         k_steps, tma, coords)
     if prop == "equals" and other is None:
         raise SpecError("property", prop, "equals needs a second layout", "layout.notation")
     params = {name: list(values) for name, values in (params or {}).items()}
@@ -541,3 +554,52 @@ def _range_text(values: list) -> str:
     if len(values) > 2 and all(b - a == values[1] - values[0] for a, b in zip(values, values[1:])):
         return f"{values[0]}..{values[-1]}:{values[1] - values[0]}"
     return ",".join(map(str, values))
+
+
+def _prove_io(layout, prop, dtype, start_address, engine, began, descriptor, arch, major, k_steps, tma,
+              coords) -> LayoutResult:
+    """read-by / written-by (solver.prove.layout_io)."""
+    from spec.mma import descriptor as spec_descriptor
+    from solver.prove import layout_io as io
+    if prop == "read-by":
+        if descriptor is None or arch is None or major is None:
+            raise SpecError("property", prop, "read-by needs a descriptor, --arch and --major", "desc.tile.reads")
+        if dtype is None:
+            raise SpecError("dtype", None, "read-by needs --dtype (the element type the MMA reads)",
+                            "desc.tile.reads")
+        word = descriptor if isinstance(descriptor, int) else spec_descriptor.parse_word(str(descriptor))
+        s = make_subject(layout, dtype, start_address)
+        q = io.ReadQuestion(s, word, arch, major, k_steps, dtype)
+        replay_, where = io._read_replay, (f"{q.mn} x {q.k_instr * q.k_steps} elements ({q.k_steps} k-steps of "
+                                            f"{q.mn} x {q.k_instr}), {dtype} ({s.element_bytes} B)")
+        source, rules = io.READ_SOURCE, io.READ_RULES
+    else:
+        if tma is None:
+            raise SpecError("property", prop, "written-by needs --tma PARAMS.json", "tma.place.tiled")
+        document = io.read_params_file(tma) if isinstance(tma, str) else tma
+        probe_bytes = None
+        if dtype is None:
+            from spec.tma import tensormap_params
+            info = tensormap_params.DATA_TYPES.get(document.get("dataType")) if isinstance(document, dict) else None
+            probe_bytes = info.bits // 8 if info is not None and info.bits % 8 == 0 else None
+        s = make_subject(layout, dtype, start_address, probe_bytes)
+        q = io.WriteQuestion(s, document, coords, arch or "sm90")
+        replay_, where = io._write_replay, (f"{q.size} box elements, {s.element_bytes} B, on {q.arch}"
+                                            + (f", coordinates {q.coordinates}" if q.coordinates else ""))
+        source, rules = io.WRITE_SOURCE, io.WRITE_RULES
+    if start_address:
+        where += f", start {start_address:#x}"
+    status, name, checked, detail = io.decide(s, prop, q, engine)
+    counterexample, reason = None, ""
+    if status == "refuted":
+        counterexample, confirmed = replay_(s, q, detail)
+        if not confirmed:
+            status, reason = "unknown", f"spec does not confirm the {name} counterexample: engine and spec disagree"
+    elif status == "unknown":
+        reason = detail
+    bases = {"offset": s.linear.offset, "in_dims": s.linear.bases()} if isinstance(s.linear, Affine) else None
+    result = LayoutResult(f"layout.{prop}", q.statement(layout if isinstance(layout, str) else s.text), where,
+                          status, name, 0.0, counterexample, reason, checked, s.text, bases)
+    result.source, result.rules = source, list(rules)
+    result.seconds = time.perf_counter() - began
+    return result
