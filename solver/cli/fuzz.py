@@ -40,7 +40,7 @@ def register(commands) -> None:
                "  layoutproof fuzz --target tensormap --count 200 --against 'python -m solver.fuzz.adapters.driver_encode'\n"
                "  layoutproof fuzz --coverage --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap, recipe, tmem, tmem-alloc or triton-nvmma "
+    p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma or cute-dsl "
                    "(Triton's NVMMASharedLayout parameters of one MMA operand)")
     p.add_argument("--count", type=positive_number, default=10, help="cases to generate (default 10)")
     p.add_argument("--seed", type=number, default=0, help="random seed (default 0)")
@@ -51,7 +51,7 @@ def register(commands) -> None:
                    help="sm90 (default; the H100 evidence), sm100 or sm103; for tmem the GPU the targets run on "
                         "(sm90: sm_90a, sm100: sm_100a/f, sm103: sm_100f, sm_103a/f; default sm100); for tmem-alloc the GPU "
                         "the kernel runs on (sm100: sm_100a, sm103: sm_103a; default sm100); for triton-nvmma sm90 "
-                        "(default: wgmma) or sm100 (tcgen05.mma)")
+                        "(default: wgmma) or sm100 (tcgen05.mma); for cute-dsl sm90 (default) or sm100")
     p.add_argument("--format", default="jsonl", choices=FORMATS,
                    help="jsonl (default), cuda (tensormap: a host program calling cuTensorMapEncode*), "
                         "ptx (desc: wgmma / tcgen05.mma kernels; tmem: one kernel per tcgen05.ld/st/ld.red case, "
@@ -65,7 +65,7 @@ def register(commands) -> None:
 # --- Generation ------------------------------------------------------------------------------------------
 def _records(args) -> tuple:
     if not args.target:
-        raise FuzzUsage("fuzz: --target is required (desc, tensormap, recipe, tmem, tmem-alloc or triton-nvmma) unless --coverage")
+        raise FuzzUsage("fuzz: --target is required (desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma or cute-dsl) unless --coverage")
     if args.arch is None:
         args.arch = DEFAULT_ARCH.get(args.target, "sm90")
     if args.arch not in ARCHES:

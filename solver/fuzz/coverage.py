@@ -74,8 +74,14 @@ def _triton_nvmma_model() -> Model:
     return Model(triton_nvmma_model.constraints(r), triton_nvmma_model.domain(r), [])
 
 
+def _cute_dsl_model() -> Model:
+    from solver.model import cute_dsl as cute_dsl_model
+    r = cute_dsl_model.symbolic_record()
+    return Model(cute_dsl_model.constraints(r), cute_dsl_model.domain(r), [])
+
+
 MODELS = {"tensormap": _tensormap_model, "desc": _desc_model, "recipe": _recipe_model, "tmem": _tmem_model,
-          "tmem-alloc": _tmem_alloc_model, "triton-nvmma": _triton_nvmma_model}
+          "tmem-alloc": _tmem_alloc_model, "triton-nvmma": _triton_nvmma_model, "cute-dsl": _cute_dsl_model}
 
 
 @lru_cache(maxsize=None)

@@ -30,7 +30,7 @@ from spec.rules import SpecError, all_rules
 
 from solver.fuzz.outcome import Label
 
-TARGETS = ("desc", "tensormap", "recipe", "tmem", "tmem-alloc", "triton-nvmma")
+TARGETS = ("desc", "tensormap", "recipe", "tmem", "tmem-alloc", "triton-nvmma", "cute-dsl")
 
 
 @dataclass

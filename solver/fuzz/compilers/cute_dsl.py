@@ -247,6 +247,22 @@ def generate(arch: str, count: int, seed: int) -> list:
     return cases
 
 
+def fuzz_cases(arch: str, count: int, seed: int = 0) -> list:
+    """`count` cases from `layoutproof fuzz --target cute-dsl` on `arch` (solver/fuzz/cute_dsl.py: Z3-anchored
+    and sampled), taken in turn from --valid and each rule broken alone (those with cases there)."""
+    from solver.fuzz import engine
+    rule_ids = engine.target_module("cute-dsl").RULE_IDS        # by name: the target imports this judge
+    asks = [frozenset()] + [frozenset({r}) for r in rule_ids]
+    pools = [[rec["case"] for rec in engine.generate("cute-dsl", arch, asked, count, seed)] for asked in asks]
+    seen, out = set(), []
+    for row in range(count):
+        for pool in pools:
+            if row < len(pool) and json_key(pool[row]) not in seen and len(out) < count:
+                seen.add(json_key(pool[row]))
+                out.append(pool[row])
+    return out
+
+
 def json_key(case: dict) -> str:
     import json
     return json.dumps(case, sort_keys=True)
@@ -302,6 +318,8 @@ def main(argv=None) -> int:
                         help="the interpreter of the venv that has nvidia-cutlass-dsl")
     parser.add_argument("--count", type=int, default=2000, help="configurations per arch")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--from-fuzz", action="store_true", help="take the cases from `layoutproof fuzz --target "
+                        "cute-dsl` (Z3-anchored, valid and each rule broken alone) instead of the random sampler")
     parser.add_argument("--out", default="tests/hardware/cute_dsl_campaign.json.gz")
     parser.add_argument("--counterexamples", default="counterexamples/against/cute_dsl/disagreements.json")
     args = parser.parse_args(argv)
@@ -310,7 +328,7 @@ def main(argv=None) -> int:
     started = time.time()
     with ThreadPoolExecutor(len(CAMPAIGN_ARCHES)) as pool:   # one adapter process per arch
         jobs = {arch: pool.submit(lambda a: (lambda cs: (cs, run_adapter(cs, command, a, log)))(
-            generate(a, args.count, args.seed)), arch) for arch in CAMPAIGN_ARCHES}
+            (fuzz_cases if args.from_fuzz else generate)(a, args.count, args.seed)), arch) for arch in CAMPAIGN_ARCHES}
         results = {arch: job.result() for arch, job in jobs.items()}
     elapsed = time.time() - started
     records = {arch: [{"case": c, "answer": a} for c, a in zip(*results[arch])] for arch in CAMPAIGN_ARCHES}
