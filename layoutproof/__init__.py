@@ -129,7 +129,10 @@ def prove_layout(layout, prop: str, *, dtype=None, start_address: int = 0, other
     byte addresses start_address + bytes(dtype) * offset): "injective", "bijective" (onto `range`
     (lo, hi), default the layout's cosize), "equals" (`other`, a second layout) or "inside" (every
     `k_slice`-element k-slice of every row inside one `line`-byte line). `params` maps names used in
-    the layout text to the values to prove it for ({"S": range(64, 4097, 64)}). "read-by": the
+    the layout text to the values to prove it for ({"S": range(64, 4097, 64)}): one Z3 query over the
+    whole range when a parameter is a stride or the offset. `layout` (and `other`) may also be GF(2)
+    bases, Triton's LinearLayout: a dict {"in_dims": {...}, "offset": n} as `.bases` prints them, its
+    JSON, or Triton's printout (solver.gf2.bases; injective, bijective, equals). "read-by": the
     shared-memory `descriptor` (word or hex; `arch`, `major` "K"/"MN", optional `k_steps`) reads
     exactly this (mn, k) layout at every k-step; "written-by": the TMA tiled box of `tma` (a tma check
     document or its path; optional `coords`) writes exactly this layout. Returns

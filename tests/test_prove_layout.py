@@ -451,3 +451,146 @@ def test_cli_read_by_and_written_by(capsys, tmp_path):
     rc, _, err = run(capsys, "prove", "--layout", TILE128, "--dtype", "bf16", "read-by", "--arch", "sm90",
                      "--major", "K")
     assert rc == 2
+
+
+# --- layouts given as GF(2) bases (Triton's LinearLayout) ------------------------------------------------------
+
+from solver.gf2 import bases as bases_io
+
+TRITON_TEXT = """ - register=1 -> (0, 1)
+   register=2 -> (0, 2)
+ - lane=1 -> (1, 0)
+   lane=2 -> (2, 0)
+ - warp is a size 1 dimension
+where out dims are: [dim0 (size 4), dim1 (size 4)]"""
+
+
+def test_bases_from_json_and_from_triton_printout_are_the_hand_built_matrix():
+    # out dims flattened first-most-minor: (d0, d1) -> d0 + 4 * d1, so (0, 1) is 4 and (1, 0) is 1.
+    from_text = bases_io.load(TRITON_TEXT)
+    assert from_text.columns == (4, 8, 1, 2) and from_text.mode_bits == (2, 2, 0)
+    from_json = bases_io.load({"in_dims": {"register": [[0, 1], [0, 2]], "lane": [[1, 0], [2, 0]], "warp": []},
+                               "out_dims": {"dim0": 4, "dim1": 4}})
+    assert from_json == from_text and from_text.out_size == 16
+    assert [from_text(i) for i in range(16)] == [(i >> 2) | (i & 3) << 2 for i in range(16)]
+    r = lp.prove_layout(from_text, "bijective")
+    assert r.status == "proved" and r.engine == "gf2" and r.bases["in_dims"]["register"] == [[4], [8]]
+    r = lp.prove_layout(TRITON_TEXT.replace("lane=2 -> (2, 0)", "lane=2 -> (1, 0)"), "injective")
+    assert r.status == "refuted" and r.engine == "gf2"
+    (a, b), (i, j) = r.counterexample["addresses"], r.counterexample["indices"]
+    assert a == b and i != j and r.counterexample["coordinates"][1] == [0, 3, 0]   # lane 1 ^ lane 2 = 0
+    with pytest.raises(SpecError):
+        bases_io.load({"in_dims": {"register": [[0, 1]]}})                   # two outputs, no sizes
+    with pytest.raises(SpecError):
+        lp.prove_layout({"in_dims": {"d": [[1]]}}, "inside")
+
+
+@pytest.mark.parametrize("text, shape, stride, dtype", [
+    ("(8,8):(8,1)", (8, 8), (8, 1), None),
+    ("((2,4),(4,2)):((1,32),(2,8))", ((2, 4), (4, 2)), ((1, 32), (2, 8)), "bf16"),
+    ("(16,4):(4,1)", (16, 4), (4, 1), "f32"),
+])
+def test_bases_round_trip_against_pycute(capsys, tmp_path, text, shape, stride, dtype):
+    oracle = pycute.Layout(shape, stride)
+    bytes_ = {None: 1, "bf16": 2, "f32": 4}[dtype]
+    args = ["prove", "--layout", text, "injective", "--json"] + (["--dtype", dtype] if dtype else [])
+    rc, out, _ = run(capsys, *args)
+    printed = json.loads(out)["results"][0]["bases"]
+    path = tmp_path / "bases.json"
+    path.write_text(json.dumps(printed))
+    read = bases_io.load(str(path))
+    assert [read(i) for i in range(oracle.size())] == [bytes_ * oracle(i) for i in range(oracle.size())]
+    args = ["prove", "--layout-bases", str(path), "equals", text] + (["--dtype", dtype] if dtype else [])
+    rc, out, _ = run(capsys, *args)
+    assert rc == 0 and "proved by gf2" in out
+    r = lp.prove_layout(text, "equals", other=printed, dtype=dtype)
+    assert r.status == "proved"
+
+
+def test_swizzled_bases_round_trip_and_a_wrong_basis_is_refuted():
+    printed = lp.prove_layout(TILE128, "injective", dtype="bf16").bases
+    assert lp.prove_layout(printed, "equals", other=TILE128, dtype="bf16").status == "proved"
+    wrong = json.loads(json.dumps(printed))
+    wrong["in_dims"]["dim1"][2] = [16 ^ 128]
+    r = lp.prove_layout(wrong, "equals", other=TILE128, dtype="bf16")
+    assert r.status == "refuted" and r.counterexample["index"] == 64 * 4     # k = 4: the third k bit
+
+
+def test_bases_equal_to_a_non_linear_cute_layout_go_to_z3():
+    # (2,2):(1,1) sends index 3 to 2, bases [1],[1] send it to 1 ^ 1 = 0.
+    r = lp.prove_layout("(2,2):(1,1)", "equals", other={"in_dims": {"dim0": [[1]], "dim1": [[1]]}})
+    assert r.status == "refuted" and r.engine == "z3" and r.counterexample["addresses"] == [2, 0]
+    r = lp.prove_layout("(4,2):(3,1)", "equals", other={"in_dims": {"dim0": [[3], [6]], "dim1": [[1]]}},
+                        engine="z3")
+    oracle = pycute.Layout((4, 2), (3, 1))
+    assert r.status == "refuted" and oracle(r.counterexample["index"]) == r.counterexample["addresses"][0]
+    r = lp.prove_layout("(2,2):(1,2)", "equals", other={"in_dims": {"dim0": [[1]], "dim1": [[2]]}}, engine="z3")
+    assert r.status == "proved" and r.engine == "z3"
+
+
+# --- symbolic parameters: one query for the whole range ---------------------------------------------------------
+
+def _every_instance(text, prop, values, **kw):
+    """The verdict instance by instance, by spec's enumeration (the oracle)."""
+    failing = [v for v in values
+               if lp.prove_layout(text.replace("S", str(v)), prop, engine="enumeration", **kw).status != "proved"]
+    return failing
+
+
+@pytest.mark.parametrize("text, values", [
+    ("(8,8):(S,1)", range(1, 17)),
+    ("(8,8):(S,1)", range(8, 33, 8)),
+    ("(4,(2,4)):(S,(1,8))", range(1, 12)),
+    ("(4,(2,4)):(S,(1,8))", range(2, 12, 3)),
+])
+def test_symbolic_stride_agrees_with_every_instance(text, values):
+    failing = _every_instance(text, "injective", values, dtype="bf16")
+    r = lp.prove_layout(text, "injective", dtype="bf16", params={"S": values})
+    assert r.status == ("refuted" if failing else "proved")
+    if failing:
+        assert r.counterexample["params"]["S"] in failing
+    elif r.engine == "z3":
+        assert "one Z3 query" in r.reason
+
+
+def test_symbolic_stride_on_a_128_tile_is_one_z3_query_and_linear_ranges_stay_gf2():
+    r = lp.prove_layout("(128,128):(S,1)", "injective", dtype="bf16", params={"S": range(128, 4097, 128)})
+    assert r.status == "proved" and r.engine == "z3" and "S in 128..4096:128" in r.domain
+    r = lp.prove_layout("(128,128):(S,1)", "injective", dtype="bf16", params={"S": range(64, 4097, 64)})
+    assert r.status == "refuted" and r.counterexample["params"] == {"S": 64}
+    r = lp.prove_layout("Sw<3,4,3> o (64,64):(S,1)", "injective", dtype="bf16", params={"S": [64, 128, 256]})
+    assert r.status == "proved" and r.engine == "gf2" and "3 distinct bit matrices" in r.reason
+    r = lp.prove_layout("(64,64):(S,1)", "equals", other="(64,64):(64,1)", params={"S": range(32, 97, 32)})
+    assert r.status == "refuted" and r.counterexample["params"]["S"] in (32, 96)
+    r = lp.prove_layout("(64,64):(S,1)", "injective", params={"S": range(64, 4097, 64)}, timeout=0.001)
+    assert r.status in ("proved", "unknown")                          # a timeout is never "proved" by itself
+
+
+def test_the_gf2_path_does_not_import_z3():
+    import subprocess
+    import sys
+    code = ("import sys; from solver.cli.main import main; "
+            "rc = main(['prove', '--layout', 'Sw<3,4,3> o (64,64):(64,1)', '--dtype', 'bf16', 'injective']); "
+            "assert rc == 0 and 'z3' not in sys.modules, sorted(m for m in sys.modules if 'z3' in m)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("text, dtype, start", [
+    ("Sw<3,4,3> o (64,64):(64,1)", "bf16", 0),
+    ("Sw<2,4,3> o (32,32):(32,1)", "f32", 0),
+    ("Sw<3,3,3> o (8,(8,8)):(8,(1,64))", None, 0),
+    ("Sw<1,4,3> o (16,8):(1,16)", "bf16", 0x400),
+    ("Sw<3,4,3> o ((8,2),(8,4)):((64,512),(1,8))", "bf16", 0),
+])
+def test_swizzled_layouts_round_trip_through_bases(text, dtype, start):
+    """The tensor-layouts pitfall the issue names: the bases printed for a swizzled layout, read back,
+    give spec's address at every index, and `equals` proves it."""
+    r = lp.prove_layout(text, "injective", dtype=dtype, start_address=start)
+    assert r.bases is not None
+    back = bases_io.load(r.bases)
+    subject = ul.make_subject(text, dtype, start)
+    assert [back(i) for i in range(subject.size)] == [subject.address(i) for i in range(subject.size)]
+    r = lp.prove_layout(r.bases, "equals", other=text, dtype=dtype, start_address=start)
+    assert r.status == "proved" and r.engine == "gf2" and r.cross_checked_by == ["enumeration"]

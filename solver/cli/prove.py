@@ -34,6 +34,8 @@ def select_properties(args) -> list:
 def run_layout(args) -> int:
     """`prove --layout L PROPERTY [L2]`: a property of the user's layout (solver.prove.user_layout)."""
     from solver.prove import user_layout
+    if args.layout is not None and args.layout_bases is not None:
+        raise UsageError("layoutproof prove: give --layout or --layout-bases, not both")
     if args.all or args.list or args.save:
         raise UsageError("layoutproof prove: --layout takes a property, not --all, --list or --save")
     if not args.ids:
@@ -51,7 +53,7 @@ def run_layout(args) -> int:
         raise SpecError("timeout", args.timeout, "must be a positive number of seconds")
     params = dict(user_layout.parse_param(text) for text in args.param)
     result = user_layout.prove_layout(
-        args.layout, prop, dtype=args.dtype, start_address=args.start_address,
+        args.layout if args.layout is not None else user_layout.bases_io.load(args.layout_bases), prop, dtype=args.dtype, start_address=args.start_address,
         other=rest[0] if rest and prop == "equals" else None, range_=args.range, line=args.line,
         k_slice=args.k_slice, params=params, engine=args.engine, timeout=args.timeout,
         descriptor=rest[0] if rest and prop == "read-by" else None, arch=args.arch, major=args.major,
@@ -61,9 +63,9 @@ def run_layout(args) -> int:
 
 
 def run(args) -> int:
+    if args.layout is not None or args.layout_bases is not None:
+        return run_layout(args)   # Z3 loads only if an engine needs it
     from solver.prove import prover
-    if args.layout is not None:
-        return run_layout(args)
     chosen = select_properties(args)
     if args.list:
         render.emit(args, {"properties": [p.as_json() for p in chosen]}, render.property_list(chosen))
@@ -112,6 +114,10 @@ def register(commands) -> None:
     layout.add_argument("--layout", default=None,
                         help="a layout in CuTe notation (as synth takes it; 'Sw<B,M,S> o ...' swizzles byte "
                              "addresses); with --layout the first ID is the property")
+    layout.add_argument("--layout-bases", default=None, metavar="FILE|JSON",
+                        help="the layout as GF(2) bases instead (Triton's LinearLayout): JSON {\"in_dims\": "
+                             "{\"dim0\": [[1], ...], ...}, \"offset\": n}, as --layout prints them, or "
+                             "Triton's LinearLayout printout; equals also takes bases as L2")
     layout.add_argument("--dtype", default=None, help="element type (addresses in bytes; default: "
                                                      "element offsets)")
     layout.add_argument("--start-address", type=number, default=0, help="the base byte address (default 0)")

@@ -13,9 +13,9 @@ swizzle(base XOR v) = swizzle(base) XOR swizzle(v), an affine map whose offset i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Tuple, Union
+from typing import List, Optional, Union
 
-from solver.model.cute_layout import AddressMap
+from solver.model.address_map import AddressMap
 
 
 @dataclass(frozen=True)

@@ -8,40 +8,19 @@ bytes x offset); and an optional XOR swizzle (B, M, S) on the result:
     address(c) = swizzle(base + bytes * sum(c_k * stride_k))
     swizzle(x) = x ^ ((x & (((1 << B) - 1) << (M + max(0, S)))) >> S)     (S < 0 shifts left)
 
+A stride or the base may also be a Z3 term (a symbolic parameter, `prove --layout --param`); `width` is
+then taken of the map at the parameters' largest magnitudes.
+
 A 1-D index i < size splits into the leaves colexicographically: c_k = (i / (e_0 ... e_(k-1))) mod e_k.
 Terms are signed two's-complement bit-vectors of a width chosen so that nothing can wrap (`width`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 import z3
 
-
-@dataclass(frozen=True)
-class AddressMap:
-    modes: tuple                    # ((extent, stride), ...) per top-level mode
-    element_bytes: int = 1
-    base: int = 0
-    swizzle: Optional[tuple] = None  # (B, M, S)
-
-    @property
-    def leaves(self) -> tuple:
-        return tuple(leaf for mode in self.modes for leaf in mode)
-
-    def mode_size(self, mode: int) -> int:
-        size = 1
-        for extent, _ in self.modes[mode]:
-            size *= extent
-        return size
-
-    @property
-    def size(self) -> int:
-        size = 1
-        for extent, _ in self.leaves:
-            size *= extent
-        return size
+from solver.model.address_map import AddressMap  # noqa: F401  (re-exported)
 
 
 def width(*maps: AddressMap) -> int:
@@ -72,7 +51,9 @@ def linear_offset(coordinates: list, leaves: tuple, w: int):
     """sum(c_k * stride_k) as a w-bit term."""
     total = z3.BitVecVal(0, w)
     for c, (_, stride) in zip(coordinates, leaves):
-        if stride:
+        if not isinstance(stride, int):          # a symbolic parameter: a w-bit term
+            total = total + c * stride
+        elif stride:
             total = total + c * z3.BitVecVal(stride, w)
     return total
 
@@ -87,7 +68,8 @@ def swizzle(x, params: Optional[tuple], w: int):
 
 def address_of_offset(m: AddressMap, offset, w: int):
     """swizzle(base + bytes * offset) for a w-bit element offset term."""
-    return swizzle(z3.BitVecVal(m.base, w) + z3.BitVecVal(m.element_bytes, w) * offset, m.swizzle, w)
+    base = z3.BitVecVal(m.base, w) if isinstance(m.base, int) else m.base     # or a symbolic term
+    return swizzle(base + z3.BitVecVal(m.element_bytes, w) * offset, m.swizzle, w)
 
 
 def address(m: AddressMap, index, w: int):
@@ -105,3 +87,21 @@ def index_in(name: str, size: int, w: int):
     """(an index variable, the constraint 0 <= it < size)."""
     i = z3.BitVec(name, w)
     return i, z3.ULT(i, z3.BitVecVal(size, w))
+
+
+def affine_address(columns: tuple, offset: int, index, w: int):
+    """offset XOR (XOR of the columns of index's set bits): a layout given as GF(2) bases (Triton's
+    LinearLayout) as a w-bit term."""
+    total = z3.BitVecVal(offset, w)
+    zero = z3.BitVecVal(0, w)
+    for j, column in enumerate(columns):
+        if column:
+            total = total ^ z3.If(z3.Extract(j, j, index) == 1, z3.BitVecVal(column, w), zero)
+    return total
+
+
+def affine_width(columns: tuple, offset: int) -> int:
+    spread = offset
+    for column in columns:
+        spread |= column
+    return max(spread.bit_length(), len(columns) + 1) + 4

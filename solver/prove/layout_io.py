@@ -48,7 +48,7 @@ from spec.mma import readmap
 from spec.rule import SpecError
 
 from solver.gf2.layout import Affine, linearize, power_of_two_log, swizzle_bits
-from solver.model.cute_layout import AddressMap
+from solver.model.address_map import AddressMap
 
 ELEMENT_LIMIT = 1 << 18          # elements of the tile (all k-steps) or the box: refused beyond
 CROSS_CHECK_LIMIT = 1 << 16      # a GF(2) verdict on at most this many elements is also enumerated

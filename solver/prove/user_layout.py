@@ -17,6 +17,11 @@ Properties (each over every coordinate of the layout):
   read-by DESC          a shared-memory descriptor reads exactly this (mn, k) layout, every k-step;
   written-by --tma P    a TMA tiled box writes exactly this layout (both: solver.prove.layout_io).
 
+A layout may also be given as GF(2) bases (Triton's LinearLayout; solver.gf2.bases): BasesSubject,
+linear by construction, for injective, bijective and equals. --param: every instance linear -> one GF(2)
+decision per distinct bit matrix; otherwise one Z3 query with the parameters as bounded variables when
+each is a whole stride or the offset (_prove_params); otherwise instance by instance.
+
 Engines: a layout that is affine over GF(2) (solver.gf2.layout) is decided by rank and kernel
 (solver.gf2.matrix); any other by Z3 over the model solver.model.cute_layout (written apart from spec);
 a domain of at most ENUMERATION_LIMIT coordinates is also enumerated by spec as a cross-check, and
@@ -36,9 +41,11 @@ from spec.cute.notation import parse_layout
 from spec.mma import dtypes
 from spec.rule import SpecError
 
+from solver.gf2 import bases as bases_io
 from solver.gf2 import matrix
+from solver.gf2.bases import BasesLayout
 from solver.gf2.layout import Affine, linearize, power_of_two_log
-from solver.model.cute_layout import AddressMap
+from solver.model.address_map import AddressMap
 
 PROPERTIES = ("injective", "bijective", "equals", "inside", "read-by", "written-by")
 ENGINES = ("auto", "gf2", "z3", "enumeration")
@@ -93,7 +100,37 @@ def element_bytes(dtype: Optional[str]) -> int:
     return d.bits // 8
 
 
+@dataclass
+class BasesSubject:
+    """A layout given as GF(2) bases (Triton's LinearLayout, solver.gf2.bases): linear by construction;
+    its values are addresses as given (offset included): --dtype and --start-address do not apply."""
+    bases: BasesLayout
+    element_bytes: int = 1
+    start: int = 0
+    amap: None = None
+
+    @property
+    def text(self) -> str:
+        return self.bases.notation()
+
+    @property
+    def linear(self) -> Affine:
+        return Affine(self.bases.columns, self.bases.offset, self.bases.mode_bits)
+
+    @property
+    def size(self) -> int:
+        return self.bases.size
+
+    def address(self, coordinate) -> int:
+        return self.bases(self.bases.index(coordinate))
+
+    def coordinate(self, index: int):
+        return self.bases.coordinate(index)
+
+
 def make_subject(layout, dtype: Optional[str] = None, start: int = 0, bytes_: Optional[int] = None) -> Subject:
+    if bases_io.looks_like_bases(layout):
+        return BasesSubject(bases_io.load(layout))
     parsed = parse_layout(layout) if isinstance(layout, str) else layout
     inner = parsed.layout if isinstance(parsed, ComposedLayout) else parsed
     if inner.has_basis_strides():
@@ -241,22 +278,33 @@ def decide_gf2(s: Subject, q: Question, other: Optional[Subject] = None):
 
 # --- Z3 ---------------------------------------------------------------------------------------------------
 
-def decide_z3(s: Subject, q: Question, other: Optional[Subject] = None, timeout: float = 30.0):
+def decide_z3(s: Subject, q: Question, other: Optional[Subject] = None, timeout: float = 30.0,
+              symbolic: Optional[dict] = None):
+    """symbolic: {"width": bits, "build": w -> (s, other, constraints, {name: term})} when strides or the
+    base are parameters: s and other are then the maps at the parameters' largest magnitudes (so that the
+    width bounds every instance) and `build` gives the maps over w-bit parameter terms; a refutation
+    stores the parameters' values in symbolic["found"]."""
     import z3
     from solver.model import cute_layout as model
 
-    ctx_solver = z3.Solver()
-    ctx_solver.set("random_seed", 0)
-    ctx_solver.set("timeout", max(1, int(timeout * 1000)))
     m = s.amap
 
     def run(*constraints):
-        ctx_solver.push()
+        # a fresh non-incremental QF_BV solver per query (the queries are independent): its
+        # preprocessing (bit-blasting after simplification) is much faster than push/pop's
+        ctx_solver = z3.SolverFor("QF_BV")
+        ctx_solver.set("random_seed", 0)
+        ctx_solver.set("timeout", max(1, int(timeout * 1000)))
         ctx_solver.add(*constraints)
+        if symbolic:
+            ctx_solver.add(*symbolic["constraints"])
         answer = ctx_solver.check()
+        if answer == z3.sat and symbolic:
+            found_ = ctx_solver.model()
+            symbolic["found"] = {n: found_.eval(v, model_completion=True).as_signed_long()
+                                 for n, v in symbolic["vars"].items()}
         result = (answer, ctx_solver.model() if answer == z3.sat else None,
                   ctx_solver.reason_unknown() if answer == z3.unknown else "")
-        ctx_solver.pop()
         return result
 
     def value(model_, term):
@@ -264,22 +312,37 @@ def decide_z3(s: Subject, q: Question, other: Optional[Subject] = None, timeout:
 
     if q.prop == "equals" and other.size != s.size:
         return "refuted", ("sizes",)
-    w = model.width(m, other.amap) if other else model.width(m)
+
+    def width(subject):
+        if subject.amap is None:
+            return model.affine_width(subject.linear.columns, subject.linear.offset)
+        return model.width(subject.amap)
+
+    def addr(subject, index):
+        if subject.amap is None:
+            return model.affine_address(subject.linear.columns, subject.linear.offset, index, w)
+        return model.address(subject.amap, index, w)
+
+    w = max(width(s), width(other)) if other else width(s)
     if q.prop == "inside":
         w = max(w, q.line.bit_length() + 2)
     if q.prop == "bijective":
         w = max(w, abs(q.lo).bit_length() + 2, abs(q.hi).bit_length() + 2)
+    if symbolic:   # s and other are the maps at the parameters' largest magnitudes: w bounds every value
+        w = max(w, symbolic["width"])
+        s, other, symbolic["constraints"], symbolic["vars"] = symbolic["build"](w)
+        m = s.amap
     i, i_ok = model.index_in("i", s.size, w)
     if q.prop in ("injective", "bijective"):
         j, j_ok = model.index_in("j", s.size, w)
-        answer, found, why = run(i_ok, j_ok, i != j, model.address(m, i, w) == model.address(m, j, w))
+        answer, found, why = run(i_ok, j_ok, i != j, addr(s, i) == addr(s, j))
         if answer == z3.unknown:
             return "unknown", f"z3: {why}"
         if answer == z3.sat:
             return "refuted", ("collide", value(found, i), value(found, j))
         if q.prop == "injective":
             return "proved", None
-        a = model.address(m, i, w)
+        a = addr(s, i)
         lo, hi = z3.BitVecVal(q.lo, w), z3.BitVecVal(q.hi, w)
         off_slot = (a - lo) & z3.BitVecVal(s.element_bytes - 1, w) != 0
         answer, found, why = run(i_ok, z3.Or(a < lo, a >= hi, off_slot))
@@ -289,7 +352,7 @@ def decide_z3(s: Subject, q: Question, other: Optional[Subject] = None, timeout:
             return "refuted", ("outside", value(found, i))
         return ("proved", None) if s.size * s.element_bytes == q.hi - q.lo else ("refuted", ("count",))
     if q.prop == "equals":
-        answer, found, why = run(i_ok, model.address(m, i, w) != model.address(other.amap, i, w))
+        answer, found, why = run(i_ok, addr(s, i) != addr(other, i))
         if answer == z3.unknown:
             return "unknown", f"z3: {why}"
         return ("refuted", ("differ", value(found, i))) if answer == z3.sat else ("proved", None)
@@ -406,6 +469,13 @@ def resolve(s: Subject, prop: str, range_=None, line: int = 128, k_slice: Option
     if prop not in PROPERTIES:
         raise SpecError("property", prop, "expected one of " + " ".join(PROPERTIES), "layout.notation")
     q = Question(prop, line=line)
+    if isinstance(s, BasesSubject):
+        if prop in ("inside", "read-by", "written-by"):
+            raise SpecError("property", prop, "a bases layout takes injective, bijective or equals",
+                            "layout.notation")
+        if prop == "bijective" and range_ is None:
+            q.lo, q.hi = 0, s.bases.out_size or s.size    # onto its output space (default: 2^bits)
+            return q
     if prop == "bijective":
         if range_ is None:
             q.lo = s.amap.base
@@ -496,12 +566,17 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
     if engine not in ENGINES:
         raise SpecError("engine", engine, "expected one of " + " ".join(ENGINES), "layout.notation")
     if prop in ("read-by", "written-by"):
+        if bases_io.looks_like_bases(layout):
+            raise SpecError("property", prop, "a bases layout takes injective, bijective or equals",
+                            "layout.notation")
         if params:
             raise SpecError("param", ",".join(params), f"{prop} takes no --param", "layout.notation")
         return _prove_io(layout, prop, dtype, start_address, engine, began, descriptor, arch, major,
                          k_steps, tma, coords)
     if prop == "equals" and other is None:
         raise SpecError("property", prop, "equals needs a second layout", "layout.notation")
+    if params and (bases_io.looks_like_bases(layout) or (other is not None and bases_io.looks_like_bases(other))):
+        raise SpecError("param", ",".join(params), "a bases layout takes no --param", "layout.notation")
     params = {name: list(values) for name, values in (params or {}).items()}
     instances = 1
     for values in params.values():
@@ -509,6 +584,11 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
     if instances > MAX_INSTANCES:
         raise SpecError("param", instances, f"at most {MAX_INSTANCES} value combinations", "layout.notation")
     names = list(params)
+    if params and engine in ("auto", "z3"):
+        decided = _prove_params(layout, prop, other, dtype, start_address, range_, line, k_slice, params,
+                                engine, timeout, began)
+        if decided is not None:
+            return decided
     engines_used: dict = {}
     result = None
     for combination in itertools.product(*(params[n] for n in names)):
@@ -529,15 +609,20 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
                 counterexample = {"params": values, **counterexample}
         elif status == "unknown":
             reason = detail
-        statement = STATEMENTS[prop].format(L=layout, L2=other, b=s.element_bytes, lo=q.lo, hi=q.hi,
+        statement = STATEMENTS[prop].format(L=layout if isinstance(layout, str) and not isinstance(s, BasesSubject)
+                                            else s.text, L2=o.text if isinstance(o, BasesSubject) else other, b=s.element_bytes, lo=q.lo, hi=q.hi,
                                             n=q.k_slice, line=q.line)
-        where = f"{s.size} coordinates" + (f", {dtype} ({s.element_bytes} B)" if dtype else ", element offsets") \
+        where = f"{s.size} coordinates" + (f", {dtype} ({s.element_bytes} B)" if dtype and not isinstance(s, BasesSubject)
+                                           else ", element offsets" if not isinstance(s, BasesSubject)
+                                           else ", addresses as the bases give them") \
             + (f", start {start_address:#x}" if start_address else "")
         if values:
             where += "; " + ", ".join(f"{n} in {_range_text(params[n])}" for n in names) + \
                      f" ({instances} instances)"
         bases = None
-        if not params and isinstance(s.linear, Affine):
+        if isinstance(s, BasesSubject):
+            bases = s.bases.as_json()
+        elif not params and isinstance(s.linear, Affine):
             bases = {"offset": s.linear.offset, "in_dims": s.linear.bases()}
         result = LayoutResult(f"layout.{prop}", statement, where, status, name, 0.0, counterexample, reason,
                               checked, s.text if not params else layout, bases)
@@ -548,6 +633,151 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
         result.reason = "per instance: " + ", ".join(f"{k} {v}" for k, v in engines_used.items())
     result.seconds = time.perf_counter() - began
     return result
+
+
+# --- symbolic parameters ----------------------------------------------------------------------------------
+
+_SENTINELS = (1000003, 1000033, 1000037, 1000039, 1000081, 1000099, 1000117, 1000121)
+
+
+def _template(text: str, names: list, dtype, start):
+    """The layout's map with each parameter as a placeholder (its name) where it is a whole stride or the
+    offset: ((mode leaves (extent, stride or name)), base or name, bytes, swizzle), or None when a
+    parameter is anything else (an extent, a swizzle field, part of an expression)."""
+    if len(names) > len(_SENTINELS) // 2:
+        return None
+    one = {n: _SENTINELS[k] for k, n in enumerate(names)}
+    two = {n: _SENTINELS[k + len(_SENTINELS) // 2] for k, n in enumerate(names)}
+    try:
+        m1, m2 = (make_subject(_substitute(text, v), dtype, start).amap for v in (one, two))
+    except Exception:      # a sentinel the notation refuses: the parameter is not a plain stride/offset
+        return None
+    if m1.swizzle != m2.swizzle or m1.element_bytes != m2.element_bytes or len(m1.modes) != len(m2.modes):
+        return None
+
+    def which(x, y, scale=1):
+        return next((n for n in names if x == scale * one[n] and y == scale * two[n]), None)
+
+    modes = []
+    for mode1, mode2 in zip(m1.modes, m2.modes):
+        if len(mode1) != len(mode2):
+            return None
+        leaves = []
+        for (e1, d1), (e2, d2) in zip(mode1, mode2):
+            if e1 != e2:
+                return None
+            name = d1 if d1 == d2 else which(d1, d2)
+            if name is None:
+                return None
+            leaves.append((e1, name))
+        modes.append(tuple(leaves))
+    base = m1.base if m1.base == m2.base else which(m1.base - start, m2.base - start, m1.element_bytes)
+    if base is None:
+        return None
+    return tuple(modes), base, m1.element_bytes, m1.swizzle
+
+
+def _prove_params(layout, prop, other, dtype, start, range_, line, k_slice, params, engine, timeout,
+                  began) -> Optional[LayoutResult]:
+    """--param over a whole range at once: every instance linear -> GF(2) once per distinct bit matrix;
+    otherwise ONE Z3 query with the parameters as bounded variables (strides or offset only). None when
+    neither applies (the caller then proves instance by instance)."""
+    if not isinstance(layout, str) or (other is not None and not isinstance(other, str)):
+        return None
+    names = list(params)
+    where_params = "; " + ", ".join(f"{n} in {_range_text(params[n])}" for n in names)
+    instances = 1
+    for n in names:
+        instances *= len(params[n])
+
+    def finish(status, name, s, o, q, detail, values, reason):
+        counterexample = None
+        if status == "refuted":
+            counterexample, confirmed = replay(s, q, detail, o)
+            if not confirmed:
+                status, reason = "unknown", f"spec does not confirm the {name} counterexample: engine and spec disagree"
+                counterexample = None
+            else:
+                counterexample = {"params": values, **counterexample}
+        elif status == "unknown":
+            reason = detail
+        statement = STATEMENTS[prop].format(L=layout, L2=other, b=s.element_bytes, lo=q.lo, hi=q.hi,
+                                            n=q.k_slice, line=q.line)
+        where = f"{s.size} coordinates" + (f", {dtype} ({s.element_bytes} B)" if dtype else ", element offsets") \
+            + (f", start {start:#x}" if start else "") + where_params + f" ({instances} instances)"
+        result = LayoutResult(f"layout.{prop}", statement, where, status, name, 0.0, counterexample, reason,
+                              [], layout, None)
+        result.seconds = time.perf_counter() - began
+        return result
+
+    # 1. every instance linear over GF(2): decide each distinct bit matrix once
+    if engine == "auto":
+        verdicts: dict = {}
+        all_linear = True
+        for combination in itertools.product(*(params[n] for n in names)):
+            values = dict(zip(names, combination))
+            s = make_subject(_substitute(layout, values), dtype, start)
+            o = make_subject(_substitute(other, values), dtype, start) if prop == "equals" else None
+            q = resolve(s, prop, range_, line, k_slice)
+            key = (s.linear, o.linear if o else None, o.size if o else None, q.lo, q.hi, q.k_slice)
+            if key not in verdicts:
+                verdicts[key] = decide_gf2(s, q, o) if isinstance(s.linear, Affine) else None
+            verdict = verdicts[key]
+            if verdict is None:
+                all_linear = False
+                continue
+            if verdict[0] == "refuted":
+                return finish("refuted", "gf2", s, o, q, verdict[1], values, "")
+        if all_linear:
+            return finish("proved", "gf2", s, o, q, None, values,
+                          f"every value linear over GF(2): {len(verdicts)} distinct bit matrices decided")
+    # 2. one Z3 query over the parameters as bounded variables
+    if prop == "bijective" and range_ is None:
+        return None                      # the default range moves with the parameters
+    templates = [_template(layout, names, dtype, start)]
+    if prop == "equals":
+        templates.append(_template(other, names, dtype, start))
+    if any(t is None for t in templates):
+        return None
+    largest = {n: max(params[n], key=abs) for n in names}
+    s = make_subject(_substitute(layout, largest), dtype, start)
+    o = make_subject(_substitute(other, largest), dtype, start) if prop == "equals" else None
+    q = resolve(s, prop, range_, line, k_slice)
+    bound = max(max(abs(v) for v in params[n]) for n in names)
+
+    def build(w):
+        import z3
+        variables = {n: z3.BitVec(n, w) for n in names}
+        constraints = []
+        for n in names:
+            v, values = variables[n], params[n]
+            lo, hi = values[0], values[-1]
+            step = values[1] - values[0] if len(values) > 1 else 1
+            if values == list(range(lo, hi + 1, step)):
+                constraints += [v >= lo, v <= hi]
+                if step > 1:
+                    constraints.append(z3.URem(v - lo, z3.BitVecVal(step, w)) == 0)
+            else:
+                constraints.append(z3.Or([v == x for x in values]))
+
+        def subject(template, concrete):
+            modes, base, b, swizzle = template
+            term = lambda x: variables[x] if isinstance(x, str) else x
+            amap = AddressMap(tuple(tuple((e, term(d)) for e, d in mode) for mode in modes), b,
+                              start + b * variables[base] if isinstance(base, str) else base, swizzle)
+            return Subject(concrete.text, concrete.layout, concrete.element_bytes, concrete.start, amap,
+                           "symbolic")
+        return (subject(templates[0], s), subject(templates[1], o) if o else None, constraints, variables)
+
+    symbolic = {"width": bound.bit_length() + 3, "build": build}
+    status, detail = decide_z3(s, q, o, timeout, symbolic)
+    values = symbolic.get("found", {})
+    if status == "refuted" and detail != ("sizes",):
+        s = make_subject(_substitute(layout, values), dtype, start)
+        o = make_subject(_substitute(other, values), dtype, start) if prop == "equals" else None
+        q = resolve(s, prop, range_, line, k_slice)
+    return finish(status, "z3", s, o, q, detail, values or largest,
+                  "one Z3 query, " + ", ".join(names) + " symbolic" if status == "proved" else "")
 
 
 def _range_text(values: list) -> str:
