@@ -39,7 +39,12 @@ def _version() -> str:
         return found.group(1) if found else "unknown"
 
 
-__version__ = _version()
+def __getattr__(name: str):
+    """`layoutproof.__version__`, looked up when first asked for (importlib.metadata costs ~20 ms)."""
+    if name == "__version__":
+        globals()["__version__"] = version = _version()
+        return version
+    raise AttributeError(f"module 'layoutproof' has no attribute {name!r}")
 
 
 def decode(arch: str, word):

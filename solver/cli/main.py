@@ -9,29 +9,55 @@ the rule), 3 an internal error (one line; LAYOUTPROOF_DEBUG=1 shows the tracebac
 """
 from __future__ import annotations
 
+import argparse
+import importlib
 import os
 import sys
 
 from spec.rule import SpecError
 
-from solver.cli import desc, fuzz, im2col, prove, ptx, rules, synth, tma, tmem
 from solver.cli.args import EXIT_INTERNAL, EXIT_MALFORMED, EXIT_OK, Parser, UsageError
 
-COMMAND_MODULES = (desc, synth, tma, tmem, im2col, prove, rules, fuzz, ptx)
+# The command modules, in the order `--help` lists them, and the commands each registers. A run imports
+# only the module of the command it names (start-up is most of a small command's time); `--help`, no
+# command or an unknown one builds the whole parser.
+COMMAND_MODULES = ("desc", "synth", "tma", "tmem", "im2col", "prove", "rules", "fuzz", "ptx")
+COMMANDS = {"desc": "desc", "synth": "synth", "check": "synth", "recipe": "synth", "tma": "tma", "tmem": "tmem",
+            "im2col": "im2col", "prove": "prove", "rules": "rules", "fuzz": "fuzz", "ptx": "ptx"}
 
 
-def build_parser() -> Parser:
-    from layoutproof import __version__
+class _Version(argparse.Action):
+    """--version, with the version looked up only when asked for."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from layoutproof import __version__
+        sys.stdout.write(f"layoutproof {__version__}\n")
+        parser.exit()
+
+
+def build_parser(modules=COMMAND_MODULES) -> Parser:
     top = Parser(prog="layoutproof", description=(
         "Formal model and constraint checker for NVIDIA tensor-core memory layouts: shared-memory "
         "descriptors, swizzles, TMA tensor maps. Prove layout properties, synthesize descriptors and "
         "boxes, fuzz compilers. Every command takes --json. Exit 0 valid, 1 breaks a rule (or no "
         "solution), 2 malformed input, 3 internal error. The contract: docs/CLI.md."))
-    top.add_argument("--version", action="version", version=f"layoutproof {__version__}")
+    top.add_argument("--version", action=_Version)
     commands = top.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for module in COMMAND_MODULES:
-        module.register(commands)
+    for name in modules:
+        importlib.import_module(f"solver.cli.{name}").register(commands)
     return top
+
+
+def _modules_for(argv) -> tuple:
+    """The command module `argv` needs, or all of them."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0] in COMMANDS:
+        return (COMMANDS[words[0]],)
+    return COMMAND_MODULES
 
 
 def one_line(text: str) -> str:
@@ -39,7 +65,7 @@ def one_line(text: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    parser = build_parser(_modules_for(argv))
     try:
         args = parser.parse_args(argv)
         return args.run(args)
