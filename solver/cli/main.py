@@ -57,6 +57,8 @@ def _modules_for(argv) -> tuple:
     words = list(sys.argv[1:] if argv is None else argv)
     if words and words[0] in COMMANDS:
         return (COMMANDS[words[0]],)
+    if words == ["--version"]:
+        return ()
     return COMMAND_MODULES
 
 
