@@ -594,3 +594,12 @@ def test_swizzled_layouts_round_trip_through_bases(text, dtype, start):
     assert [back(i) for i in range(subject.size)] == [subject.address(i) for i in range(subject.size)]
     r = lp.prove_layout(r.bases, "equals", other=text, dtype=dtype, start_address=start)
     assert r.status == "proved" and r.engine == "gf2" and r.cross_checked_by == ["enumeration"]
+
+
+def test_parameter_errors_are_one_line_before_any_work(capsys):
+    """A huge range is refused by its length (nothing is enumerated), an unused name is named."""
+    for argv, field in ((["--param", "S=1..99999999999"], "S"), (["--param", "T=1..2"], "T")):
+        code = main(["prove", "--layout", "(8,8):(S,1)", *argv, "injective"]) if field == "S" else \
+            main(["prove", "--layout", "(8,8):(8,1)", *argv, "injective"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and f"param='{field}'" in err

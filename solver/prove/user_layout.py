@@ -577,12 +577,15 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
         raise SpecError("property", prop, "equals needs a second layout", "layout.notation")
     if params and (bases_io.looks_like_bases(layout) or (other is not None and bases_io.looks_like_bases(other))):
         raise SpecError("param", ",".join(params), "a bases layout takes no --param", "layout.notation")
-    params = {name: list(values) for name, values in (params or {}).items()}
     instances = 1
-    for values in params.values():
-        instances *= len(values)
-    if instances > MAX_INSTANCES:
-        raise SpecError("param", instances, f"at most {MAX_INSTANCES} value combinations", "layout.notation")
+    for name, values in (params or {}).items():     # counted before any list is made (ranges know their length)
+        instances *= len(values) if hasattr(values, "__len__") else MAX_INSTANCES + 1
+        if instances > MAX_INSTANCES:
+            raise SpecError("param", name, f"at most {MAX_INSTANCES} value combinations in all", "layout.notation")
+        texts = [t for t in (layout, other) if isinstance(t, str)]
+        if not any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", t) for t in texts):
+            raise SpecError("param", name, "names nothing in the layout", "layout.notation")
+    params = {name: list(values) for name, values in (params or {}).items()}
     names = list(params)
     if params and engine in ("auto", "z3"):
         decided = _prove_params(layout, prop, other, dtype, start_address, range_, line, k_slice, params,
