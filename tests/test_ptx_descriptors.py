@@ -391,3 +391,11 @@ def test_an_excerpt_without_register_declarations_keeps_64_bit_descriptors():
            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%r1,%r2,%r3,%r4}, %rd1, %rd2, 0, 1, 1, 0, 0;\n}\n")
     (site,) = analysis.analyse(ptx, smem_base=0).sites
     assert site.operands["a"].word.is_known and site.operands["a"].word.value == word
+
+
+def test_a_binary_file_is_not_ptx(tmp_path, capsys):
+    path = tmp_path / "kernel.cubin"
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)
+    assert main(["ptx", "descriptors", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not PTX text" in err

@@ -69,6 +69,8 @@ class Module:
 def check_size(text: str) -> None:
     if len(text) > MAX_BYTES:
         raise SpecError("ptx", f"<{len(text)} characters>", f"larger than the {MAX_BYTES} bytes read", RULE)
+    if "\x00" in text or "\ufffd" in text:      # a NUL or a byte that is not UTF-8: a binary, not PTX text
+        raise SpecError("ptx", f"<{len(text)} characters>", "not PTX text (binary data)", RULE)
 
 
 def read_text(path: str, stdin=None) -> str:
