@@ -154,3 +154,40 @@ def evaluate(record, rules: dict, values: dict) -> dict:
     """rule id -> whether concrete field values obey it (substituted into the rules' terms over `record`)."""
     pairs = [(getattr(record, name), z3.IntVal(v)) for name, v in values.items()]
     return {rule_id: z3.is_true(z3.simplify(z3.substitute(c, *pairs))) for rule_id, c in rules.items()}
+
+
+class Terms:
+    """A field model's symbolic record with its rules and domain, built once on first use (each Problem
+    copies them into a Z3 context of its own, so sharing them changes no answer), and what the fuzz
+    targets ask of it: a Problem, concrete evaluation, the rules concrete values break, the domain."""
+
+    def __init__(self, make_record: Callable, constraints: Callable, domain: Callable):
+        self._build = (make_record, constraints, domain)
+        self._built = None
+
+    def _terms(self) -> tuple:
+        if self._built is None:
+            make_record, constraints, domain = self._build
+            record = make_record()
+            self._built = (record, constraints(record), domain(record))
+        return self._built
+
+    def problem(self, fixed: Callable, break_, hints: Callable, shape: Callable) -> Problem:
+        """Problem over the shared terms; fixed(record) -> the facts that pin the case (its arch, say)."""
+        record, rules, facts = self._terms()
+        return Problem(record, rules, facts, fixed(record), break_, hints, shape)
+
+    def evaluate(self, values: dict) -> dict:
+        """rule id -> whether concrete field values ({name: int}) obey it."""
+        record, rules, _ = self._terms()
+        return evaluate(record, rules, values)
+
+    def violated(self, values: dict) -> list:
+        """The rule ids (registry order) concrete field values break."""
+        return [rule_id for rule_id, ok in self.evaluate(values).items() if not ok]
+
+    def in_domain(self, values: dict) -> bool:
+        """Whether concrete field values are a well-formed record (the domain's facts hold)."""
+        record, _, facts = self._terms()
+        pairs = [(getattr(record, name), z3.IntVal(v)) for name, v in values.items()]
+        return all(z3.is_true(z3.simplify(z3.substitute(fact, *pairs))) for fact in facts)

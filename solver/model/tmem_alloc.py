@@ -34,7 +34,6 @@ later one naming it again names nothing live). One constraint per rule id.
 from __future__ import annotations
 
 import random
-from functools import lru_cache
 
 import z3
 
@@ -224,36 +223,11 @@ def _shape(r) -> list:
     return [r.length] + r.kind
 
 
-@lru_cache(maxsize=None)
-def _terms() -> tuple:
-    """One symbolic record with its rules and domain, built once (about 0.1 s) for every Problem and every
-    concrete evaluation: each Problem copies them into a Z3 context of its own (field.IsolatedSolver),
-    so sharing them changes no answer."""
-    r = symbolic_record()
-    return r, constraints(r), domain(r)
+_TERMS = field_model.Terms(symbolic_record, constraints, domain)
+evaluate, violated, in_domain = _TERMS.evaluate, _TERMS.violated, _TERMS.in_domain
 
 
 def Problem(arch: str, break_=()) -> field_model.Problem:
     """Sequences that break exactly `break_` (none on an arch without tensor memory); next(seed) gives one
     more whose length and kinds of operations differ from every earlier one, or None."""
-    r, rules, facts = _terms()
-    fixed = [z3.BoolVal(arch in ARCHES)]
-    return field_model.Problem(r, rules, facts, fixed, break_, _hints, _shape)
-
-
-def evaluate(values: dict) -> dict:
-    """rule id -> whether concrete field values ({name: int} over FIELDS) obey it."""
-    r, rules, _ = _terms()
-    return field_model.evaluate(r, rules, values)
-
-
-def violated(values: dict) -> list:
-    """The rule ids (RULE_IDS order) concrete field values break."""
-    return [rule_id for rule_id, ok in evaluate(values).items() if not ok]
-
-
-def in_domain(values: dict) -> bool:
-    """Whether concrete field values are a well-formed record (the domain's facts hold)."""
-    r, _, facts = _terms()
-    pairs = [(getattr(r, name), z3.IntVal(v)) for name, v in values.items()]
-    return all(z3.is_true(z3.simplify(z3.substitute(fact, *pairs))) for fact in facts)
+    return _TERMS.problem(lambda r: [z3.BoolVal(arch in ARCHES)], break_, _hints, _shape)

@@ -28,7 +28,6 @@ kernel's 64 (one warpgroup's wgmma; no catalogue rule). One constraint per rule 
 from __future__ import annotations
 
 import random
-from functools import lru_cache
 
 import z3
 
@@ -175,29 +174,10 @@ def _shape(r) -> list:
     return [r.dtype, r.operand, r.transposed, r.swizzle_byte_width]
 
 
-@lru_cache(maxsize=None)
-def _terms() -> tuple:
-    r = symbolic_record()
-    return r, constraints(r), domain(r)
+_TERMS = field_model.Terms(symbolic_record, constraints, domain)
+evaluate, violated, in_domain = _TERMS.evaluate, _TERMS.violated, _TERMS.in_domain
 
 
 def Problem(arch: str, break_=()) -> field_model.Problem:
     """Cases on `arch` that break exactly `break_`; next(seed) gives one more of a new shape, or None."""
-    r, rules, facts = _terms()
-    fixed = [r.arch == ARCHES.index(arch)] if arch in ARCHES else [z3.BoolVal(False)]
-    return field_model.Problem(r, rules, facts, fixed, break_, _hints, _shape)
-
-
-def evaluate(values: dict) -> dict:
-    r, rules, _ = _terms()
-    return field_model.evaluate(r, rules, values)
-
-
-def violated(values: dict) -> list:
-    return [rule_id for rule_id, ok in evaluate(values).items() if not ok]
-
-
-def in_domain(values: dict) -> bool:
-    r, _, facts = _terms()
-    pairs = [(getattr(r, name), z3.IntVal(v)) for name, v in values.items()]
-    return all(z3.is_true(z3.simplify(z3.substitute(fact, *pairs))) for fact in facts)
+    return _TERMS.problem(lambda r: [r.arch == ARCHES.index(arch)] if arch in ARCHES else [z3.BoolVal(False)], break_, _hints, _shape)
