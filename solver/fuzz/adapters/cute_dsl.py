@@ -43,6 +43,8 @@ import sys
 import tempfile
 from typing import Callable, Iterable, TextIO
 
+from solver.fuzz.adapters import protocol
+
 TARGET = "cute_dsl"
 NOT_A_CASE = "not a cute_dsl case"
 ARCHES = {"sm90": "sm_90a", "sm100": "sm_100a"}
@@ -84,8 +86,7 @@ def check_case(case) -> dict:
     return c
 
 
-def one_line(text) -> str:
-    return " ".join(str(text).split())
+one_line = protocol.one_line
 
 
 def first_error_line(error: BaseException) -> str:
@@ -124,24 +125,11 @@ def answer(record, build: Builder) -> dict:
 
 
 def answer_line(line: str, build: Builder) -> str:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        reply = {"verdict": None, "detail": one_line(f"not JSON: {error}")}
-    else:
-        reply = answer(record, build)
-    return json.dumps(reply) + "\n"
+    return protocol.answer_line(line, lambda record: answer(record, build))
 
 
 def serve(lines: Iterable[str], output: TextIO, build: Builder) -> int:
-    answered = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        output.write(answer_line(line, build))
-        output.flush()
-        answered += 1
-    return answered
+    return protocol.serve(lines, output.write, lambda record: answer(record, build), output.flush)
 
 
 def parse_printed(text: str) -> list:

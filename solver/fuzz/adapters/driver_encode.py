@@ -44,12 +44,13 @@ from here; solver/fuzz/formats/cuda.py renders `arguments` as a C++ program.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, TextIO, Union
 
 from spec.rules import parse_number
+
+from solver.fuzz.adapters import protocol
 
 ADDRESS_WINDOW = 1 << 16      # a case's globalAddress keeps its offset inside one 64 KiB window
 ALLOCATION_BYTES = 1 << 18    # the adapter's device buffer; its 64 KiB-aligned base lies inside it
@@ -316,8 +317,7 @@ def driver_encoder(driver, base_address: int) -> DocumentEncoder:
     return encode_document
 
 
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
+one_line = protocol.one_line
 
 
 def describe(error: BaseException) -> str:
@@ -344,25 +344,12 @@ def answer(record, encode_document: DocumentEncoder) -> dict:
 
 def answer_line(line: str, encode_document: DocumentEncoder) -> str:
     """The answer to one input line, as one JSON line (with its newline)."""
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        reply = {"verdict": None, "detail": one_line(f"not JSON: {error}")}
-    else:
-        reply = answer(record, encode_document)
-    return json.dumps(reply) + "\n"
+    return protocol.answer_line(line, lambda record: answer(record, encode_document))
 
 
 def serve(lines: Iterable[str], output: TextIO, encode_document: DocumentEncoder) -> int:
     """Answer every non-blank line of `lines` on `output`, flushing after each; returns how many."""
-    answered = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        output.write(answer_line(line, encode_document))
-        output.flush()
-        answered += 1
-    return answered
+    return protocol.serve(lines, output.write, lambda record: answer(record, encode_document), output.flush)
 
 
 # --- the driver ----------------------------------------------------------------------------------------

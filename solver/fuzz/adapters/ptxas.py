@@ -28,7 +28,6 @@ descriptor words are run-time values it does not inspect (see solver/fuzz/format
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -37,6 +36,7 @@ import sys
 import tempfile
 from typing import Optional
 
+from solver.fuzz.adapters import protocol
 from solver.fuzz.formats import ptx as fuzz_ptx
 from solver.fuzz.formats import tmem_alloc_ptx, tmem_ptx
 
@@ -105,18 +105,9 @@ def verdict(record, ptxas: str = "ptxas") -> dict:
     return {"verdict": "accept" if accepted else "refuse", "detail": detail}
 
 
-def serve(lines, write, ptxas: str = "ptxas") -> None:
+def serve(lines, write, ptxas: str = "ptxas") -> int:
     """The stdin/stdout loop: one answer per non-blank input line, in order."""
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            answer = {"verdict": None, "detail": f"not JSON: {error.msg}"}
-        else:
-            answer = verdict(record, ptxas)
-        write(json.dumps(answer) + "\n")
+    return protocol.serve(lines, write, lambda record: verdict(record, ptxas))
 
 
 def main(argv=None) -> int:

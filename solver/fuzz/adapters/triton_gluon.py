@@ -37,6 +37,7 @@ import sys
 import time
 from typing import Optional
 
+from solver.fuzz.adapters import protocol
 from solver.fuzz.compilers import triton as judge
 
 TARGET = "triton-nvmma"
@@ -201,17 +202,9 @@ def verdict(record, compile_fn=compile_case) -> dict:
     return compile_fn(case)
 
 
-def serve(lines, write, compile_fn=compile_case) -> None:
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            answer = {"verdict": None, "detail": f"not JSON: {error.msg}"}
-        else:
-            answer = verdict(record, compile_fn)
-        write(json.dumps(answer, separators=(",", ":")) + "\n")
+def serve(lines, write, compile_fn=compile_case) -> int:
+    """The stdin/stdout loop (solver.fuzz.adapters.protocol): one answer per non-blank input line."""
+    return protocol.serve(lines, write, lambda record: verdict(record, compile_fn))
 
 
 # --- Campaign ---------------------------------------------------------------------------------------
