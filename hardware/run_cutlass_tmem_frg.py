@@ -34,6 +34,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+# where the headers are and which CUTLASS / nvcc they are: the TMEM copy-atom recorder's helpers
+from run_cutlass_tmem_atoms import cutlass_version, default_include, nvcc_version  # noqa: E402
 DEFAULT_OUT = os.path.join("tests", "hardware", "cutlass_tmem_frg.json.gz")
 SOURCE = os.path.join(HERE, "cutlass_tmem_frg.cpp")
 NVCC_FLAGS = ["-std=c++17", "-x", "cu", "--expt-relaxed-constexpr", "-arch=sm_100a", "-O1"]
@@ -133,20 +136,6 @@ def cases() -> list:
     return out
 
 
-def default_include() -> str:
-    try:
-        import cutlass_library
-    except ImportError:
-        sys.exit("cutlass_library is not installed; pass --include")
-    return os.path.join(os.path.dirname(cutlass_library.__file__), "source", "include")
-
-
-def cutlass_version(include: str) -> str:
-    text = open(os.path.join(include, "cutlass", "version.h")).read()
-    parts = [re.search(r"#define CUTLASS_%s (\d+)" % k, text).group(1) for k in ("MAJOR", "MINOR", "PATCH")]
-    return ".".join(parts)
-
-
 def traits_allocators(include: str) -> dict:
     """{SM100_MMA_<family>: {"line": n, "FrgTypeA": text or None, "FrgTypeC": text}} from the traits header."""
     text = open(os.path.join(include, TRAITS_HEADER)).read()
@@ -234,11 +223,6 @@ def parse_output(text: str) -> dict:
         else:
             raise ValueError("unexpected output line %r" % line[:80])
     return out
-
-
-def nvcc_version(nvcc: str) -> str:
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
-    return [l for l in out.splitlines() if l.strip()][-1].strip()
 
 
 def main(argv=None) -> int:
