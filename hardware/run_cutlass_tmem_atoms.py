@@ -115,11 +115,18 @@ def parse_ptx(template: str) -> dict:
 
 
 def build_and_run(include: str, nvcc: str, atoms: list, workdir: str) -> tuple:
-    with open(os.path.join(workdir, "cutlass_tmem_atoms_list.inc"), "w") as f:
-        for name, op in atoms:
-            f.write("ATOM(%s, %s)\n" % (name, "true" if op == "STORE" else "false"))
-    binary = os.path.join(workdir, "cutlass_tmem_atoms")
-    cmd = [nvcc] + NVCC_FLAGS + ["-I" + include, "-I" + workdir, "-o", binary, SOURCE]
+    listed = "".join("ATOM(%s, %s)\n" % (name, "true" if op == "STORE" else "false") for name, op in atoms)
+    return compile_and_run(nvcc, NVCC_FLAGS, include, SOURCE, workdir, "cutlass_tmem_atoms_list.inc", listed)
+
+
+def compile_and_run(nvcc: str, flags: list, include: str, source: str, workdir: str, list_name: str,
+                    list_text: str) -> tuple:
+    """Write the case list the evaluator #includes, compile it host-side with nvcc against CUTLASS's
+    headers and run it: (the compile command, its stdout). Exit 1 is the evaluator reporting BAD lines."""
+    with open(os.path.join(workdir, list_name), "w") as f:
+        f.write(list_text)
+    binary = os.path.join(workdir, os.path.splitext(os.path.basename(source))[0])
+    cmd = [nvcc] + flags + ["-I" + include, "-I" + workdir, "-o", binary, source]
     subprocess.run(cmd, check=True)
     run = subprocess.run([binary], capture_output=True, text=True)
     if run.returncode not in (0, 1):

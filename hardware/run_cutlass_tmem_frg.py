@@ -28,7 +28,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -36,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 # where the headers are and which CUTLASS / nvcc they are: the TMEM copy-atom recorder's helpers
-from run_cutlass_tmem_atoms import cutlass_version, default_include, nvcc_version  # noqa: E402
+from run_cutlass_tmem_atoms import compile_and_run, cutlass_version, default_include, nvcc_version  # noqa: E402
 DEFAULT_OUT = os.path.join("tests", "hardware", "cutlass_tmem_frg.json.gz")
 SOURCE = os.path.join(HERE, "cutlass_tmem_frg.cpp")
 NVCC_FLAGS = ["-std=c++17", "-x", "cu", "--expt-relaxed-constexpr", "-arch=sm_100a", "-O1"]
@@ -170,15 +169,8 @@ def case_list_inc(case_list: list) -> str:
 
 
 def build_and_run(include: str, nvcc: str, case_list: list, workdir: str) -> tuple:
-    with open(os.path.join(workdir, "cutlass_tmem_frg_list.inc"), "w") as f:
-        f.write(case_list_inc(case_list))
-    binary = os.path.join(workdir, "cutlass_tmem_frg")
-    cmd = [nvcc] + NVCC_FLAGS + ["-I" + include, "-I" + workdir, "-o", binary, SOURCE]
-    subprocess.run(cmd, check=True)
-    run = subprocess.run([binary], capture_output=True, text=True)
-    if run.returncode not in (0, 1):
-        sys.exit("evaluation failed (%d): %s" % (run.returncode, run.stderr))
-    return cmd, run.stdout
+    return compile_and_run(nvcc, NVCC_FLAGS, include, SOURCE, workdir, "cutlass_tmem_frg_list.inc",
+                           case_list_inc(case_list))
 
 
 def parse_output(text: str) -> dict:
