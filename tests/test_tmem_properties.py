@@ -9,6 +9,8 @@ import gzip
 import json
 import os
 
+import re
+
 import pytest
 import z3
 
@@ -355,3 +357,21 @@ def test_a_warp_off_by_32_lanes_breaks_read_once(monkeypatch):
         return z3.If(warp == 3, lane - 32, lane), column
     monkeypatch.setattr(model, "sequence_read", wrong)
     assert prove(PROPERTIES["tmem.accumulator.read_once.D"]).status != "proved"
+
+
+def test_layout_c_without_its_cta_split_breaks_injectivity_and_reading_once(monkeypatch):
+    """Layout C's properties can fail: drop the peer CTA (every row in CTA 0, rows 64.. on top of 0..). The
+    collision Z3 finds is the model's, which spec does not replay, so the verdict is not "proved" (unknown,
+    with the two rows 64 apart named), never a false "refuted"."""
+    original = model.accumulator_cell
+
+    def wrong(layout, m, n, N, offset=0):
+        cta, lane, column = original(layout, m, n, N, offset)
+        return (0, lane, column) if layout == "C" else (cta, lane, column)
+    monkeypatch.setattr(model, "accumulator_cell", wrong)
+    result = prove(PROPERTIES["tmem.accumulator.injective.C"])
+    assert result.status != "proved"
+    rows = [int(x) for x in re.findall(r'"m_[12]": (\d+)', result.reason or "")]
+    assert len(rows) == 2 and abs(rows[0] - rows[1]) == 64
+    assert prove(PROPERTIES["tmem.accumulator.read_once.C"]).status != "proved"
+    assert prove(PROPERTIES["tmem.accumulator.injective.F"]).status == "proved"
