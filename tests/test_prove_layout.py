@@ -19,6 +19,7 @@ from solver.cli.main import main
 from solver.gf2 import matrix
 from solver.gf2.layout import Affine
 from solver.prove import user_layout as ul
+from solver.prove import mixed_radix
 
 
 def run(capsys, *argv):
@@ -555,7 +556,10 @@ def test_symbolic_stride_agrees_with_every_instance(text, values):
 
 def test_symbolic_stride_on_a_128_tile_is_one_z3_query_and_linear_ranges_stay_gf2():
     r = lp.prove_layout("(128,128):(S,1)", "injective", dtype="bf16", params={"S": range(128, 4097, 128)})
-    assert r.status == "proved" and r.engine == "z3" and "S in 128..4096:128" in r.domain
+    assert r.status == "proved" and r.engine == "radix" and "S in 128..4096:128" in r.domain
+    r = lp.prove_layout("(128,128):(S,1)", "injective", dtype="bf16", params={"S": range(128, 4097, 128)},
+                        engine="z3")
+    assert r.status == "proved" and r.engine == "z3" and "one Z3 query" in r.reason
     r = lp.prove_layout("(128,128):(S,1)", "injective", dtype="bf16", params={"S": range(64, 4097, 64)})
     assert r.status == "refuted" and r.counterexample["params"] == {"S": 64}
     r = lp.prove_layout("Sw<3,4,3> o (64,64):(S,1)", "injective", dtype="bf16", params={"S": [64, 128, 256]})
@@ -564,6 +568,38 @@ def test_symbolic_stride_on_a_128_tile_is_one_z3_query_and_linear_ranges_stay_gf
     assert r.status == "refuted" and r.counterexample["params"]["S"] in (32, 96)
     r = lp.prove_layout("(64,64):(S,1)", "injective", params={"S": range(64, 4097, 64)}, timeout=0.001)
     assert r.status in ("proved", "unknown")                          # a timeout is never "proved" by itself
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layouts(), st.sampled_from([None, "bf16"]))
+def test_the_mixed_radix_criterion_never_proves_a_layout_that_enumeration_refutes(text, dtype):
+    """The criterion is sufficient only: whenever it proves, spec's enumeration finds no collision; when
+    it does not, the answer comes from Z3 (and still agrees with enumeration)."""
+    s = ul.make_subject(text, dtype)
+    q = ul.resolve(s, "injective")
+    enumerated = ul.decide_enumeration(s, q)[0]
+    if mixed_radix.proves_injective(s.amap):
+        assert enumerated == "proved", text
+    r = lp.prove_layout(text, "injective", dtype=dtype)
+    assert r.status == enumerated, text
+    if r.engine != "gf2":                     # GF(2) decides linear layouts before the criterion is tried
+        assert (r.engine == "radix") == mixed_radix.proves_injective(s.amap), text
+
+
+def test_the_mixed_radix_criterion_on_hand_checked_layouts():
+    # Offsets listed by hand: (3,2):(2,3) gives 0,2,4,3,5,7 (injective, but its strides interleave: the
+    # criterion does not decide and Z3 proves it); (128,128):(136,1) is a padded tile (rows 136 apart,
+    # 128 wide); Sw<3,4,0> clears bits, so the criterion does not apply to it.
+    assert mixed_radix.offsets_apart([(128, 136), (128, 1)])
+    assert not mixed_radix.offsets_apart([(3, 2), (2, 3)])
+    assert not mixed_radix.offsets_apart([(2, 0)]) and mixed_radix.offsets_apart([(1, 0), (4, -1)])
+    r = lp.prove_layout("(3,2):(2,3)", "injective")
+    assert r.status == "proved" and r.engine == "z3"
+    assert lp.prove_layout("(128,128):(136,1)", "injective", dtype="bf16").engine == "radix"
+    s = ul.make_subject("Sw<3,4,0> o (8,8):(8,1)")
+    assert not mixed_radix.proves_injective(s.amap)
+    r = lp.prove_layout("(3,2):(2,S)", "injective", params={"S": [3, 5, 7]})
+    assert r.status == "proved" and r.engine == "z3"              # S = 3 interleaves: one Z3 query
 
 
 def test_the_gf2_path_does_not_import_z3():

@@ -138,5 +138,5 @@ def register(commands) -> None:
     layout.add_argument("--param", action="append", default=[], metavar="NAME=LO..HI[:STEP]",
                         help="a named integer in the layout text, proved for every value (repeatable)")
     layout.add_argument("--engine", default="auto", choices=("auto", "gf2", "z3", "enumeration"),
-                        help="auto: GF(2) when the layout is linear, else Z3; small domains are also "
-                             "enumerated by spec (default auto)")
+                        help="auto: GF(2) when the layout is linear, else (injective) the mixed-radix "
+                             "criterion, else Z3; small domains are also enumerated by spec (default auto)")

@@ -45,10 +45,11 @@ from solver.gf2 import bases as bases_io
 from solver.gf2 import matrix
 from solver.gf2.bases import BasesLayout
 from solver.gf2.layout import Affine, linearize, power_of_two_log
+from solver.prove import mixed_radix
 from solver.model.address_map import AddressMap
 
 PROPERTIES = ("injective", "bijective", "equals", "inside", "read-by", "written-by")
-ENGINES = ("auto", "gf2", "z3", "enumeration")
+ENGINES = ("auto", "gf2", "z3", "enumeration")     # auto may also answer by "radix" (injective)
 ENUMERATION_LIMIT = 1 << 12      # spec enumerates domains this small as a cross-check
 MAX_INSTANCES = 4096             # --param value combinations
 SOURCE = "CuTe docs 01_layout.md (layouts), cute/swizzle.hpp (Swizzle<B,M,S>); PTX ISA 9.7.16.3.1.2 (inside)"
@@ -515,6 +516,9 @@ def _one(s: Subject, q: Question, other: Optional[Subject], engine: str, timeout
                 other.linear if other is not None and isinstance(other.linear, str) else
                 "the k-slice is not a power of two or the elements are not aligned")
             return "unknown", "gf2", [], f"not linear over GF(2): {why}"
+    if primary is None and engine == "auto" and q.prop == "injective" and s.amap is not None \
+            and mixed_radix.proves_injective(s.amap):
+        primary, name = ("proved", None), "radix"
     if primary is None and engine in ("auto", "z3"):
         primary, name = decide_z3(s, q, other, timeout), "z3"
     if primary is None:   # engine == "enumeration"
@@ -734,7 +738,6 @@ def _prove_params(layout, prop, other, dtype, start, range_, line, k_slice, para
         if all_linear:
             return finish("proved", "gf2", s, o, q, None, values,
                           f"every value linear over GF(2): {len(verdicts)} distinct bit matrices decided")
-    # 2. one Z3 query over the parameters as bounded variables
     if prop == "bijective" and range_ is None:
         return None                      # the default range moves with the parameters
     templates = [_template(layout, names, dtype, start)]
@@ -742,6 +745,18 @@ def _prove_params(layout, prop, other, dtype, start, range_, line, k_slice, para
         templates.append(_template(other, names, dtype, start))
     if any(t is None for t in templates):
         return None
+    # 2. injective: the mixed-radix criterion at every value (arithmetic on the strides, no Z3)
+    if engine == "auto" and prop == "injective":
+        modes, _, b, swizzle = templates[0]
+        if all(mixed_radix.proves_injective(AddressMap(
+                tuple(tuple((e, values[d] if isinstance(d, str) else d) for e, d in mode) for mode in modes),
+                b, 0, swizzle))
+               for values in (dict(zip(names, c)) for c in itertools.product(*(params[n] for n in names)))):
+            s = make_subject(_substitute(layout, {n: params[n][0] for n in names}), dtype, start)
+            q = resolve(s, prop, range_, line, k_slice)
+            return finish("proved", "radix", s, None, q, None, {}, f"mixed-radix criterion at each of the "
+                          f"{instances} values: sorted by size, every stride exceeds the reach of those below it")
+    # 3. one Z3 query over the parameters as bounded variables
     largest = {n: max(params[n], key=abs) for n in names}
     s = make_subject(_substitute(layout, largest), dtype, start)
     o = make_subject(_substitute(other, largest), dtype, start) if prop == "equals" else None
