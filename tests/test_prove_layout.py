@@ -475,7 +475,8 @@ def test_bases_from_json_and_from_triton_printout_are_the_hand_built_matrix():
     assert from_json == from_text and from_text.out_size == 16
     assert [from_text(i) for i in range(16)] == [(i >> 2) | (i & 3) << 2 for i in range(16)]
     r = lp.prove_layout(from_text, "bijective")
-    assert r.status == "proved" and r.engine == "gf2" and r.bases["in_dims"]["register"] == [[4], [8]]
+    assert r.status == "proved" and r.engine == "gf2" and r.bases["in_dims"]["register"] == [[0, 1], [0, 2]]
+    assert r.bases["out_dims"] == {"dim0": 4, "dim1": 4} and r.bases["triton"] == "\n" + TRITON_TEXT
     r = lp.prove_layout(TRITON_TEXT.replace("lane=2 -> (2, 0)", "lane=2 -> (1, 0)"), "injective")
     assert r.status == "refuted" and r.engine == "gf2"
     (a, b), (i, j) = r.counterexample["addresses"], r.counterexample["indices"]

@@ -58,7 +58,8 @@ def run_layout(args) -> int:
         k_slice=args.k_slice, params=params, engine=args.engine, timeout=args.timeout,
         descriptor=rest[0] if rest and prop == "read-by" else None, arch=args.arch, major=args.major,
         k_steps=args.k_steps, tma=args.tma, coords=args.coords)
-    render.emit(args, {"results": [result.as_json()]}, lambda: render.layout_proof_text(result.as_json()))
+    render.emit(args, {"results": [result.as_json()]},
+                lambda: render.layout_proof_text(result.as_json(), triton=args.triton))
     return EXIT_OK if result.status == "proved" else EXIT_VIOLATION
 
 
@@ -137,6 +138,9 @@ def register(commands) -> None:
                         help="written-by: the load's tensor coordinates (checked by tma check's rules)")
     layout.add_argument("--param", action="append", default=[], metavar="NAME=LO..HI[:STEP]",
                         help="a named integer in the layout text, proved for every value (repeatable)")
+    layout.add_argument("--triton", action="store_true",
+                        help="also print a linear layout as Triton's LinearLayout printout and, when it is a "
+                             "bijection of its element slots, as Gluon's SharedLinearLayout offset_bases")
     layout.add_argument("--engine", default="auto", choices=("auto", "gf2", "z3", "enumeration"),
                         help="auto: GF(2) when the layout is linear, else (injective) the mixed-radix "
                              "criterion, else Z3; small domains are also enumerated by spec (default auto)")

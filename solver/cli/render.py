@@ -150,7 +150,7 @@ def prove_table(results: list) -> str:
     return _table(["property", "status", "seconds", "counterexample / reason"], rows) + "\n" + summary
 
 
-def layout_proof_text(doc: dict) -> str:
+def layout_proof_text(doc: dict, triton: bool = False) -> str:
     """`prove --layout`: the statement, the verdict, the engine, and the counterexample replayed by spec."""
     checked = f"; cross-checked by {', '.join(doc['cross_checked_by'])}" if doc["cross_checked_by"] else ""
     lines = [f"{doc['id']}: {doc['statement']}", f"  over {doc['domain']}",
@@ -190,9 +190,21 @@ def layout_proof_text(doc: dict) -> str:
         elif "sizes" in cex:
             lines.append(f"  sizes differ: {cex['sizes'][0]} vs {cex['sizes'][1]}")
         lines.append("  (replayed by spec)")
-    if doc.get("bases") is not None:
-        dims = "; ".join(f"{name}: {[b[0] for b in bases]}" for name, bases in doc["bases"]["in_dims"].items())
-        lines.append(f"linear over GF(2): offset {doc['bases']['offset']:#x}; bases {dims}")
+    bases = doc.get("bases")
+    if bases is not None:
+        def basis(b):
+            return str(b[0]) if len(b) == 1 else "(" + ", ".join(map(str, b)) + ")"
+        dims = "; ".join(f"{name}: [{', '.join(basis(b) for b in values)}]"
+                         for name, values in bases["in_dims"].items())
+        lines.append(f"linear over GF(2): offset {bases['offset']:#x}; bases {dims}")
+        if triton:
+            lines.append("as Triton's LinearLayout prints it" + (f" (its offset {bases['offset']:#x} is not part of "
+                         "a Triton layout)" if bases["offset"] else "") + ":" + bases["triton"])
+            if "offset_bases" in bases:
+                lines.append("as Gluon's SharedLinearLayout (element offset -> coordinate): offset_bases="
+                             + json.dumps(bases["offset_bases"], separators=(", ", ": ")))
+            else:
+                lines.append("no SharedLinearLayout view: the layout is not a bijection of [0, 2^bits) elements")
     return "\n".join(lines)
 
 

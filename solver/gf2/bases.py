@@ -26,6 +26,8 @@ from typing import List, Optional, Tuple
 
 from spec.rule import SpecError
 
+from solver.gf2 import matrix
+
 RULE = "layout.notation"
 
 
@@ -33,7 +35,24 @@ RULE = "layout.notation"
 class BasesLayout:
     in_dims: Tuple[Tuple[str, Tuple[int, ...]], ...]    # (name, flattened bases) per input dimension
     offset: int = 0
-    out_size: Optional[int] = None                      # product of the output dimensions' sizes, if named
+    out_dims: Optional[Tuple[Tuple[str, int], ...]] = None   # (name, size) per output dimension, if named
+    in_elements: bool = False       # values are element offsets (a SharedLinearLayout): --dtype scales them
+
+    def scaled(self, element_bytes: int) -> "BasesLayout":
+        """Element offsets as byte addresses (element_bytes a power of two)."""
+        shift = element_bytes.bit_length() - 1
+        dims = tuple((name, tuple(c << shift for c in bases)) for name, bases in self.in_dims)
+        return BasesLayout(dims, self.offset << shift, (("address", (self.out_size or self.size) << shift),))
+
+    @property
+    def out_size(self) -> Optional[int]:
+        """The product of the output dimensions' sizes (None when they were not named)."""
+        if self.out_dims is None:
+            return None
+        size = 1
+        for _, n in self.out_dims:
+            size *= n
+        return size
 
     @property
     def columns(self) -> tuple:
@@ -72,11 +91,47 @@ class BasesLayout:
         return index
 
     def notation(self) -> str:
-        dims = ", ".join(f"{name}: {list(bases)}" for name, bases in self.in_dims)
+        def basis(value):
+            values = self.split(value)
+            return str(values[0]) if len(values) == 1 else "(" + ", ".join(map(str, values)) + ")"
+        dims = ", ".join(f"{name}: [{', '.join(basis(c) for c in bases)}]" for name, bases in self.in_dims)
         return "bases {" + dims + "}" + (f" offset {self.offset:#x}" if self.offset else "")
 
     def as_json(self) -> dict:
-        return {"offset": self.offset, "in_dims": {name: [[c] for c in bases] for name, bases in self.in_dims}}
+        document = {"offset": self.offset, "in_dims": {name: [self.split(c) for c in bases]
+                                                        for name, bases in self.in_dims}}
+        if self.out_dims is not None:
+            document["out_dims"] = dict(self.out_dims)
+        return document
+
+    def split(self, value: int) -> list:
+        """A flattened value as one value per output dimension (first most minor), or [value]."""
+        if self.out_dims is None or len(self.out_dims) == 1:
+            return [value]
+        values = []
+        for _, size in self.out_dims:
+            values.append(value & (size - 1))
+            value >>= size.bit_length() - 1
+        return values
+
+    def triton_text(self) -> str:
+        """The layout as Triton's LinearLayout::toString() prints it (linear part only: a Triton layout has
+        no offset). Output dimensions: as given, else one, `offset`, as wide as the values reach."""
+        lines = []
+        for name, bases in self.in_dims:
+            if not bases:
+                lines.append(f" - {name} is a size 1 dimension")
+                continue
+            lines.append(" - " + "\n   ".join(f"{name}={1 << k} -> ({', '.join(map(str, self.split(c)))})"
+                                               for k, c in enumerate(bases)))
+        outs = self.out_dims
+        if outs is None:
+            spread = 0
+            for c in self.columns:
+                spread |= c
+            outs = (("offset", 1 << spread.bit_length()),)
+        return "\n" + "\n".join(lines) + "\nwhere out dims are: [" + \
+            ", ".join(f"{n} (size {s})" for n, s in outs) + "]"
 
 
 def _flatten(basis, sizes: Optional[List[int]], where: str) -> int:
@@ -97,14 +152,18 @@ def _flatten(basis, sizes: Optional[List[int]], where: str) -> int:
     return address
 
 
-def _sizes(out_dims) -> Optional[List[int]]:
+def _out_dims(out_dims) -> Optional[Tuple[Tuple[str, int], ...]]:
     if out_dims is None:
         return None
     items = list(out_dims.items()) if isinstance(out_dims, dict) else [tuple(x) for x in out_dims]
-    sizes = [size for _, size in items]
-    if not all(isinstance(n, int) and n > 0 and not n & (n - 1) for n in sizes):
-        raise SpecError("out_dims", sizes, "output dimension sizes are powers of two", RULE)
-    return sizes
+    if not all(len(item) == 2 and isinstance(item[1], int) and not isinstance(item[1], bool) and item[1] > 0
+               and not item[1] & (item[1] - 1) for item in items):
+        raise SpecError("out_dims", str(out_dims)[:60], "output dimension sizes are powers of two", RULE)
+    return tuple((str(n), s) for n, s in items)
+
+
+def _sizes(outs) -> Optional[List[int]]:
+    return None if outs is None else [s for _, s in outs]
 
 
 def from_json(document) -> BasesLayout:
@@ -112,24 +171,100 @@ def from_json(document) -> BasesLayout:
         document = document["results"][0].get("bases")
     if isinstance(document, dict) and "bases" in document and "in_dims" not in document:
         document = document["bases"]
+    if isinstance(document, dict) and "offset_bases" in document and "in_dims" not in document:
+        return from_offset_bases(document["offset_bases"], document.get("block_bases", []))
     if not isinstance(document, dict) or not isinstance(document.get("in_dims"), dict):
         raise SpecError("bases", str(document)[:60], 'expected {"in_dims": {"dim0": [[...], ...], ...}, '
-                        '"offset": n}', RULE)
-    sizes = _sizes(document.get("out_dims"))
+                        '"offset": n} or {"offset_bases": [[...], ...]}', RULE)
+    outs = _out_dims(document.get("out_dims"))
+    sizes = _sizes(outs)
     dims = []
     for name, bases in document["in_dims"].items():
         if not isinstance(bases, list):
             raise SpecError("bases", name, "each input dimension is a list of bases", RULE)
         dims.append((str(name), tuple(_flatten(b, sizes, f"{name}[{k}]") for k, b in enumerate(bases))))
     offset = document.get("offset", 0)
-    if not isinstance(offset, int) or offset < 0:
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
         raise SpecError("offset", offset, "a non-negative int", RULE)
-    out_size = None
-    if sizes is not None:
-        out_size = 1
-        for n in sizes:
-            out_size *= n
-    return BasesLayout(tuple(dims), offset, out_size)
+    return BasesLayout(tuple(dims), offset, outs)
+
+
+def from_offset_bases(offset_bases, block_bases=()) -> BasesLayout:
+    """Gluon's SharedLinearLayout(offset_bases=...): element offset bit k -> a tensor coordinate
+    (dim0, dim1, ...). The shared layout is the inverse of what prove asks about (coordinate -> offset),
+    so it is inverted over GF(2): it must be a bijection of the offset bits onto the coordinate bits
+    (every Triton shared layout of a whole tile is; a broadcast one is refused). The coordinate sizes are
+    the powers of two the bases reach."""
+    if block_bases:
+        raise SpecError("block_bases", str(block_bases)[:60], "only one CTA's layout: block_bases must be "
+                        "empty", RULE)
+    if not isinstance(offset_bases, list) or not offset_bases or not all(isinstance(b, list) for b in offset_bases):
+        raise SpecError("offset_bases", str(offset_bases)[:60], "a list of bases, one list of coordinates each",
+                        RULE)
+    rank = len(offset_bases[0])
+    if rank == 0 or any(len(b) != rank for b in offset_bases) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for b in offset_bases for v in b):
+        raise SpecError("offset_bases", str(offset_bases)[:60], "every basis has one non-negative int per "
+                        "tensor dimension", RULE)
+    reach = [0] * rank
+    for basis in offset_bases:
+        for d, v in enumerate(basis):
+            reach[d] |= v
+    widths = [r.bit_length() for r in reach]
+    outs = tuple((f"dim{d}", 1 << w) for d, w in enumerate(widths))
+    # offset bit k -> the coordinate packed with dim0 lowest; invert: coordinate bit -> offset bits
+    packed = [_flatten(b, [s for _, s in outs], f"offset={1 << k}") if rank > 1 else b[0]
+              for k, b in enumerate(offset_bases)]
+    if sum(widths) != len(packed):
+        raise SpecError("offset_bases", str(offset_bases)[:60], f"{len(packed)} offset bits onto "
+                        f"{sum(widths)} coordinate bits: not a bijection, cannot be inverted", RULE)
+    basis = matrix.Basis(packed)
+    if basis.kernel:
+        raise SpecError("offset_bases", str(offset_bases)[:60], "two offsets reach the same coordinate: not "
+                        "a bijection, cannot be inverted", RULE)
+    dims, shift = [], 0
+    for d, w in enumerate(widths):
+        dims.append((f"dim{d}", tuple(basis.contains(1 << (shift + t)) for t in range(w))))
+        shift += w
+    return BasesLayout(tuple(dims), 0, (("offset", 1 << len(packed)),), in_elements=True)
+
+
+def from_affine(columns: tuple, offset: int, mode_bits: tuple) -> BasesLayout:
+    """A CuTe layout's affine map (solver.gf2.layout.Affine) as bases: input dimension dimK is mode K,
+    one output dimension `address` as wide as the values reach."""
+    dims, j = [], 0
+    for mode, count in enumerate(mode_bits):
+        dims.append((f"dim{mode}", tuple(columns[j:j + count])))
+        j += count
+    spread = offset
+    for c in columns:
+        spread |= c
+    return BasesLayout(tuple(dims), offset, (("address", 1 << spread.bit_length()),))
+
+
+def describe(layout: BasesLayout, element_bytes: int = 1) -> dict:
+    """The `bases` JSON of a linear layout: its bases, Triton's printout of them (`triton`) and, when its
+    linear part (in elements of element_bytes) is a bijection onto [0, 2^bits), the inverse as Gluon's
+    SharedLinearLayout offset_bases (element offset from the tile's start -> coordinate)."""
+    document = layout.as_json()
+    document["triton"] = layout.triton_text()
+    shared = offset_bases(layout, element_bytes)
+    if shared is not None:
+        document["offset_bases"] = shared
+    return document
+
+
+def offset_bases(layout: BasesLayout, element_bytes: int = 1) -> Optional[list]:
+    """The inverse as Gluon's SharedLinearLayout offset_bases (element offset bit k -> one value per input
+    dimension), when the linear part, in elements, is a bijection onto [0, 2^bits); else None."""
+    shift = element_bytes.bit_length() - 1
+    if element_bytes != 1 << shift or any(c & (element_bytes - 1) for c in layout.columns):
+        return None
+    columns = [c >> shift for c in layout.columns]
+    basis = matrix.Basis(columns)
+    if basis.kernel or any(c >> len(columns) for c in columns):
+        return None
+    return [layout.coordinate(basis.contains(1 << k)) for k in range(len(columns))]
 
 
 _LINE = re.compile(r"^\s*-?\s*([A-Za-z_][\w]*)\s*=\s*(\d+)\s*->\s*\(([^)]*)\)\s*$")
@@ -140,10 +275,11 @@ _OUTS = re.compile(r"where out dims are:\s*\[(.*)\]")
 def from_triton_text(text: str) -> BasesLayout:
     """Triton's LinearLayout::toString() printout."""
     outs = _OUTS.search(text)
-    sizes = None
+    out_dims = None
     if outs:
         found = re.findall(r"([A-Za-z_]\w*)\s*\(size\s*(\d+)\)", outs.group(1))
-        sizes = _sizes([(n, int(s)) for n, s in found])
+        out_dims = _out_dims([(n, int(s)) for n, s in found])
+    sizes = _sizes(out_dims)
     dims: dict = {}
     for line in text.splitlines():
         if _OUTS.search(line) or not line.strip():
@@ -164,12 +300,7 @@ def from_triton_text(text: str) -> BasesLayout:
         bases.append(_flatten(values, sizes, f"{name}={at}"))
     if not dims:
         raise SpecError("bases", text[:60], "no bases found", RULE)
-    out_size = None
-    if sizes is not None:
-        out_size = 1
-        for n in sizes:
-            out_size *= n
-    return BasesLayout(tuple((n, tuple(b)) for n, b in dims.items()), 0, out_size)
+    return BasesLayout(tuple((n, tuple(b)) for n, b in dims.items()), 0, out_dims)
 
 
 def load(value) -> BasesLayout:

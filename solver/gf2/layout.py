@@ -37,15 +37,6 @@ class Affine:
             j += 1
         return value
 
-    def bases(self) -> dict:
-        """Triton LinearLayout-style bases: one list per input dimension (top-level mode), each basis
-        the one-element list [address bits] of its output dimension `offset`."""
-        dims, j = {}, 0
-        for mode, count in enumerate(self.mode_bits):
-            dims[f"dim{mode}"] = [[c] for c in self.columns[j:j + count]]
-            j += count
-        return dims
-
 
 def swizzle_bits(x: int, params: Optional[tuple]) -> int:
     """Sw<B,M,S>(x) on a non-negative int (the same formula as CuTe's; linear over GF(2))."""

@@ -131,7 +131,10 @@ class BasesSubject:
 
 def make_subject(layout, dtype: Optional[str] = None, start: int = 0, bytes_: Optional[int] = None) -> Subject:
     if bases_io.looks_like_bases(layout):
-        return BasesSubject(bases_io.load(layout))
+        bases = bases_io.load(layout)
+        if bases.in_elements and (dtype is not None or bytes_ is not None):   # Gluon offset_bases
+            bases = bases.scaled(element_bytes(dtype) if bytes_ is None else bytes_)
+        return BasesSubject(bases)
     parsed = parse_layout(layout) if isinstance(layout, str) else layout
     inner = parsed.layout if isinstance(parsed, ComposedLayout) else parsed
     if inner.has_basis_strides():
@@ -150,6 +153,11 @@ def make_subject(layout, dtype: Optional[str] = None, start: int = 0, bytes_: Op
         swizzle = (sw.bits, sw.base, sw.shift)
     amap = AddressMap(modes, b, start + b * offset, swizzle)
     return Subject(parsed.notation(), parsed, b, start, amap, linearize(amap))
+
+
+def _bases_document(s: Subject) -> dict:
+    a = s.linear
+    return bases_io.describe(bases_io.from_affine(a.columns, a.offset, a.mode_bits), s.element_bytes)
 
 
 # --- results ----------------------------------------------------------------------------------------------
@@ -628,9 +636,9 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
                      f" ({instances} instances)"
         bases = None
         if isinstance(s, BasesSubject):
-            bases = s.bases.as_json()
+            bases = bases_io.describe(s.bases)
         elif not params and isinstance(s.linear, Affine):
-            bases = {"offset": s.linear.offset, "in_dims": s.linear.bases()}
+            bases = _bases_document(s)
         result = LayoutResult(f"layout.{prop}", statement, where, status, name, 0.0, counterexample, reason,
                               checked, s.text if not params else layout, bases)
         if status != "proved":
@@ -845,7 +853,7 @@ def _prove_io(layout, prop, dtype, start_address, engine, began, descriptor, arc
             status, reason = "unknown", f"spec does not confirm the {name} counterexample: engine and spec disagree"
     elif status == "unknown":
         reason = detail
-    bases = {"offset": s.linear.offset, "in_dims": s.linear.bases()} if isinstance(s.linear, Affine) else None
+    bases = _bases_document(s) if isinstance(s.linear, Affine) else None
     result = LayoutResult(f"layout.{prop}", q.statement(layout if isinstance(layout, str) else s.text), where,
                           status, name, 0.0, counterexample, reason, checked, s.text, bases)
     result.source, result.rules = source, list(rules)
