@@ -274,3 +274,50 @@ def test_same_seed_same_cases_in_one_process(target, violate):
     first = campaign(11)
     campaign(12)                       # other work in between
     assert campaign(11) == first
+
+
+# --- streaming and bounds (issue 17) ---------------------------------------------------------------------
+
+def test_cli_streams_each_case_as_it_is_made(monkeypatch):
+    """jsonl goes out line by line: each write happens before the next case is asked for (a campaign of a
+    million cases starts printing at once, and holds one case at a time)."""
+    from solver.cli import fuzz as fuzz_cli
+    pulled, seen_at_write = [], []
+
+    def lazy(target, arch, violate, count, seed, stats=None):
+        for index in range(count):
+            pulled.append(index)
+            yield {"index": index, "target": target}
+
+    class Out:
+        def write(self, text):
+            seen_at_write.append(len(pulled))
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(fuzz_cli.fuzz, "generate", lazy)
+    monkeypatch.setattr(sys, "stdout", Out())
+    assert cli_main(["fuzz", "--target", "desc", "--count", "5"]) == 0
+    assert seen_at_write == [1, 2, 3, 4, 5]
+
+
+def test_cli_count_is_capped_before_any_work_and_a_bad_out_is_exit_2(capsys, monkeypatch, tmp_path):
+    from solver.cli import fuzz as fuzz_cli
+
+    def never(*args, **kwargs):
+        raise AssertionError("generation started")
+        yield
+
+    monkeypatch.setattr(fuzz_cli.fuzz, "generate", never)
+    for argv, limit in ((["--count", "1000000000"], fuzz_cli.MAX_STREAMED),
+                        (["--count", str(fuzz_cli.MAX_HELD + 1), "--json"], fuzz_cli.MAX_HELD),
+                        (["--count", "1" + "0" * 400], fuzz_cli.MAX_STREAMED)):
+        assert cli_main(["fuzz", "--target", "desc"] + argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--count" in err and str(limit) in err and len(err) < 300
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert cli_main(["fuzz", "--target", "desc", "--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out" in err

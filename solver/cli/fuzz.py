@@ -14,6 +14,11 @@ from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, number
 from solver.fuzz import engine as fuzz
 
 FORMATS = ("jsonl", "cuda", "ptx")
+# --count caps, checked before any case is made. Streamed jsonl (stdout or --out) holds one case at a time
+# plus the set of cases seen (each case is made once: about 0.5 KB each); the other modes (--json,
+# --against, --format cuda/ptx) hold every case and their rendering in memory.
+MAX_STREAMED = 1_000_000
+MAX_HELD = 20_000
 DEFAULT_ARCH = {"tmem": "sm100", "tmem-alloc": "sm100"}     # sm90 has no tcgen05: its tmem cases are all refused
 
 
@@ -74,21 +79,36 @@ def _records(args) -> tuple:
     if args.arch not in arches:
         raise FuzzUsage(f"--arch {args.arch}: --target {args.target} runs on {' or '.join(arches)} only")
     count = args.count
+    cap = MAX_STREAMED if _streams(args) else MAX_HELD
+    if count > cap:
+        raise FuzzUsage(f"fuzz: --count {_cut_number(count)}: at most {cap} cases per run" +
+                        ("" if cap == MAX_STREAMED else f" with --json, --against or --format cuda/ptx "
+                         f"(jsonl streams up to {MAX_STREAMED})") + "; split a campaign by --seed")
     try:
         violate = fuzz.parse_violate(args.target, args.violate)
     except ValueError as error:
         raise FuzzUsage(str(error)) from None
     stats = fuzz.Stats()
-    records = list(fuzz.generate(args.target, args.arch, violate, count, args.seed, stats))
+    records = fuzz.generate(args.target, args.arch, violate, count, args.seed, stats)
     return records, stats, violate, count
 
 
-def _shortfall(args, records, violate, count) -> str:
-    if len(records) == count:
+def _cut_number(n: int) -> str:
+    text = str(n) if n.bit_length() < 200 else f"{str(n)[:12]}... ({n.bit_length()} bits)"
+    return text
+
+
+def _streams(args) -> bool:
+    """Cases go out one by one as they are made: jsonl, not gathered for --json or --against."""
+    return args.format == "jsonl" and not args.json and not args.against
+
+
+def _shortfall(args, made: int, violate, count) -> str:
+    if made == count:
         return ""
     asked = ", ".join(sorted(violate)) or "no rule (valid)"
-    if records:
-        return f"fuzz: only {len(records)} distinct cases break exactly {asked} on {args.arch}"
+    if made:
+        return f"fuzz: only {made} distinct cases break exactly {asked} on {args.arch}"
     return (f"fuzz: no {args.target} configuration on {args.arch} breaks exactly {asked}; "
             f"`layoutproof fuzz --coverage` says what each rule is tied to")
 
@@ -113,11 +133,44 @@ def _rendered(args, records) -> dict:
     return {f"fuzz_{args.target}_{arch}.ptx": text for arch, text in fuzz_ptx.render(records).items()}
 
 
+def _out_directory(directory: str) -> None:
+    """Made (and proved writable) before any case is generated: a bad --out is a usage error (exit 2)."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        probe = os.path.join(directory, ".layoutproof-write-test")
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as error:
+        raise FuzzUsage(f"fuzz: --out {directory!r:.80}: cannot write there ({error.strerror or error})") from None
+
+
 def _write_out(directory: str, files: dict) -> None:
-    os.makedirs(directory, exist_ok=True)
-    for name, text in files.items():
-        with open(os.path.join(directory, name), "w") as handle:
-            handle.write(text)
+    try:
+        for name, text in files.items():
+            with open(os.path.join(directory, name), "w") as handle:
+                handle.write(text)
+    except OSError as error:
+        raise FuzzUsage(f"fuzz: --out {directory!r:.80}: cannot write there ({error.strerror or error})") from None
+
+
+def _stream(args, records) -> int:
+    """Write each jsonl line as it is made (to stdout, flushed, or to DIR/cases.jsonl); the count made."""
+    made = 0
+    if args.out:
+        try:
+            with open(os.path.join(args.out, "cases.jsonl"), "w") as handle:
+                for record in records:
+                    handle.write(json.dumps(record) + "\n")
+                    made += 1
+        except OSError as error:
+            raise FuzzUsage(f"fuzz: --out {args.out!r:.80}: cannot write there ({error.strerror or error})") from None
+        return made
+    for record in records:
+        sys.stdout.write(json.dumps(record) + "\n")
+        sys.stdout.flush()
+        made += 1
+    return made
 
 
 def _jsonl(records) -> str:
@@ -159,16 +212,27 @@ def _coverage(args) -> int:
     return EXIT_OK
 
 
-def run(args) -> int:
-    if args.coverage:
-        return _coverage(args)
-    records, stats, violate, count = _records(args)
-    short = _shortfall(args, records, violate, count)
+def _report(args, made: int, stats, violate, count) -> None:
+    short = _shortfall(args, made, violate, count)
     if short:
         print(short, file=sys.stderr)
     if stats.disagreements:       # a bug in the Z3 model or in spec: say so loudly
         print(f"fuzz: {len(stats.disagreements)} Z3 solutions that spec labels otherwise (a model/spec "
               f"disagreement; please report)", file=sys.stderr)
+
+
+def run(args) -> int:
+    if args.coverage:
+        return _coverage(args)
+    records, stats, violate, count = _records(args)
+    if args.out:
+        _out_directory(args.out)
+    if _streams(args):
+        made = _stream(args, records)
+        _report(args, made, stats, violate, count)
+        return EXIT_OK if made else EXIT_VIOLATION
+    records = list(records)
+    _report(args, len(records), stats, violate, count)
     differences = against(args.against, records) if args.against else None
     files = _rendered(args, records) if args.format != "jsonl" else {}
     if args.out:
@@ -186,7 +250,7 @@ def run(args) -> int:
         print(f"fuzz: {len(differences)} of {len(records)} cases where {args.against!r} differs from us",
               file=sys.stderr)
     elif not args.out:
-        sys.stdout.write(_jsonl(records) if args.format == "jsonl" else "".join(files.values()))
+        sys.stdout.write("".join(files.values()))
     if not records:
         return EXIT_VIOLATION
     return EXIT_VIOLATION if differences else EXIT_OK

@@ -19,6 +19,7 @@ spec/, never from the generator: a case whose spec label is not exactly the aske
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import random
@@ -111,7 +112,8 @@ def anchored(next_anchor: Callable, case_of: Callable, label_of: Callable, mutat
     exhausted = False
 
     def fresh(case) -> bool:
-        key = json.dumps(case, sort_keys=True)
+        # a 128-bit digest, not the text: a streamed campaign of a million cases keeps ~100 MB, not ~0.5 GB
+        key = hashlib.blake2b(json.dumps(case, sort_keys=True).encode(), digest_size=16).digest()
         if key in seen:
             return False
         seen.add(key)
