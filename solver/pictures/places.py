@@ -1,0 +1,112 @@
+"""One figure per command that shows where things go (`--svg FILE` / `--png FILE`): desc addresses,
+tma place, im2col, check and recipe. Each takes what spec/ computed (addresses per element) and only
+arranges it; tests/test_pictures.py reads the SVG back and compares every cell with spec."""
+from __future__ import annotations
+
+from typing import List, Sequence
+
+from spec.rule import SpecError
+
+from solver.pictures.figure import MISMATCH, Figure, chunk_legend, hue
+from solver.pictures.grids import MAX_CELLS, logical_panel, memory_panel
+
+
+def _bounded(cells: int, what: str) -> None:
+    if cells > MAX_CELLS:
+        raise SpecError("picture", cells, f"{what} has {cells} cells to draw: at most {MAX_CELLS} "
+                        "(draw a smaller tile)", "layout.notation")
+
+
+def desc_addresses(title: str, caption: List[str], addresses: Sequence[Sequence[int]], element_bytes: int) -> Figure:
+    """addresses[mn][k]: the byte each element is read from (spec.mma.readmap)."""
+    mn, k = len(addresses), len(addresses[0]) if addresses else 0
+    _bounded(2 * mn * k, "this read")
+    grid = logical_panel("what the descriptor reads: (mn, k) -> byte address, coloured by 16-byte chunk",
+                         mn, k, lambda r, c: addresses[r][c], lambda r, c: f"(mn={r}, k={c})", "mn", "k")
+    elements = [(f"({r},{c})", addresses[r][c]) for r in range(mn) for c in range(k)]
+    memory = memory_panel("shared memory: the element that starts each 16-byte chunk", elements, element_bytes)
+    return Figure(title, [grid, memory], chunk_legend(), caption)
+
+
+def tma_place(title: str, caption: List[str], box: Sequence[int], offsets: Sequence[int], element_bytes: int) -> Figure:
+    """offsets: the byte address of each box element, d0 fastest (spec.tma.place)."""
+    inner = box[0]
+    outer = len(offsets) // inner if inner else 0
+    _bounded(2 * len(offsets), "this box")
+    names = ["i1"] if len(box) == 2 else ["(i1,...)"]
+
+    def coordinate(r: int, c: int) -> str:
+        rest, out = r, []
+        for d in box[1:]:
+            out.append(rest % d)
+            rest //= d
+        return "(" + ",".join(map(str, [c] + out)) + ")"
+    grid = logical_panel("the box: (i0, i1, ...) -> shared-memory byte, coloured by 16-byte chunk", outer, inner,
+                         lambda r, c: offsets[r * inner + c], coordinate, names[0], "i0")
+    elements = [(coordinate(n // inner, n % inner), a) for n, a in enumerate(offsets)]
+    rows = lambda index: hue(index // inner)
+    memory = memory_panel("shared memory as written: the box element that starts each 16-byte chunk, coloured "
+                          "by box row", elements, element_bytes, rows)
+    return Figure(title, [grid, memory], chunk_legend(), caption)
+
+
+def im2col(title: str, caption: List[str], pixels: list, placement: list, element_bytes: int) -> Figure:
+    """pixels: spec.tma.im2col's rows ({row, n, d, h, w, halo, oob}); placement: one entry per element
+    ({row, channel, smem_address, ...})."""
+    _bounded(len(placement) + len(pixels), "this load")
+    ws = sorted({p["w"] for p in pixels})
+    hs = sorted({(p["n"], p["d"], p["h"]) for p in pixels})
+    from solver.pictures.figure import Cell, Panel
+    cells = []
+    for p in pixels:
+        tag = " (halo)" if p["halo"] else " (out of bounds)" if p["oob"] else ""
+        cells.append(Cell(hs.index((p["n"], p["d"], p["h"])), ws.index(p["w"]), f"row {p['row']}", hue(p["row"]),
+                          f"pixel n={p['n']} d={p['d']} h={p['h']} w={p['w']}{tag} -> shared-memory row {p['row']}",
+                          "#555555" if p["halo"] or p["oob"] else None))
+    image = Panel("the pixels the load brings: (n,d,h) x w, labelled by the shared-memory row each fills",
+                  [f"n{n} d{d} h{h}" for n, d, h in hs], [f"w={w}" for w in ws], cells, "n,d,h", "w")
+    elements = [(f"r{e['row']} c{e['channel']}", e["smem_address"]) for e in placement]
+    memory = memory_panel("shared memory: pixel row r, channel c that starts each 16-byte chunk, coloured by row",
+                          elements, element_bytes, lambda i: hue(placement[i]["row"]))
+    return Figure(title, [image, memory], [], caption)
+
+
+def check(title: str, caption: List[str], expected: Sequence[Sequence[int]], read: Sequence[Sequence[int]],
+          k_offset: int = 0) -> Figure:
+    """expected[mn][k]: where the layout holds each element; read[mn][k]: where the descriptor reads it."""
+    mn, k = len(expected), len(expected[0]) if expected else 0
+    _bounded(2 * mn * k, "this check")
+    wrong = lambda r, c: expected[r][c] != read[r][c]
+    name = lambda r, c: f"(mn={r}, k={k_offset + c})"
+    left = logical_panel("the layout: where each element is", mn, k, lambda r, c: expected[r][c], name, "mn", "k",
+                         wrong, MISMATCH)
+    right = logical_panel("the descriptor: where it reads each element (red: not where the layout has it)", mn, k,
+                          lambda r, c: read[r][c], name, "mn", "k", wrong, MISMATCH)
+    for panel in (left, right):
+        panel.column_names = [str(k_offset + c) for c in range(k)]
+    legend = chunk_legend() + [("outlined: read from the wrong byte", MISMATCH)]
+    return Figure(title, [left, right], legend, caption, side_by_side=True)
+
+
+def recipe(title: str, caption: List[str], written: list, steps: list, element_bytes: int, max_steps: int = 4) -> Figure:
+    """written: (element name, byte address, load index) for every element the TMA loads place;
+    steps: per k-step (k_offset, read[mn][k], held[mn][k]) (the descriptor's read map and where the TMA
+    wrote each of those elements)."""
+    shown = steps[:max_steps]
+    _bounded(len(written) + sum(2 * len(r) * len(r[0]) for _, r, _ in shown if r), "this recipe")
+    loads = sorted({load for _, _, load in written})
+    memory = memory_panel("shared memory after the TMA loads: the element that starts each chunk, coloured by load",
+                          [(n, a) for n, a, _ in written], element_bytes, lambda i: hue(written[i][2] + 3, 0.75))
+    panels = [memory]
+    for k_offset, read, held in shown:
+        wrong = lambda r, c, read=read, held=held: read[r][c] != held[r][c]
+        panel = logical_panel(f"k-step at K={k_offset}: the byte its descriptor reads for each (mn, k) (red: not "
+                              "what the TMA wrote there)", len(read), len(read[0]),
+                              lambda r, c, read=read: read[r][c],
+                              lambda r, c, k_offset=k_offset: f"(mn={r}, k={k_offset + c})", "mn", "k", wrong, MISMATCH)
+        panel.column_names = [str(k_offset + c) for c in range(len(read[0]))]
+        panels.append(panel)
+    legend = [(f"TMA load {n}", hue(n + 3, 0.75)) for n in loads] + chunk_legend()
+    if len(steps) > len(shown):
+        caption = caption + [f"(first {len(shown)} of {len(steps)} k-steps drawn)"]
+    return Figure(title, panels, legend, caption)

@@ -1,0 +1,150 @@
+"""Pictures (solver/pictures): the SVG is parsed back and every element appears once, at the position spec
+says: in the logical grid, the cell at (row, column) is labelled with the byte spec computes for that
+element (spec.mma.readmap.element_address, spec.tma.place, spec.tma.im2col); in the shared-memory map,
+the chunk at (line row, byte / 16 mod 8) is labelled with the element spec puts at its first byte. The
+PNG backend (matplotlib, the `pictures` extra) writes a real PNG of the same size."""
+from __future__ import annotations
+
+import struct
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from solver.pictures import places, png, svg
+from spec.mma import descriptor as spec_descriptor
+from spec.mma import readmap
+from spec.tma import place as tma_place
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def cells(text: str) -> dict:
+    """(panel, row, column) -> label of every labelled cell; fails on a cell drawn twice."""
+    root = ET.fromstring(text)
+    found = {}
+    for element in root.iter(f"{SVG}text"):
+        if element.get("class") != "cell":
+            continue
+        key = (int(element.get("data-panel")), int(element.get("data-row")), int(element.get("data-column")))
+        assert key not in found, f"cell {key} drawn twice"
+        found[key] = element.text
+    return found
+
+
+def rects(text: str) -> dict:
+    root = ET.fromstring(text)
+    return {(int(e.get("data-panel")), int(e.get("data-row")), int(e.get("data-column"))): e
+            for e in root.iter(f"{SVG}rect") if e.get("class") == "cell"}
+
+
+def row_headings(text: str, panel: int) -> list:
+    root = ET.fromstring(text)
+    return [e.text for e in root.iter(f"{SVG}text") if e.get("class") == "row" and e.get("data-panel") == str(panel)]
+
+
+def memory_cells_from_spec(named: dict) -> dict:
+    """(line row, chunk column) -> name of the element at each chunk's first byte, from spec's addresses
+    alone: {name: byte address}."""
+    by_address = {a: n for n, a in named.items()}
+    lines = sorted({a // 128 for a in named.values()})
+    return {(lines.index(a // 128), (a >> 4) & 7): by_address[a] for a in by_address if a % 16 == 0}
+
+
+@pytest.mark.parametrize("word, dtype, major, mn", [
+    (0x4000004000000040, "bf16", "K", 8),
+    (0x4000004000000040, "bf16", "K", 64),
+    (0x8000002000800080, "f16", "MN", 64),
+    (0x4000004000010040, "e4m3", "K", 16),
+])
+def test_desc_addresses_picture_puts_every_element_where_spec_reads_it(word, dtype, major, mn):
+    desc = spec_descriptor.decode("sm90", word)
+    op = readmap.make_operand(desc, dtype, major, mn)
+    figure = places.desc_addresses("t", [], readmap.read_addresses(op), op.dtype.bits // 8)
+    text = svg.render(figure)
+    drawn = cells(text)
+    for m in range(op.mn):
+        for k in range(op.k):
+            assert drawn[(0, m, k)] == hex(readmap.element_address(op, m, k)), (m, k)
+    named = {f"({m},{k})": readmap.element_address(op, m, k) for m in range(op.mn) for k in range(op.k)}
+    expected = memory_cells_from_spec(named)
+    assert {key[1:]: label for key, label in drawn.items() if key[0] == 1} == expected
+    lines = sorted({a // 128 for a in named.values()})
+    assert row_headings(text, 1) == [hex(line * 128) for line in lines]
+
+
+@pytest.mark.parametrize("swizzle, elem, box", [("32B", 4, (8, 2)), ("128B", 2, (64, 8)), ("NONE", 2, (8, 4, 2)),
+                                               ("64B", 1, (64, 4))])
+def test_tma_place_picture_is_the_box_as_written(swizzle, elem, box):
+    b = tma_place.make_box(swizzle, elem, box, 0x400)
+    offsets = tma_place.place(b)
+    text = svg.render(places.tma_place("t", [], box, offsets, elem))
+    drawn = cells(text)
+    inner = box[0]
+    for n, a in enumerate(offsets):
+        assert drawn[(0, n // inner, n % inner)] == hex(a)
+    names = {}
+    for n, a in enumerate(offsets):
+        rest, coordinate = n // inner, [n % inner]
+        for d in box[1:]:
+            coordinate.append(rest % d)
+            rest //= d
+        names["(" + ",".join(map(str, coordinate)) + ")"] = a
+    assert {key[1:]: label for key, label in drawn.items() if key[0] == 1} == memory_cells_from_spec(names)
+
+
+def test_im2col_picture_labels_each_pixel_with_its_row_and_each_chunk_with_its_element():
+    from solver.cli.main import main
+    import io
+    import json
+    from contextlib import redirect_stdout
+    out = io.StringIO()
+    with redirect_stdout(out):
+        main(["im2col", "--mode", "im2col", "--tensor", "16,4,4,1", "--lower=0,0", "--upper=-1,-1",
+              "--channels-per-pixel", "16", "--pixels-per-column", "4", "--coords", "0,0,0,0", "--elem-bytes", "2",
+              "--swizzle", "NONE", "--smem-address", "0x400", "--json"])
+    doc = json.loads(out.getvalue())
+    text = svg.render(places.im2col("t", [], doc["pixels"], doc["placement"], 2))
+    drawn = cells(text)
+    ws = sorted({p["w"] for p in doc["pixels"]})
+    hs = sorted({(p["n"], p["d"], p["h"]) for p in doc["pixels"]})
+    for p in doc["pixels"]:
+        assert drawn[(0, hs.index((p["n"], p["d"], p["h"])), ws.index(p["w"]))] == f"row {p['row']}"
+    names = {f"r{e['row']} c{e['channel']}": e["smem_address"] for e in doc["placement"]}
+    assert {key[1:]: label for key, label in drawn.items() if key[0] == 1} == memory_cells_from_spec(names)
+
+
+def test_check_picture_marks_exactly_the_mismatches_on_both_sides():
+    expected = [[0x400 + 2 * (8 * m + k) for k in range(8)] for m in range(4)]
+    read = [row[:] for row in expected]
+    read[2][5] = 0x999
+    read[3][0] = 0x123
+    text = svg.render(places.check("t", [], expected, read, k_offset=16))
+    boxes = rects(text)
+    marked = {key for key, e in boxes.items() if e.get("stroke") == "#d62728"}
+    assert marked == {(p, 2, 5) for p in (0, 1)} | {(p, 3, 0) for p in (0, 1)}
+    drawn = cells(text)
+    assert drawn[(1, 2, 5)] == "0x999" and drawn[(0, 2, 5)] == hex(expected[2][5])
+    columns = [e.text for e in ET.fromstring(text).iter(f"{SVG}text") if e.get("class") == "column"]
+    assert columns[:8] == [str(16 + k) for k in range(8)]
+
+
+def test_pictures_too_large_to_look_at_are_refused_with_a_one_line_error():
+    from spec.rule import SpecError
+    big = [[0] * 256 for _ in range(256)]
+    with pytest.raises(SpecError) as error:
+        places.desc_addresses("t", [], big, 2)
+    assert "picture" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_png_is_a_png_of_the_svg_geometry(tmp_path):
+    assert png.available(), "the test extra installs matplotlib (the `pictures` extra)"
+    desc = spec_descriptor.decode("sm90", 0x4000004000000040)
+    op = readmap.make_operand(desc, "bf16", "K", 8)
+    figure = places.desc_addresses("t", ["c"], readmap.read_addresses(op), 2)
+    path = tmp_path / "p.png"
+    png.render(figure, str(path))
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    g = svg.geometry(figure)
+    assert (width, height) == (round(g["width"]), round(g["height"]))
