@@ -11,6 +11,7 @@ import sys
 
 from solver.cli import render
 from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, number, positive_number
+from solver.cli.progress import Progress
 from solver.fuzz import engine as fuzz
 
 FORMATS = ("jsonl", "cuda", "ptx")
@@ -155,22 +156,42 @@ def _write_out(directory: str, files: dict) -> None:
 
 
 def _stream(args, records) -> int:
-    """Write each jsonl line as it is made (to stdout, flushed, or to DIR/cases.jsonl); the count made."""
+    """Write each jsonl line as it is made (to stdout, flushed, or to DIR/cases.jsonl); the count made.
+    On a terminal, stderr shows the progress (solver.cli.progress)."""
     made = 0
-    if args.out:
-        try:
-            with open(os.path.join(args.out, "cases.jsonl"), "w") as handle:
-                for record in records:
-                    handle.write(json.dumps(record) + "\n")
-                    made += 1
-        except OSError as error:
-            raise FuzzUsage(f"fuzz: --out {args.out!r:.80}: cannot write there ({error.strerror or error})") from None
+    progress = Progress(f"fuzz {args.target}", args.count, "cases")
+    try:
+        if args.out:
+            try:
+                with open(os.path.join(args.out, "cases.jsonl"), "w") as handle:
+                    for record in records:
+                        handle.write(json.dumps(record) + "\n")
+                        made += 1
+                        progress.update(made)
+            except OSError as error:
+                raise FuzzUsage(f"fuzz: --out {args.out!r:.80}: cannot write there "
+                                f"({error.strerror or error})") from None
+            return made
+        for record in records:
+            sys.stdout.write(json.dumps(record) + "\n")
+            sys.stdout.flush()
+            made += 1
+            progress.update(made)
         return made
-    for record in records:
-        sys.stdout.write(json.dumps(record) + "\n")
-        sys.stdout.flush()
-        made += 1
-    return made
+    finally:
+        progress.close()
+
+
+def _gathered(args, records) -> list:
+    progress = Progress(f"fuzz {args.target}", args.count, "cases")
+    out = []
+    try:
+        for record in records:
+            out.append(record)
+            progress.update(len(out))
+    finally:
+        progress.close()
+    return out
 
 
 def _jsonl(records) -> str:
@@ -231,7 +252,7 @@ def run(args) -> int:
         made = _stream(args, records)
         _report(args, made, stats, violate, count)
         return EXIT_OK if made else EXIT_VIOLATION
-    records = list(records)
+    records = _gathered(args, records)
     _report(args, len(records), stats, violate, count)
     differences = against(args.against, records) if args.against else None
     files = _rendered(args, records) if args.format != "jsonl" else {}

@@ -110,3 +110,38 @@ def recipe(title: str, caption: List[str], written: list, steps: list, element_b
     if len(steps) > len(shown):
         caption = caption + [f"(first {len(shown)} of {len(steps)} k-steps drawn)"]
     return Figure(title, panels, legend, caption)
+
+
+def recipe_figure(r, max_steps: int = 4) -> Figure:
+    """The figure of a built recipe (solver.synth.recipe.Recipe): where spec.tma.place puts each element
+    of each TMA load, and what each k-step's descriptor reads (spec.mma.readmap)."""
+    from spec.mma import descriptor as spec_descriptor
+    from spec.mma import dtypes, readmap
+    from spec.tma import place as tma_place
+    d = dtypes.dtype(r.dtype)
+    b = d.bits // 8
+    box = r.tma["box"]
+    where = {}
+    written = []
+    for load, entry in enumerate(r.tma["loads"]):
+        offsets = tma_place.place(tma_place.make_box(r.tma["swizzle"], b, box, entry["smem_address"]))
+        for n, a in enumerate(offsets):
+            i0, i1 = n % box[0], n // box[0]
+            mn, k = (i1, load * box[0] + i0) if r.major == "K" else (load * box[0] + i0, i1)
+            where[(mn, k)] = a
+            written.append((f"({mn},{k})", a, load))
+    steps = []
+    for instruction in r.instructions:
+        if instruction["status"] != "found":
+            continue
+        desc = spec_descriptor.decode(r.arch, int(instruction["descriptor"], 16))
+        op = readmap.make_operand(desc, r.dtype, r.major, r.mn, None, r.kind)
+        k0 = instruction["k_offset"]
+        read = [[readmap.element_address(op, mn, k) for k in range(op.k)] for mn in range(r.mn)]
+        held = [[where.get((mn, k0 + k), -1) for k in range(op.k)] for mn in range(r.mn)]
+        steps.append((k0, read, held))
+    title = (f"recipe: {r.arch} {r.major}-major {r.dtype} MN={r.mn} K-tile={r.k_tile}, {r.swizzle} at "
+             f"{r.smem_address:#x}")
+    caption = [f"smem layout {r.layout.notation()}; {len(r.tma['loads'])} TMA loads of box {box[0]}x{box[1]} "
+               f"({r.tma['swizzle']}); {len(r.instructions)} k-steps"]
+    return recipe(title, caption, written, steps, b, max_steps)
