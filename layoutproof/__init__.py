@@ -19,7 +19,23 @@ the rule). Modules load when a function is first called, so `import layoutproof`
 from __future__ import annotations
 
 __all__ = ["__version__", "decode", "encode", "violations", "read_addresses", "check_tensor_map", "synthesize", "recipe",
-           "prove", "prove_layout", "rules", "rule"]
+           "prove", "prove_layout", "rules", "rule", "example_path"]
+
+
+def example_path(name: str) -> str:
+    """The path of a bundled example (they travel in the wheel, under layoutproof/examples/) by its file
+    name, its stem, or the stem without its kind prefix: "tiled_bf16" is tensormap_tiled_bf16.json.
+    ValueError (spec.rule.SpecError) naming the examples when none or several match."""
+    import os
+    from spec.rule import SpecError
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples")
+    stems = sorted(f[:-len(".json")] for f in os.listdir(folder) if f.endswith(".json"))
+    wanted = name[:-len(".json")] if name.endswith(".json") else name
+    found = [s for s in stems if s == wanted] or [s for s in stems if s.endswith("_" + wanted)]
+    if len(found) != 1:
+        raise SpecError("example", name, ("matches " + ", ".join(found) if found else "no such example")
+                        + "; the examples: " + ", ".join(stems))
+    return os.path.join(folder, found[0] + ".json")
 
 
 def _version() -> str:

@@ -126,3 +126,18 @@ def test_malformed_input_raises_spec_error_naming_the_field():
     with pytest.raises(SpecError) as error:
         lp.encode("sm90", 8, 16, 1024, "128B")
     assert error.value.field_name == "start_address"
+
+
+def test_bundled_examples_resolve_by_name_and_travel_in_the_package():
+    """The examples the README uses live in the package (layoutproof/examples, in the wheel's
+    package-data) and resolve by a short name; an unknown name lists them."""
+    import json as json_
+    import os as os_
+    import layoutproof as lp_
+    path = lp_.example_path("tiled_bf16")
+    assert path.endswith(os_.path.join("layoutproof", "examples", "tensormap_tiled_bf16.json"))
+    assert json_.load(open(path))["encode"] == "tiled"
+    assert lp_.example_path("tensormap_tiled_bf16.json") == path
+    with pytest.raises(ValueError) as error:
+        lp_.example_path("no_such_thing")
+    assert "tmem_alloc_leak" in str(error.value) and "\n" not in str(error.value)
