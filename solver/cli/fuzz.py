@@ -62,6 +62,9 @@ def register(commands) -> None:
                    help="jsonl (default), cuda (tensormap: a host program calling cuTensorMapEncode*), "
                         "ptx (desc: wgmma / tcgen05.mma kernels; tmem: one kernel per tcgen05.ld/st/ld.red case, "
                         "a module per target; tmem-alloc: a module per case, each warp running its operations)")
+    p.add_argument("--pretty", action="store_true",
+                   help="jsonl on stdout: each case as indented JSON over several lines, for reading (files "
+                        "under --out stay one line per case)")
     p.add_argument("--out", metavar="DIR", help="write the cases (and the program or kernels) into DIR")
     p.add_argument("--coverage", action="store_true", help="every rule per target: breakable alone, or tied to")
     p.add_argument("--against", metavar="CMD",
@@ -173,7 +176,7 @@ def _stream(args, records) -> int:
                                 f"({error.strerror or error})") from None
             return made
         for record in records:
-            sys.stdout.write(json.dumps(record) + "\n")
+            sys.stdout.write(json.dumps(record, indent=2 if args.pretty else None) + "\n")
             sys.stdout.flush()
             made += 1
             progress.update(made)
