@@ -346,22 +346,18 @@ def run_campaign(cases: list, out_path: str, jobs: int, cache_path: Optional[str
                     if cache_handle:
                         cache_handle.write(json.dumps({"key": case_key(case), "answer": answer}) + "\n")
                         cache_handle.flush()
-                    done = state["done"]
-                    if done % 10 == 0 or done == len(todo):
-                        rate = done / max(time.time() - t0, 1e-9)
-                        bar = "#" * int(30 * done / len(todo))
-                        print(f"\r[{bar:<30}] {done}/{len(todo)} compiled, {rate:.2f} configs/s", end="",
-                              file=sys.stderr, flush=True)
+                    progress.update(state["done"])      # on a terminal only (solver.cli.progress)
         finally:
             child.close()
 
+    from solver.cli.progress import Progress
+    progress = Progress("triton campaign", len(todo), "compiled")
     threads = [threading.Thread(target=drive) for _ in range(max(1, jobs))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    if todo:
-        print(file=sys.stderr)
+    progress.close()
     elapsed = time.time() - t0
     summary = {"configurations": 0, "accepted": 0, "refused": 0, "elements": 0, "agree": 0, "disagree": 0,
                "not_judged": 0, "findings": {}, "compile_seconds": round(elapsed, 1), "compiled": len(todo),
