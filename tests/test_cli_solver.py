@@ -23,7 +23,8 @@ def test_prove_json_contract(capsys):
     assert code == 0 and err == ""
     for r in doc["results"]:
         assert set(r) >= {"id", "statement", "status", "expected", "seconds", "counterexample"}
-    assert {r["id"]: r["status"] for r in doc["results"]} == {"k48.contained": "proved", "k48.contiguous": "refuted"}
+    assert {r["id"]: r["status"] for r in doc["results"]} == {"k48.contained": "proved", "k48.contiguous": "refuted",
+                                                               "k48.split": "proved"}
 
 
 def test_prove_list(capsys):

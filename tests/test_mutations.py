@@ -1,8 +1,17 @@
 """Mutation tests: a proof that cannot fail proves nothing. Each deliberately broken variant of the Z3
 model (wrong shift, wrong mask, SBO scaled wrong, base offset ignored, ...) must make at least one
-property of the catalogue come out differently from its expected status."""
+property of the catalogue come out differently from its expected status.
+
+Some mutants change a model consistently (a descriptor field moved in encode and decode alike, a TMA table
+and its formula together, the row width of both sides of an agreement): only properties that compare the
+model with data kept apart from it (solver/prove/manual_tables.py) or with a definition written in the
+property can notice those. Mutants are applied with monkeypatch (tests/mutants.py swaps a changed copy of
+one function's code into the live function), so the tree is never modified."""
 import z3
 import pytest
+
+from mutants import swap
+from solver.model import vocab
 
 from solver.model import descriptor as descriptor_model
 from solver.prove import im2col as im2col_properties
@@ -26,8 +35,14 @@ def chosen(families) -> list:
     return properties
 
 
-def broken_statuses(families) -> list:
-    return [p.id for p in chosen(families) if prover.prove(p, timeout=TIMEOUT).status != p.expected]
+def first_broken(families):
+    """The first property, family by family in the order given, whose status differs from its expected
+    one (None if none does): one is enough to kill a mutant, so the rest are not proved."""
+    for family in families:
+        for p in chosen([family]):
+            if prover.prove(p, timeout=TIMEOUT).status != p.expected:
+                return p.id
+    return None
 
 
 def wrong_shift_cute(x, B, M, S):
@@ -130,11 +145,99 @@ MUTATIONS = {
 }
 
 
+
+
+def _layout(arch, **moved):
+    """The model's bit table of `arch` with some fields at other (lo, width)."""
+    return tuple((name, *moved.get(name, (lo, width))) for name, lo, width in descriptor_model.LAYOUTS[arch])
+
+
+def _entries(mapping, **entries):
+    return lambda mp: [mp.setitem(mapping, key, value) for key, value in entries.items()]
+
+
+def _code(function, old, new):
+    return lambda mp: swap(mp, function, old, new)
+
+
+TABLE_AND_FORMULA = ["swizzle.tma.manual_table", "swizzle.tma.bijective", "tma.place", "tma_mma"]
+
+MUTATIONS.update({
+    # solver/model/descriptor.py: fields moved consistently in encode and decode (desc.roundtrip cannot see)
+    "sm90 SBO at bit 33": (_entries(descriptor_model.LAYOUTS, sm90=_layout("sm90", sbo=(33, 14))), ["desc.table"]),
+    "sm90 base offset at bit 48": (
+        _entries(descriptor_model.LAYOUTS, sm90=_layout("sm90", base_offset=(48, 3))), ["desc.table"]),
+    "sm100 swizzle at bit 60": (
+        _entries(descriptor_model.LAYOUTS, sm100=_layout("sm100", swizzle=(60, 3))), ["desc.table"]),
+    "sm100 LBO mode at bit 53": (
+        _entries(descriptor_model.LAYOUTS, sm100=_layout("sm100", lbo_mode=(53, 1))), ["desc.table"]),
+    "sm100 fixed constant 0b011": (_entries(descriptor_model.FIXED, fixed=0b011), ["desc.table", "desc.roundtrip"]),
+    "SBO stored unshifted": (
+        lambda mp: mp.setattr(descriptor_model, "BYTE_FIELDS", ("start", "lbo")), ["desc.table", "desc.roundtrip"]),
+    "decode shifts byte fields by 3": (
+        _code(descriptor_model.decode, "value << 4", "value << 3"), ["desc.table", "desc.roundtrip"]),
+    # the row width W of the two sides of tma_mma.agree
+    "read map: 64B rows 32 bytes apart": (
+        _entries(vocab.DESCRIPTOR_ROW_BYTES, **{"64B": 32}), ["tma_mma.agree.f16.K.64B", "tma_mma.agree"]),
+    "TMA: 64B box rows 32 bytes wide": (
+        _entries(vocab.TMA_ROW_BYTES, **{"64B": 32}), ["tma_mma.agree.f16.K.64B", "tma_mma.agree"]),
+    # solver/model/readmap.py
+    "48-byte K split one chunk early": (
+        _code(layout_model.linear_address, "bv(128) - z3.URem(f.start, bv(128))",
+              "bv(112) - z3.URem(f.start, bv(128))"), ["k48"]),
+    "MN-major 128B_atom32B groups of 8 K rows": (
+        _code(layout_model.linear_address, 'R = 4 if shape.swizzle == "128B_atom32B" else 8', "R = 8"),
+        ["tma_mma.agree.tf32.MN", "canonical.injective.MN.128B_atom32B"]),
+    "K-major no swizzle: rows 32 bytes apart": (
+        _code(layout_model.linear_address, "row_bytes = arith.mul(row, bv(16))", "row_bytes = arith.mul(row, bv(32))"),
+        ["tma_mma.agree.f16.K.none", "canonical.injective.K.none"]),
+    "K-major swizzled: K atoms SBO apart": (
+        _code(layout_model.linear_address, "arith.mul(z3.UDiv(chunk, bv(C)), f.lbo))",
+              "arith.mul(z3.UDiv(chunk, bv(C)), f.sbo))"), ["canonical.k_atoms"]),
+    "element bytes counted in nibbles": (
+        _code(layout_model._element_byte, "bv(8)", "bv(4)"), ["tma_mma.agree.f16.K", "canonical.injective"]),
+    # solver/model/swizzle.py: the negative-shift path of cute_swizzle, and the descriptor swizzle
+    "cute swizzle: negative shift one bit too far (symbolic S)": (
+        _code(swizzle_model.cute_swizzle, "moved << (bv(0) - S)", "moved << (bv(1) - S)"), ["swizzle.cute"]),
+    "cute swizzle: negative shift goes down (symbolic S)": (
+        _code(swizzle_model.cute_swizzle, "moved << (bv(0) - S)", "z3.LShR(moved, bv(0) - S)"), ["swizzle.cute"]),
+    "cute swizzle: negative shift one bit too far (concrete S)": (
+        _code(swizzle_model.cute_swizzle, "moved << -S", "moved << (1 - S)"), ["swizzle.cute"]),
+    "descriptor phase from 256-byte lines": (
+        lambda mp: mp.setattr(swizzle_model, "LINE_SHIFT", 8), ["base_offset", "alignment", "canonical.atom_confined"]),
+    "64B descriptor swizzle XORs bits 6:5": (
+        _entries(swizzle_model.DESCRIPTOR_BITS, **{"64B": (2, 5)}), ["tma_mma.agree.f16.K.64B", "tma_mma.agree"]),
+    # solver/model/tma_swizzle.py: a table and its formula changed together. table_equals_formula.* took its
+    # formula when it was registered, so patching the formula now would not reach it; had both been edited in
+    # the source it would still be proved. The families named leave it out: the other properties must notice.
+    "96B table and formula of 64B": (
+        lambda mp: [mp.setitem(tma_model.CHUNK_TABLES, "96B", tma_model.CHUNK_TABLES["64B"]),
+                    mp.setitem(tma_model.XOR_FORMULAS, "96B", tma_model.XOR_FORMULAS["64B"])], TABLE_AND_FORMULA),
+    "128B_ATOM_64B table and formula of 32-byte atomicity": (
+        lambda mp: [mp.setitem(tma_model.CHUNK_TABLES, "128B_ATOM_64B", tma_model.CHUNK_TABLES["128B_ATOM_32B"]),
+                    mp.setitem(tma_model.XOR_FORMULAS, "128B_ATOM_64B", tma_model.XOR_FORMULAS["128B_ATOM_32B"])],
+        TABLE_AND_FORMULA),
+    "8-byte flip on even lines, formula alike": (
+        lambda mp: [swap(mp, tma_model.flips, "== 1", "== 0"),
+                    mp.setitem(tma_model.XOR_FORMULAS, "128B_ATOM_32B_FLIP_8B", ((2, 5, 2), (1, 3, 4), (0, 3, 0)))],
+        TABLE_AND_FORMULA),
+    "TMA table row from 64-byte lines": (
+        _code(tma_model.line_row, "z3.LShR(address, 7)", "z3.LShR(address, 6)"), ["swizzle.tma", "tma.place"]),
+    "TMA keeps 8 bytes of a chunk in place": (
+        _code(tma_model._table_swizzle, "address & bv(CHUNK_BYTES - 1)", "address & bv(HALF_BYTES - 1)"),
+        ["swizzle.tma", "tma.place"]),
+})
+
+
+def test_there_are_at_least_30_model_mutants():
+    assert len(MUTATIONS) >= 30
+
+
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
 def test_mutation_is_caught(name, monkeypatch):
     apply, families = MUTATIONS[name]
     apply(monkeypatch)
-    assert broken_statuses(families), f"no property noticed the mutation: {name}"
+    assert first_broken(families), f"no property noticed the mutation: {name}"
 
 
 def test_unmutated_model_passes_the_same_families(proved_catalogue):

@@ -39,7 +39,7 @@ def _unsat(*constraints) -> bool:
 # --- The registry ---------------------------------------------------------------------------------
 def test_registry_lists_every_mode():
     ids = {p.id for p in TMA_PROPERTIES}
-    expected = {f"swizzle.tma.{kind}.{mode}" for kind in ("table_equals_formula", "bijective")
+    expected = {f"swizzle.tma.{kind}.{mode}" for kind in ("table_equals_formula", "bijective", "manual_table")
                 for mode in MODES} | {REFUTED_VARIANT}
     assert ids == expected
     assert set(MODES) == set(spec_tma.MODES)

@@ -234,6 +234,49 @@ def _register_injectivity():
 _register_injectivity()
 
 
+# --- canonical.k_atoms: K-major swizzled layouts along K past one atom ---------------------------------------
+# One instruction's 32 bytes of K stay in one swizzle atom, so canonical.injective never steps LBO in a
+# K-major swizzled layout. When K spans atoms (Triton; PTX 9.7.16.3.2's LBO "not used" reading aside) the
+# layout ((8,m),(T,C,k)):((C*T,SBO),(1,T,LBO)) puts K atom a at a * LBO. The row widths are the canonical
+# layouts' (PTX 9.7.16.3.3), written here apart from the model's table.
+K_ATOM_ROW_BYTES = {"32B": 32, "64B": 64, "128B": 128}
+K_ATOMS = 4
+
+
+def _k_atoms_query() -> Query:
+    f, _ = _fields()
+    mn, k = narrow("mn", 8), narrow("k", 8)
+    claims = []
+    for swizzle, width in K_ATOM_ROW_BYTES.items():
+        _, address = linear_address(_shape("K", swizzle, 16), f, mn, k, Arith())
+        byte = k * bv(2)                                     # 16-bit elements: byte of k along the K row
+        expected = (f.start + z3.UDiv(mn, bv(8)) * f.sbo + z3.URem(mn, bv(8)) * bv(width)
+                    + z3.UDiv(byte, bv(width)) * f.lbo + z3.URem(byte, bv(width)))
+        claims.append(z3.Implies(z3.ULT(k, bv(K_ATOMS * width // 2)), address == expected))
+    return Query({"start": f.start, "lbo": f.lbo, "sbo": f.sbo, "mn": mn, "k": k}, [], z3.And(*claims))
+
+
+def _replay_k_atoms(c: dict) -> bool:
+    for swizzle, width in K_ATOM_ROW_BYTES.items():
+        if c["k"] >= K_ATOMS * width // 2:
+            continue
+        desc = spec_descriptor.encode("sm100", c["start"], c["lbo"], c["sbo"], swizzle, 0)
+        op = spec_readmap.make_operand(desc, "bf16", "K", 256, K_ATOMS * width // 2)
+        _, linear = spec_readmap.linear_address(op, c["mn"], c["k"])
+        byte = 2 * c["k"]
+        if linear != (c["start"] + c["mn"] // 8 * c["sbo"] + c["mn"] % 8 * width + byte // width * c["lbo"]
+                      + byte % width):
+            return True
+    return False
+
+
+prop("canonical.k_atoms", "K-major 32B/64B/128B, 16-bit elements, K over up to 4 swizzle atoms: element (mn, k) "
+     "is at start + (mn / 8) * SBO + (mn % 8) * W + (K atom) * LBO + its byte inside the atom's row (the "
+     "canonical layout ((8,m),(T,C,k)):((C*T,SBO),(1,T,LBO)) in bytes).",
+     FIELD_RANGE + "; MN < 256; K below 4 atoms (4 W / 2 elements)", "PTX 9.7.16.3.2, 9.7.16.3.3", "proved",
+     _replay_k_atoms, "canonical", rules=("canonical.table", "readmap.k_major.swizzled"))(_k_atoms_query)
+
+
 # --- canonical.atom_confined ------------------------------------------------------------------------
 def _confined_query(swizzle: str) -> Query:
     repeat = repeat_bytes(swizzle)
@@ -303,6 +346,40 @@ prop("k48.contiguous", "Relative mode, the same 48-byte K slice packed contiguou
      "PTX 9.7.16.3.1.2", "refuted", _replay_k48(False), "k48",
      rules=("operand.k_slice.inside_line", "operand.lbo_absolute.k48", "readmap.k_major.swizzled"))(
          lambda: _k48_query(False))
+
+
+def _k48_split_query() -> Query:
+    """The absolute mode's split written from the manual's words, not from the read map's chunks: byte p
+    (0..47) of row mn's K slice is at start + p while it stays in the start's 128-byte line, past it at
+    LBO + the bytes that did not fit; rows at (mn / 8) * SBO + (mn % 8) * 128."""
+    shape = _shape("K", "128B", 4)
+    f, ranges = _fields(absolute_lbo=True)
+    mn, k = narrow("mn", 7), narrow("k", 7)
+    _, address = linear_address(shape, f, mn, k, Arith())
+    p = z3.LShR(k, 1)                                       # 4-bit E2M1: element k's byte of the slice
+    in_line = z3.URem(f.start, bv(128)) + p
+    row = z3.UDiv(mn, bv(8)) * f.sbo + z3.URem(mn, bv(8)) * bv(128)
+    expected = row + z3.If(z3.ULT(in_line, bv(128)), f.start + p, f.lbo + in_line - bv(128))
+    assumptions = ranges + [f.base_offset == 0, multiple_of(f.sbo, 128), multiple_of(f.lbo, 128), z3.ULT(k, 96)]
+    return Query({"start": f.start, "lbo": f.lbo, "sbo": f.sbo, "mn": mn, "k": k, "address": address},
+                 assumptions, address == expected)
+
+
+def _replay_k48_split(c: dict) -> bool:
+    desc = spec_descriptor.encode("sm103", c["start"], c["lbo"], c["sbo"], "128B", 0, "absolute")
+    op = spec_readmap.make_operand(desc, "e2m1", "K", 128, 96, "mxf4")
+    _, linear = spec_readmap.linear_address(op, c["mn"], c["k"])
+    p, in_line = c["k"] // 2, c["start"] % 128 + c["k"] // 2
+    row = (c["mn"] // 8) * c["sbo"] + (c["mn"] % 8) * 128
+    return linear != row + (c["start"] + p if in_line < 128 else c["lbo"] + in_line - 128)
+
+
+prop("k48.split", "Absolute LBO mode, 48-byte K slice (dense K = 96 E2M1): the bytes that fit in the start's "
+     "128-byte line are read from the start on, the rest from the absolute address in LBO on, for every "
+     "start offset (the split falls exactly at the end of the start's line).",
+     "start multiple of 16, LBO and SBO multiples of 128, all in [0, 2^18); base offset 0; 128 rows; K < 96",
+     "PTX 9.7.16.3.1.2; rule readmap.k48.absolute_split", "proved", _replay_k48_split,
+     "k48", rules=("readmap.k48.absolute_split", "operand.lbo_absolute.k48"))(_k48_split_query)
 
 
 # --- base offset and alignment: what the phase does ----------------------------------------------------

@@ -4,6 +4,9 @@ solver/model/tma_swizzle.py.
 For every mode:
   swizzle.tma.table_equals_formula.<MODE>  PTX 5.5.7's table equals the claimed XOR formula, every address
   swizzle.tma.bijective.<MODE>             the mode permutes the bytes of each aligned repeat block
+  swizzle.tma.manual_table.<MODE>          the model's table moves every byte where PTX 5.5.7's printed
+                                           table, kept apart from the model (solver/prove/manual_tables.py),
+                                           puts it (a table and its formula changed together fail it)
 plus one deliberately false claim, expected "refuted":
   swizzle.tma.table_equals_formula.128B_ATOM_32B_FLIP_8B_without_flip
                                            the flip sub-mode against the plain Sw<2,5,2> chunk formula
@@ -45,12 +48,14 @@ from spec.mma import readmap as spec_readmap
 from spec.tma import place as spec_place
 from spec.tma import swizzle as spec_tma
 from spec.cute.swizzle import Swizzle
+from spec.rules import SpecError
 
 from solver.model import tma_swizzle as model
 from solver.model.bitvec import Arith, bv, in_range, multiple_of, narrow, var
 from solver.model.readmap import Fields, Shape, read_address
 from solver.prove.property import Query, prop
-from solver.model.vocab import DESCRIPTOR_ROW_BYTES as ROW_BYTES, TMA_MODE
+from solver.model.vocab import TMA_MODE, TMA_ROW_BYTES
+from solver.prove import manual_tables
 from solver.model import vocab
 
 FAMILY = "swizzle.tma"
@@ -125,6 +130,51 @@ for _mode in model.MODES:
     _table_equals_formula(_mode, model.XOR_FORMULAS[_mode], "proved")
     _bijective(_mode)
 
+# --- the model's table against the manual's (solver/prove/manual_tables.py) ---------------------------------
+# table_equals_formula compares two transcriptions of the model with each other: the table and the formula
+# of a mode changed together survive it. This compares the model's table reading with PTX 5.5.7's table as
+# kept apart from the model: chunk c of line row r lands at the cell j where the printed row shows c.
+def _manual_destination(mode: str, address):
+    """PTX 5.5.7: where the byte at `address` lands (an int for an int address, else a term)."""
+    rows = manual_tables.TMA_SWIZZLE_TABLES[mode]
+    landing = [{c: row.index(c) for c in row} for row in rows]           # chunk -> the cell that shows it
+    flip = mode in manual_tables.TMA_FLIP_8B_MODES
+    if not z3.is_expr(address):
+        row, chunk = (address >> 7) % len(rows), (address >> 4) & 7
+        within = (address & 15) ^ (8 if flip and (address >> 7) & 1 else 0)
+        return (address & ~127) + 16 * landing[row][chunk] + within
+    row, chunk = z3.URem(z3.LShR(address, 7), bv(len(rows))), z3.LShR(address, 4) & bv(7)
+    cell = bv(0)
+    for r, table in enumerate(landing):
+        for c, j in table.items():
+            cell = z3.If(z3.And(row == r, chunk == c), bv(j), cell)
+    within = address & bv(15)
+    if flip:
+        within = z3.If(z3.LShR(address, 7) & bv(1) == bv(1), within ^ bv(8), within)
+    return (address & ~bv(127)) + cell * bv(16) + within
+
+
+def _manual_table(mode: str):
+    def build() -> Query:
+        address = var("address")
+        claim = model.table_swizzle(mode, address) == _manual_destination(mode, address)
+        return Query({"address": address}, [], claim)
+
+    def replay(cx: dict) -> bool:
+        return spec_tma.swizzle_byte_address(mode, cx["address"]) != _manual_destination(mode, cx["address"])
+
+    prop(f"swizzle.tma.manual_table.{mode}",
+         f"TMA swizzle {mode}: the model's table moves every byte where PTX 5.5.7's printed table (kept "
+         "apart from the model) puts it"
+         + (", with the 8-byte flip on odd lines" if mode in manual_tables.TMA_FLIP_8B_MODES else ""),
+         ADDRESS_DOMAIN, SOURCE, "proved", replay=replay, family=FAMILY,
+         rules=(f"tma.swizzle.table.{mode}", "tma.swizzle.table_reading")
+         + (("tma.swizzle.flip_rows",) if mode in manual_tables.TMA_FLIP_8B_MODES else ()))(build)
+
+
+for _mode in model.MODES:
+    _manual_table(_mode)
+
 # The deliberately false claim: forget the 8-byte flip (only the chunk pattern Sw<2,5,2>).
 _table_equals_formula("128B_ATOM_32B_FLIP_8B", model.XOR_FORMULAS["128B_ATOM_32B"], "refuted",
                       id_suffix="_without_flip",
@@ -139,8 +189,11 @@ LINE = 128                 # the TMA destination alignment the CUDA programming 
 
 
 def _spec_placed_byte(mode: str, destination: int, offset: int) -> int:
-    """spec/'s placement of byte `offset` of a dense box of one-byte elements written at `destination`."""
-    box = spec_place.make_box(mode, 1, (offset + 1,), destination)
+    """spec/'s placement of byte `offset` of a dense box of one-byte elements written at `destination`: a
+    box of rows one swizzle span wide (128 bytes with no swizzle), so that the rows lie back to back (rule
+    tma.place.row_pitch) and no box dimension passes 256 (tma.map.box_range)."""
+    width = spec_tma.mode_info(mode).span or LINE
+    box = spec_place.make_box(mode, 1, (width, offset // width + 1), destination)
     return spec_place.place(box)[offset]
 
 
@@ -158,9 +211,13 @@ def _placement_bijective(mode: str, alignment: int, index_bits: int, expected: s
 
     def replay(cx: dict) -> bool:
         destination, i, j = cx["destination"], cx["i"], cx["j"]
-        placed_i, placed_j = (_spec_placed_byte(mode, destination, x) for x in (i, j))
+        try:
+            placed_i, placed_j = (_spec_placed_byte(mode, destination, x) for x in (i, j))
+            from_zero = _spec_placed_byte(mode, 0, i)
+        except SpecError:           # past the largest box spec/ places: not confirmed
+            return False
         collision = i != j and placed_i == placed_j
-        other_pattern = placed_i - destination != _spec_placed_byte(mode, 0, i)
+        other_pattern = placed_i - destination != from_zero
         other_window = (placed_i - destination) // repeat != i // repeat
         return collision or other_pattern or other_window
 
@@ -195,7 +252,10 @@ def _elements_injective(mode: str):
         size = cx["element_bytes"]
         first = (cx["element_i"], cx["byte_i"])
         second = (cx["element_j"], cx["byte_j"])
-        placed = [_spec_placed_byte(mode, cx["destination"], e * size + b) for e, b in (first, second)]
+        try:
+            placed = [_spec_placed_byte(mode, cx["destination"], e * size + b) for e, b in (first, second)]
+        except SpecError:           # past the largest box spec/ places: not confirmed
+            return False
         return first != second and placed[0] == placed[1]
 
     prop(f"tma.place.element_injective.{mode}",
@@ -234,9 +294,11 @@ def _mod(a, n: int):
 @dataclass(frozen=True)
 class TileFamily:
     """An operand tile as TMA boxes write it (solver/synth/recipe.py's layout). W = the swizzle width in bytes
-    (16 with no swizzle). K-major: a box is W bytes of K by MN rows (rows W bytes apart), boxes stacked
-    along K, MN * W bytes apart. MN-major: a box is W bytes of MN by K_tile rows, boxes stacked along MN,
-    K_tile * W bytes apart. The functions below take ints or Z3 bit-vectors alike."""
+    (16 with no swizzle), taken from the TMA side (vocab.TMA_ROW_BYTES of the mode): the read map takes its
+    own from solver.model.readmap, so a wrong row width on either side breaks the agreement. K-major: a box
+    is W bytes of K by MN rows (rows W bytes apart), boxes stacked along K, MN * W bytes apart. MN-major: a
+    box is W bytes of MN by K_tile rows, boxes stacked along MN, K_tile * W bytes apart. The functions below
+    take ints or Z3 bit-vectors alike."""
     dtype: str
     major: str            # "K" | "MN"
     swizzle: str          # descriptor swizzle name: none 32B 64B 128B 128B_atom32B
@@ -246,8 +308,8 @@ class TileFamily:
         return MMA_DTYPE_BITS[self.dtype] // 8
 
     @property
-    def row_bytes(self) -> int:           # W
-        return ROW_BYTES[self.swizzle]
+    def row_bytes(self) -> int:           # W: the TMA box row, the mode's span (16 B with no swizzle)
+        return TMA_ROW_BYTES[self.tma_mode]
 
     @property
     def box_row(self) -> int:             # boxDim[0]: elements in W bytes
