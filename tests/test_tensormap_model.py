@@ -308,16 +308,9 @@ def _rule_ids(violations) -> set:
     return {v["rule"] if isinstance(v, dict) else v.rule.id for v in violations}
 
 
-# Where the two writings read the driver API docs differently on purpose (each side documents its reading):
-# the element size of the packed 16-byte types. This model counts their footprint in shared memory
-# (16 values in 16 bytes: 8 bits each, so boxDim[0] = 128 fills the 128-byte span the allowed 128B
-# swizzles need); spec/ counts the values (4 or 6 bits). The two agree whenever boxDim[0] = 128 and
-# channelsPerPixel = 128, the only legal values for those types; they differ on maps already illegal.
-PACKED_SIZE_RULES = {"tma.map.box_inner_16B", "tma.map.box_swizzle_span", "tma.map.im2col.channel_span"}
-
-
-def _explained(doc: dict, expected: set, found: set) -> bool:
-    return doc["dataType"] in tm.PACKED_16B and (found ^ expected) <= PACKED_SIZE_RULES
+# The packed 16-byte types: both writings count their shared-memory footprint (16 values in 16 bytes), so
+# they agree on those maps legal or not (before, spec/ counted 4 or 6 bits a value and the two differed on
+# maps already illegal: tests/test_illegal_differential.py samples such maps).
 
 
 def spec_disagreement(rule_id, arch: str, doc: dict):
@@ -333,7 +326,7 @@ def spec_disagreement(rule_id, arch: str, doc: dict):
     refused = _rule_ids(judged["violations"]) & ours
     warned = _rule_ids(judged["warnings"]) & ours
     expected = {rule_id} if rule_id else set()
-    if refused | warned != expected and not _explained(doc, expected, refused | warned):
+    if refused | warned != expected:
         return (rule_id, arch, sorted(refused | warned), doc)
     if rule_id and (rule_id in refused) != spec_tm.enforced(rule_id, arch):
         return (rule_id, arch, "violation or warning?", doc)

@@ -32,6 +32,10 @@ Readings taken where those documents are terse:
     memory); 16U6's 128B_ATOM_64B ("store only") is accepted by the encoder, which cannot see the
     direction;
   * a rule reads only entries the document lists (slots below the rank);
+  * the size rules (tma.map.box_bytes, tma.map.box_bytes_loaded) count a tiled box only when every
+    elementStrides entry is a traversal stride, in [1, 8]: PTX 5.5.3.2 gives ceil(boxDim / stride) for
+    those; a load with another stride does not exist (tma.map.element_strides_range, which the driver
+    enforces, refuses it), so the count has nothing to say about it;
   * 96B (PTX tensormap.replace swizzle_mode 4, sm_103a; no cuda.h enumerator) is legal only on sm103,
     the three 128B_ATOM_* sub-modes on sm100/sm103 (PTX 5.5.7 Table 14; DRV CUtensorMapSwizzle); the
     packed data types on sm100/sm103 (DRV CUtensorMapDataType).
@@ -444,10 +448,19 @@ def _im2col_spatial_dim_range(r):
     return _each_spatial_dim(r, lambda s: z3.Implies(s >= 1, _spatial_dim(r, s) <= (1 << 31) - 1))
 
 
+def _strides_traversable(r: Record):
+    """Every listed elementStrides entry is a traversal stride, in [1, 8] (rule tma.map.element_strides_range).
+    The size rules count only such maps: a load with a stride of 0 or above 8 does not exist, so what
+    floor or ceil(boxDim / stride) would give for it is not defined (PTX 5.5.3.2 states the count for
+    strides 1..8; the driver refuses the others on their range first)."""
+    return _each_dim(r, lambda i: _between(r.element_strides[i], 1, 8))
+
+
 def _loaded_rows(r: Record, round_up: bool):
     """Rows of a tiled load: the product over dimensions 1 .. rank-1 of boxDim / elementStrides, rounded
     up (what the load brings) or down (what the H100's driver counts); strides 1..8 expanded, so each
-    factor is a division by a constant."""
+    factor is a division by a constant (the size rules apply only when every stride is in 1..8:
+    _strides_traversable)."""
     rows = z3.IntVal(1)
     for i in range(1, SLOTS):
         count = r.box_dim[i]
@@ -469,19 +482,23 @@ def _tiled_counted_bits(r: Record):
 
 @_rule("tma.map.box_bytes", ALL, H100_DRIVER,
        "The driver's size check, at most 228 KiB: tiled prod floor(boxDim[i] / elementStrides[i]) over every i "
-       "(dimension 0 too) * element size; im2col channelsPerPixel * pixelsPerColumn * element size.")
+       "(dimension 0 too) * element size, counted only when every elementStrides[i] is in [1, 8]; im2col "
+       "channelsPerPixel * pixelsPerColumn * element size.")
 def _box_bytes(r):
     im2col_bits = _bits_of(r, r.channels_per_pixel) * r.pixels_per_column
-    return z3.If(r.encode == code(ENCODES, "tiled"), _tiled_counted_bits(r), im2col_bits) <= MAX_LOAD_BITS
+    tiled = z3.Implies(_strides_traversable(r), _tiled_counted_bits(r) <= MAX_LOAD_BITS)
+    return z3.If(r.encode == code(ENCODES, "tiled"), tiled, im2col_bits <= MAX_LOAD_BITS)
 
 
 @_rule("tma.map.box_bytes_loaded", TILED, "PTX 5.5.3 (traversal strides); H100 driver",
        "A tiled box that passes the driver's floor count also brings at most 228 KiB: boxDim[0] * prod "
-       "ceil(boxDim[i] / elementStrides[i]) * element size.")
+       "ceil(boxDim[i] / elementStrides[i]) * element size (counted only when every elementStrides[i] is in "
+       "[1, 8]).")
 def _box_bytes_loaded(r):
     inner = _bits_of(r, r.box_dim[0])
     counted_over = _tiled_counted_bits(r) > MAX_LOAD_BITS
-    return z3.Or(counted_over, inner * _loaded_rows(r, round_up=True) <= MAX_LOAD_BITS)
+    return z3.Implies(_strides_traversable(r),
+                      z3.Or(counted_over, inner * _loaded_rows(r, round_up=True) <= MAX_LOAD_BITS))
 
 
 @_rule("tma.map.im2col.channel_span", IM2COL_BOTH, DRV,
@@ -661,60 +678,196 @@ def document(model: z3.ModelRef, r: Record) -> dict:
     return doc
 
 
-def assignment(doc: dict, arch: str, r: Record) -> list:
-    """Equalities fixing the record to a document (fields the document lacks are 0). Unknown names or
-    lists longer than the record raise ValueError."""
-    def coded(value, names, key):
-        if names is None:
-            return int(value)
-        if value not in names:
-            raise ValueError(f"{key}: {value!r} is not one of {', '.join(names)}")
-        return names.index(value)
+class MalformedDocument(ValueError):
+    """A document that is not an encoder call's C arguments (the CLI's exit 2). It names the key, the value,
+    the problem and the rule the key belongs to, as spec.rule.SpecError does (this model does not import
+    spec/: tests/test_architecture.py)."""
 
-    encode, rank = doc["encode"], int(doc["rank"])
-    if encode not in ENCODES or not 0 <= rank <= SLOTS:
-        raise ValueError(f"encode {encode!r} / rank {rank} outside the record")
+    def __init__(self, field_name: str, value, problem: str, rule_id: str = "tma.map.params"):
+        self.field_name, self.value, self.problem, self.rule_id = field_name, value, problem, rule_id
+        big = isinstance(value, int) and value.bit_length() > 128     # no huge int-to-str conversion
+        shown = f"<an integer of {value.bit_length()} bits>" if big else repr(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        super().__init__(f"{field_name}={shown}: {problem} ({rule_id})")
+
+
+# The rule a malformed value of each key belongs to (the rule about that argument)
+_KEY_RULES = {"rank": "tma.map.rank", "globalAddress": "tma.map.global_address_alignment",
+              "globalDim": "tma.map.global_dim_range", "globalStrides": "tma.map.global_stride_range",
+              "boxDim": "tma.map.box_range", "elementStrides": "tma.map.element_strides_range",
+              "pixelBoxLowerCorner": "tma.map.im2col.corner_range", "pixelBoxUpperCorner": "tma.map.im2col.corner_range",
+              "pixelBoxLowerCornerWidth": "tma.map.im2col_wide.corner_range",
+              "pixelBoxUpperCornerWidth": "tma.map.im2col_wide.corner_range",
+              "channelsPerPixel": "tma.map.im2col.channels_range", "pixelsPerColumn": "tma.map.im2col.pixels_range",
+              "smemAddress": "tma.box.destination_alignment", "direction": "tma.map.copy_direction",
+              "coordinates": "tma.load.coord0_16B", "swizzle": "tma.map.swizzle_arch"}
+# C type of each numeric key: (bits, signed); the list keys' entries alike
+_C_TYPES = {"rank": (32, False), "globalAddress": (64, False), "globalDim": (64, False),
+            "globalStrides": (64, False), "boxDim": (32, False), "elementStrides": (32, False),
+            "pixelBoxLowerCorner": (32, True), "pixelBoxUpperCorner": (32, True),
+            "pixelBoxLowerCornerWidth": (32, True), "pixelBoxUpperCornerWidth": (32, True),
+            "channelsPerPixel": (32, False), "pixelsPerColumn": (32, False), "smemAddress": (64, False),
+            "coordinates": (32, True)}
+_ADDRESS_KEYS = ("globalAddress", "smemAddress")       # a JSON integer, or a decimal / 0x-hex string
+_LIST_KEYS = {"globalDim": lambda rank: rank, "globalStrides": lambda rank: max(rank - 1, 0),
+              "elementStrides": lambda rank: rank, "boxDim": lambda rank: rank,
+              "pixelBoxLowerCorner": lambda rank: max(rank - 2, 0), "pixelBoxUpperCorner": lambda rank: max(rank - 2, 0),
+              "coordinates": lambda rank: rank}
+
+
+def _malformed(key: str, value, problem: str) -> MalformedDocument:
+    return MalformedDocument(key, value, problem, _KEY_RULES.get(key.split("[")[0], "tma.map.params"))
+
+
+def _c_value(key: str, value):
+    """A JSON integer (an address may be a decimal or 0x-hex string) that fits the key's C type."""
+    base = key.split("[")[0]
+    if isinstance(value, str) and base in _ADDRESS_KEYS:
+        # as users write numbers (docs/CLI.md): an optional sign, decimal or 0x-hex ASCII digits, '_'
+        # separators, at most 100 characters
+        text = value.strip().lower().replace("_", "")
+        signed = text[:1] in ("+", "-")
+        sign, body = (-1 if text[:1] == "-" else 1), text[1:] if signed else text
+        digits, radix = (body[2:], 16) if body.startswith("0x") else (body, 10)
+        allowed = "0123456789abcdef"[:radix]
+        if not digits or len(text) > 100 or any(c not in allowed for c in digits):
+            raise _malformed(key, value, "not a decimal or 0x-hex number")
+        value = sign * int(digits, radix)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _malformed(key, value, "must be an integer")
+    bits, signed = _C_TYPES[base]
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if not low <= value <= high:
+        raise _malformed(key, value, f"does not fit the C type ({'int' if signed else f'cuuint{bits}_t'})")
+    return value
+
+
+_KEYS = {}
+
+
+def _keys_of(encode: str) -> set:
+    """The keys an `encode` document must hold (those document() writes, less the optional ones)."""
+    if encode not in _KEYS:
+        _KEYS[encode] = _document_keys(symbolic_record("keys."), encode)
+    return _KEYS[encode]
+
+
+def _document_keys(r: Record, encode: str) -> set:
+    return ({"encode", "globalDim", "globalStrides", "elementStrides"} | {k for k, _, _ in _names_of(r)}
+            | {k for k, _, _ in _extras_of(r, encode)} | ({"boxDim"} if encode == "tiled" else set())
+            | ({"pixelBoxLowerCorner", "pixelBoxUpperCorner"} if encode == "im2col" else set()))
+
+
+_OPTIONAL_KEYS = ("smemAddress", "direction", "coordinates")
+
+
+def read_document(doc, arch: str) -> dict:
+    """The document as C values: {key: int or name or list}; MalformedDocument when it cannot be written as an
+    encoder call's arguments (not a JSON object, a key missing or unknown to its encoder, a value of the
+    wrong type or outside its C type, a list whose length is not the rank's, a name outside the
+    vocabulary). Swizzle 96B is read (legal on sm103 here; spec/ calls it malformed in an encoder
+    document, as cuda.h has no enumerator for it). With a tensorRank the encoder refuses (rule
+    tma.map.rank, tma.map.im2col.rank) the lists have no length to hold and are read as given."""
+    if not isinstance(doc, dict):
+        raise _malformed("params", doc, "a parameter document is a JSON object")
+    if arch not in ARCHES:
+        raise MalformedDocument("arch", arch, "expected one of " + ", ".join(ARCHES), "tma.map.arch")
+    encode = doc.get("encode")
+    if encode not in ENCODES:
+        raise _malformed("encode", encode, "expected one of " + ", ".join(ENCODES))
+    expected = _keys_of(encode)
+    for key in doc:
+        if key not in expected and key not in _OPTIONAL_KEYS:
+            raise _malformed(str(key), doc[key], f"not an argument of the {encode} encoder")
+    for key in expected:
+        if key not in doc:
+            raise _malformed(key, None, f"missing (an argument of the {encode} encoder)")
+    rank = _c_value("rank", doc["rank"])
+    encodable = (1 if encode == "tiled" else 3) <= rank <= MAX_RANK
+    vocabularies = {"dataType": DATA_TYPES, "interleave": INTERLEAVES, "swizzle": SWIZZLES,
+                    "l2Promotion": L2_PROMOTIONS, "oobFill": OOB_FILLS, "mode": WIDE_MODES, "direction": DIRECTIONS[1:]}
+    values = {"encode": encode}
+    for key, value in doc.items():
+        if key == "encode":
+            continue
+        if key in vocabularies:
+            if not isinstance(value, str) or value not in vocabularies[key]:
+                raise _malformed(key, value, "expected one of " + ", ".join(vocabularies[key]))
+            values[key] = value
+        elif key in _LIST_KEYS:
+            if not isinstance(value, list):
+                raise _malformed(key, value, "must be a list of integers")
+            length = _LIST_KEYS[key](rank)
+            if encodable and len(value) != length:
+                raise _malformed(key, value, f"has {len(value)} entries; rank {rank} needs {length}")
+            values[key] = [_c_value(f"{key}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            values[key] = _c_value(key, value)
+    return values
+
+
+def assignment(doc: dict, arch: str, r: Record) -> list:
+    """Equalities fixing the record to a document (fields the document lacks are 0); the document is read
+    by read_document (MalformedDocument, a ValueError, when it is not an encoder call). With a rank the
+    encoder refuses only the rank rules speak (constraints), so lists longer than the record are cut."""
+    values = read_document(doc, arch)
+    encode = values["encode"]
     fixed = {}                                   # variable name -> (term, value)
 
     def fix(term, value):
         fixed.setdefault(str(term), (term, value))
 
+    def coded(value, names):
+        return value if names is None else names.index(value)
+
     fix(r.encode, ENCODES.index(encode))
-    fix(r.arch, coded(arch, ARCHES, "arch"))
+    fix(r.arch, ARCHES.index(arch))
     for key, term, names in _names_of(r) + tuple(_extras_of(r, encode)):
-        fix(term, coded(doc.get(key, names[0] if names else 0), names, key))
+        fix(term, coded(values.get(key, names[0] if names else 0), names))
     slots = {"globalDim": r.global_dim, "globalStrides": r.global_strides, "elementStrides": r.element_strides,
              "boxDim": r.box_dim, "pixelBoxLowerCorner": r.lower_corner, "pixelBoxUpperCorner": r.upper_corner}
     for key, terms in slots.items():
-        values = list(doc.get(key, []))
-        if len(values) > len(terms):
-            raise ValueError(f"{key}: {len(values)} entries, the record holds {len(terms)}")
+        entries = values.get(key, [])
         for i, term in enumerate(terms):
-            fix(term, int(values[i]) if i < len(values) else 0)
-    fix(r.has_smem_address, int("smemAddress" in doc))
-    fix(r.smem_address, int(doc.get("smemAddress", 0)))
-    fix(r.direction, coded(doc.get("direction", "none"), DIRECTIONS, "direction"))
-    fix(r.has_coordinates, int("coordinates" in doc))
-    fix(r.coordinate0, int((doc.get("coordinates") or [0])[0]))
+            fix(term, entries[i] if i < len(entries) else 0)
+    fix(r.has_smem_address, int("smemAddress" in values))
+    fix(r.smem_address, values.get("smemAddress", 0))
+    fix(r.direction, DIRECTIONS.index(values.get("direction", "none")))
+    fix(r.has_coordinates, int("coordinates" in values))
+    fix(r.coordinate0, (values.get("coordinates") or [0])[0])
     for term in r.variables.values():
         fix(term, 0)
     return [term == value for term, value in fixed.values()]
 
 
+_EVALUATOR = {}
+
+
+def _evaluator():
+    """The record and its constraints, built once (the rules are the same for every document)."""
+    if not _EVALUATOR:
+        r = symbolic_record("eval.")
+        _EVALUATOR["record"], _EVALUATOR["rules"] = r, constraints(r)
+    return _EVALUATOR["record"], _EVALUATOR["rules"]
+
+
 def evaluate(doc: dict, arch: str) -> dict:
-    """rule id -> whether the document obeys it on `arch` (every rule of the model, concretely)."""
-    r = symbolic_record("eval.")
+    """rule id -> whether the document obeys it on `arch` (every rule of the model, concretely).
+    MalformedDocument (a ValueError) when the document is not an encoder call (read_document)."""
+    r, rules = _evaluator()
     facts = assignment(doc, arch, r)
-    solver = z3.Solver()
+    solver = z3.Solver(ctx=r.rank.ctx)
     solver.add(*facts)
     if solver.check() != z3.sat:         # pragma: no cover  (equalities on distinct Ints are always sat)
         raise ValueError("inconsistent document")
     model = solver.model()
-    return {rule_id: z3.is_true(model.eval(c, model_completion=True)) for rule_id, c in constraints(r).items()}
+    return {rule_id: z3.is_true(model.eval(c, model_completion=True)) for rule_id, c in rules.items()}
 
 
 def violated(doc: dict, arch: str) -> list:
-    """The rule ids the document breaks on `arch`, in catalogue order."""
+    """The rule ids the document breaks on `arch`, in catalogue order. MalformedDocument (a ValueError naming
+    the key and its rule) when the document is not an encoder call's arguments."""
     return [rule_id for rule_id, holds in evaluate(doc, arch).items() if not holds]
 
 

@@ -722,7 +722,8 @@ BOX_BYTES = _map_rule(
     "floor(boxDim[0] / elementStrides[0]) * floor(boxDim[1] / elementStrides[1]) * ... * element size (dimension "
     "0 divided too, with any interleave, although the load ignores elementStrides[0]); im2col and im2col_wide, "
     "channelsPerPixel * pixelsPerColumn * element size (pixelsPerColumn as given, even in mode W128). "
-    "Packed types count their shared-memory footprint (16U4_ALIGN16B, 16U6_ALIGN16B: 16 bytes per 16 values).",
+    "Packed types count their shared-memory footprint (16U4_ALIGN16B, 16U6_ALIGN16B: 16 bytes per 16 values). "
+    "A tiled map is counted only when every elementStrides[i] is in [1, 8].",
     evidence="driver",
     note="Not in the driver documentation; the H100's driver (580.159.04) accepts FLOAT16 boxes of 228 KiB "
          f"and refuses 232 KiB, with and without interleave ({SM90_ENCODER}). It divides by the "
@@ -732,13 +733,19 @@ BOX_BYTES = _map_rule(
          "(tests/hardware/fuzz_driver_sm90.json.gz, found by `layoutproof fuzz --against`). It refuses a W128 "
          "map of 128 FLOAT64 channels with pixelsPerColumn 256 (256 KiB). Dimension 0 is divided as well: "
          f"UINT8 [32, 256, 46] with elementStrides [4, 1, 1] is accepted ({SM90_PROBE}: set box_bytes, 4000 "
-         "maps with elementStrides[0] 1..8 and interleave NONE / 16B / 32B, and heldout:1, no exception).")
+         "maps with elementStrides[0] 1..8 and interleave NONE / 16B / 32B, and heldout:1, no exception). "
+         "A stride of 0 or above 8 is no traversal stride (PTX ISA 5.5.3.2 defines the count for 1..8; rule "
+         "tma.map.element_strides_range refuses the others, and so does the driver, so its count of such a "
+         "map is never seen): such a map is not counted, here and in tma.map.box_bytes_loaded (before issue "
+         "17 a stride of 0 skipped the count and one above 8 divided by it).")
 MAX_BOX_BYTES = 228 * 1024
 
 
 def _tiled_rows(p: TensorMapParams, rounding) -> Optional[int]:
-    """Rows of a tiled load: the product of rounding(boxDim[i], elementStrides[i]) over i >= 1."""
-    if not p.box_dim or len(p.box_dim) != len(p.element_strides) or 0 in p.element_strides:
+    """Rows of a tiled load: the product of rounding(boxDim[i], elementStrides[i]) over i >= 1; None (not
+    counted) unless every elementStrides[i] is a traversal stride, in [1, MAX_ELEMENT_STRIDE]."""
+    if not p.box_dim or len(p.box_dim) != len(p.element_strides) \
+            or any(not 1 <= stride <= MAX_ELEMENT_STRIDE for stride in p.element_strides):
         return None
     rows = 1
     for size, stride in zip(p.box_dim[1:], p.element_strides[1:]):
@@ -767,7 +774,8 @@ BOX_BYTES_LOADED = _map_rule(
     "tma.map.box_bytes_loaded", "PTX ISA 5.5.3.2 (traversal stride: ceil(boxDim / elementStrides) elements); "
     "tests/hardware/fuzz_driver_sm90.json.gz",
     "A tiled box that passes the driver's count (tma.map.box_bytes) also brings at most 228 KiB: "
-    "boxDim[0] * ceil(boxDim[1] / elementStrides[1]) * ... * element size.", enforced_by="nobody",
+    "boxDim[0] * ceil(boxDim[1] / elementStrides[1]) * ... * element size (counted only when every "
+    "elementStrides[i] is in [1, 8], as tma.map.box_bytes).", enforced_by="nobody",
     note="The driver counts with floor (tma.map.box_bytes) and so accepts boxes that load more than 228 KiB "
          "when a box dimension is not a multiple of its stride: a warning, not a refusal. What such a load "
          "does has not been observed.")
