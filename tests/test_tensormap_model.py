@@ -132,22 +132,10 @@ def test_rules_of_other_encode_kinds_cannot_break():
 
 
 # --- Boundary values (CUDA Driver API cuTensorMapEncodeTiled / Im2col / Im2colWide) ---------------------
-TILED = {"encode": "tiled", "dataType": "BFLOAT16", "rank": 2, "globalAddress": 0x7F0000000000,
-         "globalDim": [4096, 4096], "globalStrides": [8192], "boxDim": [64, 128], "elementStrides": [1, 1],
-         "interleave": "NONE", "swizzle": "128B", "l2Promotion": "L2_128B", "oobFill": "NONE"}
+from tests.differential import IM2COL, PACKED, TILED, WIDE  # noqa: E402  (the documents both tests read)
+
 TILED_3D = dict(TILED, rank=3, globalDim=[64, 64, 8], globalStrides=[128, 8192], boxDim=[64, 64, 2],
                 elementStrides=[1, 1, 1])
-PACKED = dict(TILED, dataType="16U4_ALIGN16B", globalDim=[1024, 64], globalStrides=[1024], boxDim=[128, 64])
-IM2COL = {"encode": "im2col", "dataType": "FLOAT16", "rank": 4, "globalAddress": 0x7F0000000000,
-          "globalDim": [64, 7, 7, 8], "globalStrides": [128, 896, 6272], "elementStrides": [1, 1, 1, 1],
-          "interleave": "NONE", "swizzle": "128B", "l2Promotion": "NONE", "oobFill": "NONE",
-          "pixelBoxLowerCorner": [-1, -1], "pixelBoxUpperCorner": [-1, -1], "channelsPerPixel": 64,
-          "pixelsPerColumn": 128}
-WIDE = {"encode": "im2col_wide", "dataType": "FLOAT16", "rank": 4, "globalAddress": 0x7F0000000000,
-        "globalDim": [128, 9, 7, 64], "globalStrides": [256, 2304, 16128], "elementStrides": [1, 1, 1, 1],
-        "interleave": "NONE", "swizzle": "128B", "l2Promotion": "NONE", "oobFill": "NONE",
-        "pixelBoxLowerCornerWidth": 0, "pixelBoxUpperCornerWidth": 0, "channelsPerPixel": 64,
-        "pixelsPerColumn": 128, "mode": "W"}      # PTX 5.5.5's im2col::w example
 
 
 def changed(doc: dict, **fields) -> dict:
