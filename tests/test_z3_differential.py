@@ -443,23 +443,10 @@ def test_absolute_lbo_reads_match_the_manual_for_every_swizzle(case):
             assert model(start=start, lbo=8192, sbo=1024, base_offset=0, mn=mn, k=k) == expected, (mn, k)
 
 
-# spec/mma/readmap.py's k_part stepped the chunks of each piece as the swizzled layout steps K atoms, with
-# LBO 0: with no swizzle every chunk of a piece was read at the piece's start, with 32B the third chunk
-# wrapped onto the first, and past 8 chunks 128B wrapped too (issue 17). The patch (in the issue 17 report,
-# spec/mma/readmap.py belongs to another change) reads them contiguously; until it lands these cases fail.
-def _longest_piece(case) -> int:
-    """Chunks in the longer of the two pieces of the case's K."""
-    _, dtype, _, k_extent, start = case
-    chunks, first = -(-k_extent * BITS[dtype] // 128), (128 - start % 128) // 16
-    return max(min(chunks, first), chunks - first)
-
-
-SPEC_WRAPS = {c for c in ABSOLUTE_CASES if _longest_piece(c) > ROW_BYTES[c[0]] // 16}    # more than one row
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(
-    strict=True, reason="spec/mma/readmap.py k_part: absolute pieces not contiguous (patch in issue 17's report)"))
-    if c in SPEC_WRAPS else c for c in ABSOLUTE_CASES], ids=lambda c: "-".join(map(str, c)))
+# spec/mma/readmap.py's k_part once stepped the chunks of each piece as the swizzled layout steps K atoms,
+# with LBO 0 (no swizzle: every chunk at the piece's start; 32B: the third chunk onto the first); issue 17
+# made spec read each piece contiguously, as the model does and the manual says.
+@pytest.mark.parametrize("case", ABSOLUTE_CASES, ids=lambda c: "-".join(map(str, c)))
 def test_absolute_lbo_reads_match_spec_for_every_swizzle(case):
     swizzle, dtype, kind, k_extent, start = case
     desc = spec_descriptor.encode("sm103", start, 8192, 1024, swizzle, 0, "absolute")

@@ -79,12 +79,20 @@ K48_SPLIT = rule(
     "readmap.k48.absolute_split", "PTX ISA 9.7.16.3.1.2",
     "Absolute LBO mode, 48-byte K: the K chunks from the start address up to the end of its 128-byte "
     "line are read there; the rest are read from the absolute address in LBO, at the same row "
-    "offsets, under the same swizzle (base offset 0, so the phase is the absolute line index).",
+    "offsets, under the same swizzle (base offset 0, so the phase is the absolute line index). Each "
+    "piece is packed contiguously, chunk after chunk, whatever the swizzle and K (read so also where "
+    "rules desc.lbo_mode.absolute.swizzle_128b and operand.lbo_absolute.k48 are broken).",
     evidence="interpretation",
     note="Matches CUTLASS issuing K=96 MMAs at line offsets 0/48/96 with the remainder 16/64/112 "
          "bytes into the next buffer. sm103-only: no H100 can confirm it.")
 
 PHASE_MODELS = ("hardware", "anchored", "absolute")
+
+# The largest read a request may ask for (input-size validation, before any work): no MMA reads an M or N
+# above 256 (PTX ISA 9.7.15.5, 9.7.16.2.1) nor a K above 96 elements (48 bytes of e2m1); requests beyond
+# those are kept, to list the rules they break, up to these bounds.
+MAX_READ_EXTENT = 4096
+MAX_READ_ELEMENTS = 1 << 20
 
 MN_EXTENT = rule(
     "operand.mn_extent", "PTX ISA 9.7.16.3.3 (core matrices of 8 rows)",
@@ -124,12 +132,20 @@ def make_operand(desc: Descriptor, dtype_name: str, major: str, mn: int, k: Opti
         raise SpecError("major", major, "expected K or MN", MN_EXTENT.id)
     if isinstance(mn, bool) or not isinstance(mn, int) or mn <= 0 or mn % 8:
         raise SpecError("mn", mn, "the M or N extent must be a positive multiple of 8", MN_EXTENT.id)
+    if mn > MAX_READ_EXTENT:
+        raise SpecError("mn", mn, f"at most {MAX_READ_EXTENT} (no MMA reads an M or N above 256)", MN_EXTENT.id)
     if k is None:
         # The 48-byte K (dense K = 96, sm103) is the one the absolute LBO mode exists for.
         absolute = desc.lbo_mode == "absolute"
         k = dtypes.instruction_k_values(d, kind, desc.arch)[-1 if absolute else 0]
     if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
-        raise SpecError("k", k, "K must be a positive number of elements", MN_EXTENT.id)
+        raise SpecError("k", k, "K must be a positive number of elements", INSTRUCTION_K_RULE.id)
+    if k > MAX_READ_EXTENT:
+        raise SpecError("k", k, f"at most {MAX_READ_EXTENT} elements (no MMA reads a K above 96)",
+                        INSTRUCTION_K_RULE.id)
+    if mn * k > MAX_READ_ELEMENTS:
+        raise SpecError("k", k, f"mn x k = {mn * k} elements, more than the {MAX_READ_ELEMENTS} one read map "
+                        f"lists (no MMA reads more than 256 x 96)", INSTRUCTION_K_RULE.id)
     if desc.swizzle.startswith("invalid"):
         raise SpecError("descriptor", desc.hex, f"swizzle code {desc.swizzle} has no layout to read",
                         "desc.sm100.swizzle_code")
@@ -208,10 +224,13 @@ def k_part(op: Operand, k: int) -> tuple:
         return desc.start_address, _mn_major_k_part(op, k)
     chunk, byte = _element_position(op, k)
     if desc.lbo_mode == "absolute":
+        # Each piece is packed contiguously inside its 128-byte line (9.7.16.3.1.2): chunk after chunk,
+        # whatever the swizzle (only 128B is allowed; the others are read the same way, not wrapped onto
+        # the piece's first chunk as a K-atom step of LBO 0 would).
         first = _k48_first_chunks(desc)
         if chunk >= first:
-            return desc.leading_byte_offset, _k_major_k_part(op, chunk - first, 0) + byte
-        return desc.start_address, _k_major_k_part(op, chunk, 0) + byte
+            return desc.leading_byte_offset, (chunk - first) * CHUNK + byte
+        return desc.start_address, chunk * CHUNK + byte
     return desc.start_address, _k_major_k_part(op, chunk, desc.leading_byte_offset) + byte
 
 
