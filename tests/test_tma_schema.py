@@ -59,7 +59,7 @@ def _malformed(document: dict, draw) -> dict:
     elif kind == "enum":
         key = draw(st.sampled_from([k for k in ("dataType", "interleave", "swizzle", "l2Promotion", "oobFill")
                                     if k in bad]))
-        bad[key] = draw(st.sampled_from(["96B", "bf16", "FLOAT8", "none", "L2_512B", ""]))
+        bad[key] = draw(st.sampled_from(["96B", "bf16", "FLOAT8", "L2_512B", "", "CU_TENSOR_MAP_NONE", 99]))
     elif kind == "type":
         key = draw(st.sampled_from([k for k in keys if k not in ("encode",)]))
         bad[key] = draw(st.sampled_from([1.5, True, None, {"a": 1}]))

@@ -31,24 +31,32 @@ _ADDRESS = {"oneOf": [_c_int(64, False),
             "description": "a byte address: an integer, or a string in decimal or 0x-hex"}
 
 
-def _enum(names, description: str) -> dict:
-    return {"enum": list(names), "description": description}
+def _enum(names, description: str, key: str = "") -> dict:
+    """The short names; for a cuda.h enumeration also its full names and values (tma check also takes
+    any case and optional underscores, which an enum cannot list)."""
+    driver = tp.DRIVER_ENUMS.get(key)
+    if driver is None:
+        return {"enum": list(names), "description": description}
+    _, prefix, values = driver
+    spellings = list(names) + [prefix + n for n in names] + [values[n] for n in names]
+    return {"enum": spellings, "description": description + f"; or cuda.h's full name ({prefix}NAME) or its "
+            "value; `tma check` also takes the short name in any case, underscores optional"}
 
 
 def _properties(encode: str) -> dict:
     """Each key of an `encode` document (parse_params's readers, key by key)."""
     p = {
         "encode": {"const": encode},
-        "dataType": _enum(tp.DATA_TYPES, "CUtensorMapDataType, without CU_TENSOR_MAP_DATA_TYPE_"),
+        "dataType": _enum(tp.DATA_TYPES, "CUtensorMapDataType, without CU_TENSOR_MAP_DATA_TYPE_", "dataType"),
         "rank": _c_int(32, False),
         "globalAddress": _ADDRESS,
         "globalDim": _c_list(64, False),
         "globalStrides": _c_list(64, False),
         "elementStrides": _c_list(32, False),
-        "interleave": _enum(tp.INTERLEAVES, "CUtensorMapInterleave, without CU_TENSOR_MAP_INTERLEAVE_"),
-        "swizzle": _enum(tp.SWIZZLES, "CUtensorMapSwizzle, without CU_TENSOR_MAP_SWIZZLE_"),
-        "l2Promotion": _enum(tp.L2_PROMOTIONS, "CUtensorMapL2promotion, without CU_TENSOR_MAP_L2_PROMOTION_"),
-        "oobFill": _enum(tp.OOB_FILLS, "CUtensorMapFloatOOBfill, without CU_TENSOR_MAP_FLOAT_OOB_FILL_"),
+        "interleave": _enum(tp.INTERLEAVES, "CUtensorMapInterleave, without CU_TENSOR_MAP_INTERLEAVE_", "interleave"),
+        "swizzle": _enum(tp.SWIZZLES, "CUtensorMapSwizzle, without CU_TENSOR_MAP_SWIZZLE_", "swizzle"),
+        "l2Promotion": _enum(tp.L2_PROMOTIONS, "CUtensorMapL2promotion, without CU_TENSOR_MAP_L2_PROMOTION_", "l2Promotion"),
+        "oobFill": _enum(tp.OOB_FILLS, "CUtensorMapFloatOOBfill, without CU_TENSOR_MAP_FLOAT_OOB_FILL_", "oobFill"),
         "smemAddress": _ADDRESS,
         "direction": _enum(tp.DIRECTIONS, "the copy's direction (global to shared, or back)"),
         "coordinates": _c_list(32, True),
@@ -61,7 +69,7 @@ def _properties(encode: str) -> dict:
     else:
         p.update(pixelBoxLowerCornerWidth=_c_int(32, True), pixelBoxUpperCornerWidth=_c_int(32, True),
                  channelsPerPixel=_c_int(32, False), pixelsPerColumn=_c_int(32, False),
-                 mode=_enum(tp.WIDE_MODES, "CUtensorMapIm2ColWideMode, without CU_TENSOR_MAP_IM2COL_WIDE_MODE_"))
+                 mode=_enum(tp.WIDE_MODES, "CUtensorMapIm2ColWideMode, without CU_TENSOR_MAP_IM2COL_WIDE_MODE_", "mode"))
     return p
 
 

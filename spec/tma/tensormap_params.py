@@ -87,6 +87,43 @@ DIRECTIONS = tma_swizzle.DIRECTIONS
 
 COMPUTE_CAPABILITY = {"sm90": (9, 0), "sm100": (10, 0), "sm103": (10, 3)}
 
+# The cuda.h enumerations a document names, by key: (the C type, the enumerators' common prefix, short
+# name -> value). A document may write an enumerator as its short name (any case, underscores optional:
+# "128b", "128B_atom32B"), as cuda.h's full name ("CU_TENSOR_MAP_SWIZZLE_128B") or as its integer value;
+# parse_params reads each as the short name. Values: tests/hardware/cuda_tensormap_enums.json (the
+# enumerations cuda-bindings generates from cuda.h), replayed by tests/test_tma_enums.py.
+DRIVER_ENUMS = {
+    "dataType": ("CUtensorMapDataType", "CU_TENSOR_MAP_DATA_TYPE_",
+                 {t.name: t.driver_enum for t in DATA_TYPES.values()}),
+    "interleave": ("CUtensorMapInterleave", "CU_TENSOR_MAP_INTERLEAVE_", {"NONE": 0, "16B": 1, "32B": 2}),
+    "swizzle": ("CUtensorMapSwizzle", "CU_TENSOR_MAP_SWIZZLE_",
+                {name: tma_swizzle.MODES[name].driver_enum for name in SWIZZLES}),
+    "l2Promotion": ("CUtensorMapL2promotion", "CU_TENSOR_MAP_L2_PROMOTION_",
+                    {"NONE": 0, "L2_64B": 1, "L2_128B": 2, "L2_256B": 3}),
+    "oobFill": ("CUtensorMapFloatOOBfill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_", {"NONE": 0, "NAN_REQUEST_ZERO_FMA": 1}),
+    "mode": ("CUtensorMapIm2ColWideMode", "CU_TENSOR_MAP_IM2COL_WIDE_MODE_", {"W": 0, "W128": 1}),
+}
+
+
+def fold(name: str) -> str:
+    """The spelling-blind form of a name: upper case, no underscores ("128B_atom32B" and "128B_ATOM_32B"
+    are one swizzle; "none" is "NONE")."""
+    return name.upper().replace("_", "")
+
+
+def enumerator(key: str, value, names) -> Optional[str]:
+    """The short name `value` spells for the enumeration of `key` (names: its short names), or None."""
+    driver = DRIVER_ENUMS.get(key)
+    if driver is not None and isinstance(value, int) and not isinstance(value, bool):
+        return next((n for n, v in driver[2].items() if v == value and n in names), None)
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    text = value.strip()
+    if driver is not None and text.upper().startswith(driver[1]):
+        text = text[len(driver[1]):]
+    wanted = fold(text)
+    return next((n for n in names if fold(n) == wanted), None)
+
 
 def data_type_info(name: str) -> TmaDataType:
     return DATA_TYPES[name]
@@ -235,13 +272,15 @@ def _address(key: str, value) -> int:
 
 
 def _enum(key: str, value, names) -> str:
-    if not isinstance(value, str) or value not in names:
-        raise _malformed(key, value, f"expected one of {', '.join(names)}")
-    return value
+    found = enumerator(key, value, names)
+    if found is None:
+        spelled = f" (or cuda.h's {DRIVER_ENUMS[key][1]}NAME, or its value)" if key in DRIVER_ENUMS else ""
+        raise _malformed(key, value, f"expected one of {', '.join(names)}{spelled}")
+    return found
 
 
 def _swizzle(value) -> str:
-    if value == "96B":
+    if isinstance(value, str) and fold(value) == "96B":
         raise _malformed("swizzle", value, "96B has no cuda.h CUtensorMapSwizzle enumerator (PTX "
                                            "tensormap.replace only); expected one of " + ", ".join(SWIZZLES))
     return _enum("swizzle", value, SWIZZLES)
@@ -289,74 +328,109 @@ class _Document:
 
 def _check_keys(document: dict, encode: str) -> None:
     allowed = set(document_keys(encode)) | set(OPTIONAL_KEYS)
-    for key in document:
-        if key not in allowed:
-            raise SpecError(str(key), document[key], f"not an argument of {ENCODER_NAMES[encode]}", PARAMS.id)
+    unknown = [SpecError(str(key), document[key], f"not an argument of {ENCODER_NAMES[encode]}", PARAMS.id)
+               for key in document if key not in allowed]
+    if unknown:
+        raise DocumentErrors(unknown)
 
 
-def _common_fields(d: _Document) -> dict:
+def _common_fields(d: _Document, e: _Errors) -> dict:
     """The arguments every encoder takes (the encoders' parameter lists)."""
     return dict(
         encode=d.encode,
-        data_type=d.enum("dataType", DATA_TYPES),
+        data_type=e.read(lambda: d.enum("dataType", DATA_TYPES)),
         rank=d.rank,
-        global_address=_address("globalAddress", d.value("globalAddress")),
-        global_dim=d.unsigned_list("globalDim", 64, d.rank),
-        global_strides=d.unsigned_list("globalStrides", 64, max(d.rank - 1, 0)),
-        element_strides=d.unsigned_list("elementStrides", 32, d.rank),
-        interleave=d.enum("interleave", INTERLEAVES),
-        swizzle=_swizzle(d.value("swizzle")),
-        l2_promotion=d.enum("l2Promotion", L2_PROMOTIONS),
-        oob_fill=d.enum("oobFill", OOB_FILLS),
+        global_address=e.read(lambda: _address("globalAddress", d.value("globalAddress"))),
+        global_dim=e.read(lambda: d.unsigned_list("globalDim", 64, d.rank)),
+        global_strides=e.read(lambda: d.unsigned_list("globalStrides", 64, max(d.rank - 1, 0))),
+        element_strides=e.read(lambda: d.unsigned_list("elementStrides", 32, d.rank)),
+        interleave=e.read(lambda: d.enum("interleave", INTERLEAVES)),
+        swizzle=e.read(lambda: _swizzle(d.value("swizzle"))),
+        l2_promotion=e.read(lambda: d.enum("l2Promotion", L2_PROMOTIONS)),
+        oob_fill=e.read(lambda: d.enum("oobFill", OOB_FILLS)),
     )
 
 
-def _tiled_fields(d: _Document) -> dict:
-    return dict(box_dim=d.unsigned_list("boxDim", 32, d.rank))
+def _tiled_fields(d: _Document, e: _Errors) -> dict:
+    return dict(box_dim=e.read(lambda: d.unsigned_list("boxDim", 32, d.rank)))
 
 
-def _im2col_fields(d: _Document) -> dict:
+def _im2col_fields(d: _Document, e: _Errors) -> dict:
     spatial = max(d.rank - 2, 0)   # one corner offset per spatial dimension (D, H, W)
-    return dict(pixel_box_lower_corner=d.signed_list("pixelBoxLowerCorner", spatial),
-                pixel_box_upper_corner=d.signed_list("pixelBoxUpperCorner", spatial),
-                channels_per_pixel=d.unsigned("channelsPerPixel"),
-                pixels_per_column=d.unsigned("pixelsPerColumn"))
+    return dict(pixel_box_lower_corner=e.read(lambda: d.signed_list("pixelBoxLowerCorner", spatial)),
+                pixel_box_upper_corner=e.read(lambda: d.signed_list("pixelBoxUpperCorner", spatial)),
+                channels_per_pixel=e.read(lambda: d.unsigned("channelsPerPixel")),
+                pixels_per_column=e.read(lambda: d.unsigned("pixelsPerColumn")))
 
 
-def _im2col_wide_fields(d: _Document) -> dict:
-    return dict(pixel_box_lower_corner_width=d.signed("pixelBoxLowerCornerWidth"),
-                pixel_box_upper_corner_width=d.signed("pixelBoxUpperCornerWidth"),
-                channels_per_pixel=d.unsigned("channelsPerPixel"),
-                pixels_per_column=d.unsigned("pixelsPerColumn"),
-                mode=d.enum("mode", WIDE_MODES))
+def _im2col_wide_fields(d: _Document, e: _Errors) -> dict:
+    return dict(pixel_box_lower_corner_width=e.read(lambda: d.signed("pixelBoxLowerCornerWidth")),
+                pixel_box_upper_corner_width=e.read(lambda: d.signed("pixelBoxUpperCornerWidth")),
+                channels_per_pixel=e.read(lambda: d.unsigned("channelsPerPixel")),
+                pixels_per_column=e.read(lambda: d.unsigned("pixelsPerColumn")),
+                mode=e.read(lambda: d.enum("mode", WIDE_MODES)))
 
 
 _ENCODE_FIELDS = {"tiled": _tiled_fields, "im2col": _im2col_fields, "im2col_wide": _im2col_wide_fields}
 
 
-def _optional_fields(document: dict, d: "_Document") -> dict:
+def _optional_fields(document: dict, d: "_Document", e: _Errors) -> dict:
     fields = {}
     if "coordinates" in document:
-        fields["coordinates"] = d.signed_list("coordinates", d.rank)
+        fields["coordinates"] = e.read(lambda: d.signed_list("coordinates", d.rank))
     if "smemAddress" in document:
-        fields["smem_address"] = _address("smemAddress", document["smemAddress"])
+        fields["smem_address"] = e.read(lambda: _address("smemAddress", document["smemAddress"]))
     if "direction" in document:
-        fields["direction"] = _enum("direction", document["direction"], DIRECTIONS)
+        fields["direction"] = e.read(lambda: _enum("direction", document["direction"], DIRECTIONS))
     return fields
 
 
+class DocumentErrors(SpecError):
+    """Every malformed key of a document, found in one reading (.errors: each key's SpecError, in the
+    order of the encoder's arguments). Its message is the first error's, naming the other keys."""
+
+    def __init__(self, errors: list):
+        self.errors = list(errors)
+        first = self.errors[0]
+        more = [e.field_name for e in self.errors[1:]]
+        problem = first.problem + (f" (and {len(more)} more: {', '.join(more)})" if more else "")
+        super().__init__(first.field_name, first.value, problem, first.rule_id)
+
+
+class _Errors:
+    """Collects SpecErrors: read(f) is f()'s value, or None after noting its error."""
+
+    def __init__(self):
+        self.found: list = []
+
+    def read(self, reader):
+        try:
+            return reader()
+        except DocumentErrors as errors:
+            self.found += errors.errors
+        except SpecError as error:
+            self.found.append(error)
+        return None
+
+
 def parse_params(document: dict) -> TensorMapParams:
-    """The encoder call a parameter document describes; SpecError when it is malformed."""
+    """The encoder call a parameter document describes. A malformed document raises DocumentErrors (a
+    SpecError) listing every malformed key at once (an unknown `encode` or an unreadable rank stops the
+    reading there: the keys that follow depend on them)."""
     if not isinstance(document, dict):
         raise _malformed("params", document, "a parameter document is a JSON object")
     if "encode" not in document:
         raise _malformed("encode", None, "missing (expected one of " + ", ".join(ENCODES) + ")")
     encode = _enum("encode", document["encode"], ENCODES)
-    _check_keys(document, encode)
+    errors = _Errors()
+    errors.read(lambda: _check_keys(document, encode))
     d = _Document(document, encode)
-    fields = _common_fields(d)
-    fields.update(_ENCODE_FIELDS[encode](d))
-    fields.update(_optional_fields(document, d))
+    fields: dict = {}
+    for part in (_common_fields, _ENCODE_FIELDS[encode]):
+        fields.update(part(d, errors))
+    fields.update(_optional_fields(document, d, errors))
+    if errors.found:
+        raise DocumentErrors(errors.found)
     return TensorMapParams(**fields)
 
 
