@@ -22,6 +22,7 @@ This module only defines the record and the registry; spec/rules.py is the whole
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
@@ -178,6 +179,20 @@ def check_all(subject: str, value: Any, only: Optional[Iterable[str]] = None) ->
 
 
 SHOWN_CHARACTERS = 80
+MESSAGE_CHARACTERS = 220     # the most of one error message spent on a problem's text
+
+
+def one_line(text: Any, limit: Optional[int] = None) -> str:
+    """`text` as one line: line breaks (and other control characters) escaped; cut in the middle when
+    longer than `limit`, keeping its start (the field) and its end (the rule)."""
+    text = str(text)
+    if any(c < " " or c == "\x7f" for c in text):
+        text = "".join(c if c >= " " and c != "\x7f" else c.encode("unicode_escape").decode("ascii")
+                       for c in text)
+    if limit is not None and len(text) > limit:
+        keep = limit - 40
+        text = f"{text[:keep * 2 // 3]}... ({len(text)} characters) ...{text[len(text) - keep // 3:]}"
+    return text
 
 
 def shown(value: Any) -> str:
@@ -187,7 +202,11 @@ def shown(value: Any) -> str:
         return f"<an integer of {value.bit_length()} bits>"
     if isinstance(value, str) and len(value) > SHOWN_CHARACTERS:
         return f"{value[:SHOWN_CHARACTERS // 2]!r}... ({len(value)} characters)"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:                 # an integer inside a container, too long to print
+        return f"<a {type(value).__name__} holding a huge integer>"
+    text = one_line(text)
     return text if len(text) <= SHOWN_CHARACTERS else f"{text[:SHOWN_CHARACTERS // 2]}... ({len(text)} characters)"
 
 
@@ -200,10 +219,27 @@ class SpecError(ValueError):
         self.problem = problem
         self.rule_id = rule_id
         where = f" ({rule_id})" if rule_id else ""
-        super().__init__(f"{field_name}={shown(value)}: {problem}{where}")
+        super().__init__(f"{one_line(field_name, 60)}={shown(value)}: {one_line(problem, MESSAGE_CHARACTERS)}"
+                         f"{where}")
+
+
+# The longest number any field takes: 64-bit descriptors and addresses need 20 decimal digits; a number
+# written with more than this many characters is refused before it is converted (Python's int() is
+# quadratic in the digits, and refuses more than 4300 of them).
+NUMBER_CHARACTERS = 100
+_NUMBER = re.compile(r"[+-]?(?:0x[0-9a-f]+|[0-9]+)")
 
 
 def parse_number(text: str) -> int:
-    """A number as users write them: decimal or 0x-hex, '_' separators allowed. ValueError if not."""
+    """A number as users write them: decimal or 0x-hex, '_' separators allowed, ASCII digits only
+    ('١٦' and '１６' are not numbers). ValueError if not, or if longer than NUMBER_CHARACTERS."""
+    if not isinstance(text, str):
+        raise ValueError("not a number")
     cleaned = text.strip().lower().replace("_", "")
-    return int(cleaned, 16) if cleaned.startswith("0x") else int(cleaned, 10)
+    if len(cleaned) > NUMBER_CHARACTERS:
+        raise ValueError(f"a number of {len(cleaned)} characters: too large for any field")
+    if not cleaned.isascii() or not _NUMBER.fullmatch(cleaned):
+        raise ValueError("not a decimal or 0x-hex number")
+    sign = -1 if cleaned.startswith("-") else 1
+    cleaned = cleaned.lstrip("+-")
+    return sign * (int(cleaned, 16) if cleaned.startswith("0x") else int(cleaned, 10))

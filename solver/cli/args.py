@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 from spec.mma import descriptor as desc_mod
 from spec.mma import dtypes, readmap
-from spec.rule import SpecError, parse_number
+from spec.rule import SpecError, parse_number, shown
 from spec.tma import swizzle as tma_swizzle
 
 # Exit statuses (docs/CLI.md): 0 valid / found / as expected; 1 well-formed but breaks a rule, or no solution;
@@ -42,12 +43,12 @@ def _integer(text: str, minimum=None) -> int:
     """Decimal or 0x-hex ('_' separators allowed: spec.rule.parse_number), at least `minimum`."""
     try:
         value = parse_number(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a decimal or 0x-hex number") from None
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: {error}") from None
     if minimum == 0 and value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is negative")
     if minimum is not None and value < minimum:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be at least {minimum}")
+        raise argparse.ArgumentTypeError(f"{shown(text)}: must be at least {minimum}")
     return value
 
 
@@ -66,13 +67,58 @@ def positive_number(text: str) -> int:
     return _integer(text, 1)
 
 
+MAX_LIST_LENGTH = 64     # no list option takes more than a handful of numbers (a tensor has at most 5 dimensions)
+
+
 def number_list(text: str) -> tuple:
     """Comma-separated numbers ('-1,-1' needs '=' on the command line: --lower=-1,-1); spec/ checks
     their ranges."""
+    parts = text.split(",")
+    if len(parts) > MAX_LIST_LENGTH:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: {len(parts)} numbers, more than any list takes "
+                                         f"({MAX_LIST_LENGTH})")
     try:
-        return tuple(parse_number(part) for part in text.split(","))
+        return tuple(parse_number(part) for part in parts)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a comma-separated list of numbers: "
+                                         f"{error}") from None
+
+
+_DIGIT_RUN = re.compile(r"(?<![A-Za-z_])[0-9][0-9a-fA-FxX_]{100,}")
+
+
+def checked_text(text: str, field_name: str, rule_id: str = "") -> str:
+    """A text argument that holds numbers (a layout in CuTe notation, a descriptor): a number longer than
+    any field takes (spec.rule.NUMBER_CHARACTERS) is refused before the text is parsed."""
+    long = _DIGIT_RUN.search(text)
+    if long:
+        raise SpecError(field_name, text, f"holds a number of {len(long.group(0))} characters, longer than any "
+                        "value it may take", rule_id)
+    return text
+
+
+def layout_text(text: str) -> str:
+    """argparse type of a --layout in CuTe notation (checked_text)."""
+    try:
+        return checked_text(text, "layout", "layout.notation")
+    except SpecError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+MAX_SECONDS = 7 * 24 * 3600
+
+
+def seconds(text: str) -> float:
+    """A time limit: a finite positive number of seconds (not nan, not inf), at most a week."""
+    try:
+        value = float(text) if text.isascii() else None
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+        value = None
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a finite number of seconds")
+    if not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: must be more than 0 and at most {MAX_SECONDS} seconds")
+    return value
 
 
 # --- the vocabulary (docs/CLI.md) --------------------------------------------------------------------------------
@@ -137,20 +183,57 @@ def add_kind(p) -> None:
                         "e2m3/e3m2 -> f8f6f4 padded)")
 
 
-def read_json_document(path: str, field_name: str, rule_id: str):
-    """The JSON document in file `path` (stdin for '-'); unreadable or not JSON is malformed input,
-    reported against `field_name` and the rule that defines the document."""
+MAX_DOCUMENT_BYTES = 1024 * 1024     # every document a command reads is far smaller (a tensor map: ~1 KiB)
+
+
+def read_text_document(path: str, field_name: str, rule_id: str = "", limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """The text of file `path` (stdin for '-'), at most `limit` bytes; unreadable, too large, not UTF-8
+    or no standard input: malformed input reported against `field_name`."""
     try:
         if path == "-":
-            text = sys.stdin.read()
+            if sys.stdin is None or sys.stdin.closed:
+                raise SpecError(field_name, path, "standard input is closed", rule_id)
+            stream = getattr(sys.stdin, "buffer", None)
+            data = stream.read(limit + 1) if stream is not None else sys.stdin.read(limit + 1)
         else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
+            with open(path, "rb") as handle:
+                data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise SpecError(field_name, path, f"larger than {limit} bytes: not a document this command reads",
+                            rule_id)
+        return data.decode("utf-8") if isinstance(data, bytes) else data
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        if isinstance(error, SpecError):
+            raise
         reason = getattr(error, "strerror", None) or str(error)
         raise SpecError(field_name, path, f"cannot read: {reason}", rule_id) from None
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > 100:
+        raise ValueError(f"a number of {len(text)} digits, beyond any field's range")
+    return int(text)
+
+
+def parse_json_text(text: str, field_name: str, rule_id: str = "", source: str = ""):
+    """JSON from `text`; not JSON, nested too deeply, a number of more than 100 digits, NaN or Infinity:
+    malformed input reported against `field_name`."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
-        raise SpecError(field_name, path, f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})",
+        raise SpecError(field_name, source, f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})",
                         rule_id) from None
+    except RecursionError:
+        raise SpecError(field_name, source, "not JSON this command reads: nested too deeply", rule_id) from None
+    except ValueError as error:
+        raise SpecError(field_name, source, f"not JSON this command reads: {error}", rule_id) from None
+
+
+def read_json_document(path: str, field_name: str, rule_id: str):
+    """The JSON document in file `path` (stdin for '-'); unreadable, larger than MAX_DOCUMENT_BYTES or
+    not JSON is malformed input, reported against `field_name` and the rule that defines the document."""
+    return parse_json_text(read_text_document(path, field_name, rule_id), field_name, rule_id, path)

@@ -30,14 +30,16 @@ def box_document(load: im2col.Im2colLoad) -> dict:
 
 
 def document(load: im2col.Im2colLoad, found: list) -> dict:
-    loaded = im2col.pixels(load)
-    placed = im2col.placement(load) if load.interleave == "NONE" else None
+    """The load's document; a load too large to exist (im2col.listable) lists no pixels nor placement."""
+    listed = im2col.listable(found)
+    loaded = im2col.pixels(load) if listed else None
+    placed = im2col.placement(load) if listed and load.interleave == "NONE" else None
     fill = im2col.fill_value(load)
     return {
         "mode": im2col.MODES[load.mode], "layout": load.layout, "tensor": list(load.tensor),
         "bounding_box": box_document(load),
         "row_bytes": load.row_bytes, "smem_address": load.smem_address, "swizzle": load.swizzle,
-        "pixels": [p.as_json() for p in loaded],
+        "pixels": None if loaded is None else [p.as_json() for p in loaded],
         "placement": None if placed is None else [e.as_json(fill) for e in placed],
         "violations": [v.as_json() for v in found],
     }
@@ -46,7 +48,9 @@ def document(load: im2col.Im2colLoad, found: list) -> dict:
 def run(args) -> int:
     load = load_from_args(args)
     found = im2col.violations(load)
-    render.emit(args, document(load, found), render.im2col_text(load, box_document(load), found))
+    doc = document(load, found)
+    render.emit(args, doc, lambda: render.im2col_text(load, box_document(load), found)
+                if doc["pixels"] is not None else render.im2col_refused_text(load, box_document(load), found))
     return exit_status(found)
 
 

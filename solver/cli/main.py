@@ -15,6 +15,7 @@ import os
 import sys
 
 from spec.rule import SpecError
+from spec.rule import one_line as spec_one_line
 
 from solver.cli.args import EXIT_INTERNAL, EXIT_MALFORMED, EXIT_OK, Parser, UsageError
 
@@ -62,29 +63,52 @@ def _modules_for(argv) -> tuple:
     return COMMAND_MODULES
 
 
-def one_line(text: str) -> str:
-    return " ".join(str(text).split("\n"))
+MESSAGE_LIMIT = 299      # an error message is one line of fewer than 300 characters (docs/CLI.md)
+EXIT_INTERRUPTED = 130   # Ctrl-C: 128 + SIGINT, as shells report it
+
+
+def one_line(text) -> str:
+    """The message as one line of at most MESSAGE_LIMIT characters (spec.rule.one_line: line breaks
+    escaped, a long middle cut out; the start names the field, the end the rule)."""
+    return spec_one_line(text, MESSAGE_LIMIT)
+
+
+def _error(prefix: str, text) -> None:
+    print(one_line(f"{prefix}{text}"), file=sys.stderr)
 
 
 def main(argv=None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:          # Ctrl-C: quietly, with the status a shell gives an interrupted command
+        return EXIT_INTERRUPTED
+
+
+def _main(argv) -> int:
     parser = build_parser(_modules_for(argv))
     try:
         args = parser.parse_args(argv)
         return args.run(args)
     except UsageError as error:
-        print(one_line(error), file=sys.stderr)
+        _error("", error)
         return EXIT_MALFORMED
     except ValueError as error:          # SpecError and the commands' own input errors
         if os.environ.get("LAYOUTPROOF_DEBUG") and not isinstance(error, SpecError):
             raise
-        print(f"layoutproof: error: {one_line(error)}", file=sys.stderr)
+        _error("layoutproof: error: ", error)
+        return EXIT_MALFORMED
+    except RecursionError:               # input nested deeper than any legal input is
+        if os.environ.get("LAYOUTPROOF_DEBUG"):
+            raise
+        _error("layoutproof: error: ", "the input is nested too deeply to be a layout, document or "
+                                       "instruction this command reads")
         return EXIT_MALFORMED
     except BrokenPipeError:
         return EXIT_OK
     except Exception as error:  # never a traceback for users; LAYOUTPROOF_DEBUG=1 shows it
         if os.environ.get("LAYOUTPROOF_DEBUG"):
             raise
-        print(f"layoutproof: internal error: {type(error).__name__}: {one_line(error)}", file=sys.stderr)
+        _error("layoutproof: internal error: ", f"{type(error).__name__}: {error}")
         return EXIT_INTERNAL
 
 

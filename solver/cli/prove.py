@@ -4,12 +4,55 @@ Counterexamples are written only with --save DIR (DIR/<id>.json); --no-save is a
 nothing (it was needed when saving was the default). Z3 is imported when the command runs."""
 from __future__ import annotations
 
+import os
 import sys
 
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, UsageError, add_command, number, number_list, positive_number
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_command, number, number_list, parse_json_text,
+                             checked_text, layout_text, positive_number, read_json_document, read_text_document, seconds)
+
+
+def check_save_folder(path) -> None:
+    """--save DIR must be a folder, or a path where one can be made: refused before any proof runs."""
+    if path is None:
+        return
+    if path == "" or "\x00" in path:
+        raise SpecError("save", path, "not a folder name")
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise SpecError("save", path, "exists and is not a folder: counterexamples are written into a folder")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise SpecError("save", path, "is a folder this user cannot write into")
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise SpecError("save", path, f"cannot be made: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SpecError("save", path, f"cannot be made: {parent} is not writable")
+
+
+def _other_layout(value: str):
+    """The L2 of `equals`: CuTe notation as given; bases read from a file or inline JSON with the limits
+    of every document (layout_bases_argument)."""
+    text = value.lstrip()
+    if text.startswith("{") or (os.path.exists(value) and not os.path.isdir(value)):
+        return layout_bases_argument(value)
+    return checked_text(value, "layout", "layout.notation")
+
+
+def layout_bases_argument(value: str):
+    """--layout-bases: inline JSON, Triton's printout, or a file holding either; read with the same limits
+    as every document (size, nesting, number length)."""
+    text = value
+    if not value.lstrip().startswith("{") and "->" not in value and os.path.exists(value):
+        text = read_text_document(value, "layout_bases")
+    if text.lstrip().startswith("{"):
+        return parse_json_text(text, "layout_bases", "", value if text is not value else "<inline JSON>")
+    return text
 
 
 def select_properties(args) -> list:
@@ -52,12 +95,24 @@ def run_layout(args) -> int:
     if args.timeout <= 0:
         raise SpecError("timeout", args.timeout, "must be a positive number of seconds")
     params = dict(user_layout.parse_param(text) for text in args.param)
+    for name, values in params.items():
+        try:
+            len(values)
+        except OverflowError:      # a range too long for len(): far past the 4096 values prove_layout takes
+            raise SpecError("param", name, "a range of more values than can be counted (at most 4096 value "
+                            "combinations in all)", "layout.notation") from None
+        except TypeError:
+            pass
+    tma = read_json_document(args.tma, "tma", "tma.map.params") if args.tma is not None else None
+    layout = args.layout
+    if layout is None:
+        layout = user_layout.bases_io.load(layout_bases_argument(args.layout_bases))
     result = user_layout.prove_layout(
-        args.layout if args.layout is not None else user_layout.bases_io.load(args.layout_bases), prop, dtype=args.dtype, start_address=args.start_address,
-        other=rest[0] if rest and prop == "equals" else None, range_=args.range, line=args.line,
+        layout, prop, dtype=args.dtype, start_address=args.start_address,
+        other=_other_layout(rest[0]) if rest and prop == "equals" else None, range_=args.range, line=args.line,
         k_slice=args.k_slice, params=params, engine=args.engine, timeout=args.timeout,
         descriptor=rest[0] if rest and prop == "read-by" else None, arch=args.arch, major=args.major,
-        k_steps=args.k_steps, tma=args.tma, coords=args.coords)
+        k_steps=args.k_steps, tma=tma, coords=args.coords)
     render.emit(args, {"results": [result.as_json()]},
                 lambda: render.layout_proof_text(result.as_json(), triton=args.triton))
     return EXIT_OK if result.status == "proved" else EXIT_VIOLATION
@@ -73,6 +128,7 @@ def run(args) -> int:
         return EXIT_OK
     if args.timeout <= 0:
         raise SpecError("timeout", args.timeout, "must be a positive number of seconds")
+    check_save_folder(args.save)
     progress = sys.stderr.isatty() and not args.json
     results = []
     for index, p in enumerate(chosen, 1):
@@ -99,7 +155,7 @@ def register(commands) -> None:
     p.add_argument("ids", nargs="*", metavar="ID", help="property ids, or id prefixes such as "
                                                         "canonical.injective")
     p.add_argument("--all", action="store_true", help="every property (the default with no ID)")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per property (default 30)")
+    p.add_argument("--timeout", type=seconds, default=30.0, help="seconds per property (default 30)")
     p.add_argument("--list", action="store_true", help="list the properties instead of proving")
     p.add_argument("--save", metavar="DIR", default=None,
                    help="write each counterexample to DIR/<id>.json (default: write nothing)")
@@ -112,7 +168,7 @@ def register(commands) -> None:
         "your own layout", "prove --layout L [--dtype T] [--start-address A] PROPERTY: injective, "
         "bijective [--range lo,hi], equals L2, inside [--line 128] [--k-slice N], read-by DESC --arch A "
         "--major K|MN [--k-steps N], written-by --tma PARAMS.json [--coords c0,c1,...] [--arch A]")
-    layout.add_argument("--layout", default=None,
+    layout.add_argument("--layout", default=None, type=layout_text,
                         help="a layout in CuTe notation (as synth takes it; 'Sw<B,M,S> o ...' swizzles byte "
                              "addresses); with --layout the first ID is the property")
     layout.add_argument("--layout-bases", default=None, metavar="FILE|JSON",

@@ -1,16 +1,20 @@
 """`layoutproof ptx descriptors | check`: the descriptors a kernel's PTX feeds its MMAs (docs/CLI.md `ptx`)."""
 from __future__ import annotations
 
+import sys
+
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, number, exit_status
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, exit_status, layout_text, number
 from solver.ptx import analysis as ptx_analysis
 from solver.ptx import check as ptx_check
 from solver.ptx import evaluate, mma, source
 
 
 def _analyse(args) -> ptx_analysis.Analysis:
+    if args.file == "-" and (sys.stdin is None or sys.stdin.closed):
+        raise SpecError("ptx", "-", "standard input is closed", source.RULE)
     text = source.read_text(args.file)
     params = ptx_analysis.parse_params(args.param)
     return ptx_analysis.analyse(text, args.smem_base, args.kernel, params)
@@ -64,6 +68,6 @@ def register(commands) -> None:
         description="Check each MMA's operand descriptors against the tile layout named with --layout. Exit 0 "
                     "when every one reads it, 1 on a mismatch or a descriptor that cannot be evaluated.")
     _add_input(checked)
-    checked.add_argument("--layout", action="append", required=True, metavar="OPERAND=LAYOUT[@ADDRESS]",
+    checked.add_argument("--layout", action="append", required=True, type=layout_text, metavar="OPERAND=LAYOUT[@ADDRESS]",
                          help="A=<CuTe layout> or B=<CuTe layout>, the whole tile (mn, k) -> element offset; "
                               "@ADDRESS: the tile's address (default: the first MMA's start address)")

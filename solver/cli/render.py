@@ -273,13 +273,16 @@ def _recipe_proof(proof: dict) -> str:
 
 def placement_text(box, offsets: list, found: list) -> str:
     """One row per box row (dimension 0 along the row), addresses in hex."""
-    width = box.counts[0]
-    rows = [[str(r)] + [f"{a:#x}" for a in offsets[r * width:(r + 1) * width]]
-            for r in range(len(offsets) // width)]
     head = (f"tiled box {'x'.join(map(str, box.dims))} of {box.element_bytes}-byte elements, swizzle "
             f"{box.swizzle}, destination {box.smem_address:#x}")
-    shown = rows[:64]
-    more = f"\n... {len(rows) - 64} more rows" if len(rows) > 64 else ""
+    if offsets is None:
+        return "\n".join([head, "not placed: the box breaks the rules below", violations_text(found)])
+    width = box.counts[0]
+    rows = [[str(r)] + [f"{a:#x}" for a in offsets[r * width:(r + 1) * width]]
+            for r in range(min(len(offsets) // width, 64))]
+    total_rows = len(offsets) // width
+    shown = rows
+    more = f"\n... {total_rows - 64} more rows" if total_rows > 64 else ""
     return "\n".join([head, _table(["row"] + [str(i) for i in range(width)], shown) + more, violations_text(found)])
 
 
@@ -348,6 +351,14 @@ def im2col_text(load, box: dict, found: list) -> str:
                      f"filled ({im2col.fill_value(load)}) in every row")
     lines.append("violations: none" if not found else "violations:\n" + "\n".join(f"  {v}" for v in found))
     return "\n".join(lines)
+
+
+def im2col_refused_text(load, box: dict, found: list) -> str:
+    """`im2col` of a load too large to exist (spec.tma.im2col.listable): what it is, and the rules."""
+    spans = ", ".join(f"{name} [{a}, {b}]" for name, (a, b) in box.items())
+    return "\n".join([f"{im2col.MODES[load.mode]} load of a {load.layout} tensor {'x'.join(map(str, load.tensor))}: "
+                      f"{load.channels_per_pixel} channels per pixel, box {spans}: not listed, the load breaks "
+                      f"the rules below", "violations:\n" + "\n".join(f"  {v}" for v in found)])
 
 
 # --- tmem ----------------------------------------------------------------------------------------------

@@ -88,7 +88,23 @@ def named_rule_document(rule_id: str, rule, properties: list) -> dict:
     return document
 
 
+def subjects() -> list:
+    """Every subject a rule's check looks at, in catalogue order, then "definition"."""
+    from spec.rule import DEFINITION
+    return list(dict.fromkeys(s for r in catalogue.all_rules() for s in r.subjects)) + [DEFINITION]
+
+
+def check_subject(subject) -> None:
+    """--subject names one of the catalogue's subjects; anything else is malformed input (exit 2)."""
+    if subject is None:
+        return
+    known = subjects()
+    if subject not in known:
+        raise SpecError("subject", subject, "unknown subject; one of: " + " ".join(known))
+
+
 def run(args) -> int:
+    check_subject(args.subject)
     if args.ids:
         wanted = [(rule_id, resolve(rule_id)) for rule_id in args.ids]   # unknown ids fail before Z3 loads
         wanted = [(rule_id, r) for rule_id, r in wanted if not args.subject or r.is_about(args.subject)]

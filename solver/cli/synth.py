@@ -6,7 +6,7 @@ from spec.mma import descriptor as desc_mod
 from spec.mma import dtypes, readmap
 
 from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_descriptor_swizzle,
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_descriptor_swizzle, layout_text,
                              add_dtype, add_kind, add_major, add_mn, number)
 
 
@@ -65,7 +65,7 @@ def add_tile_arguments(p) -> None:
     add_mn(p)
     p.add_argument("--k", type=number, default=None, help="K extent (default: the instruction K)")
     p.add_argument("--k-offset", type=number, default=0, help="first K element the instruction reads")
-    p.add_argument("--layout", required=True,
+    p.add_argument("--layout", required=True, type=layout_text,
                    help="the tile in CuTe notation, (mn, k) -> element offset, optionally "
                         "'Sw<B,M,S> o ...' with the swizzle on byte addresses")
     p.add_argument("--start-address", required=True, type=number, help="the tile's base byte address")

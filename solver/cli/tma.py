@@ -29,8 +29,10 @@ def run_check(args) -> int:
 def run_place(args) -> int:
     from spec.tma import place as tma_place
     box = tma_place.make_box(args.swizzle, args.elem_bytes, args.box, args.smem_address, args.element_strides)
-    found = [v.as_json() for v in tma_place.violations(box)]
-    offsets = tma_place.place(box)
+    broken = tma_place.violations(box)
+    found = [v.as_json() for v in broken]
+    # a box over 256 in a dimension or over 228 KiB is not placed: exit 1 with its rules, offsets null
+    offsets = tma_place.place(box) if tma_place.placeable(broken) else None
     document = {"swizzle": box.swizzle, "elem_bytes": box.element_bytes, "box": list(box.dims),
                 "smem_address": box.smem_address, "offsets": offsets, "violations": found}
     render.emit(args, document, render.placement_text(box, offsets, found))
@@ -44,6 +46,8 @@ def run_box(args) -> int:
     try:
         plan = box_synth.synthesize(args.dtype, args.rows, args.inner, args.global_dim, args.global_strides,
                                     tensormap.check_arch(args.arch))
+    except SpecError:
+        raise
     except ValueError as error:
         raise SpecError("tile", f"{args.rows}x{args.inner}", str(error), "tma.map.params") from None
     document = plan.as_json()

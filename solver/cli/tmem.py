@@ -8,7 +8,9 @@ operations (spec.tmem.alloc); `tmem map` prints the fragment map of a tcgen05.ld
 16-bit half) each piece of each thread's registers comes from or goes to (spec.tmem.ld_st)."""
 from __future__ import annotations
 
-from spec.rule import SpecError
+import argparse
+
+from spec.rule import SpecError, shown
 
 from solver.cli import render
 from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, number, read_json_document
@@ -27,10 +29,21 @@ def target(text: str) -> str:
     return name
 
 
+def ptx_version(text: str) -> str:
+    """argparse type of --ptx-version: MAJOR[.MINOR], ASCII digits (spec.tmem.targets.parse_version reads it)."""
+    import re
+    if not re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3})?", text):
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a PTX ISA version such as 9.0")
+    return text
+
+
 def num_count(text: str) -> int:
     """.num as written in PTX (x4) or as a count (4)."""
     cleaned = text.strip().lower()
-    return number(cleaned[1:] if cleaned.startswith("x") else cleaned)
+    try:
+        return number(cleaned[1:] if cleaned.startswith("x") else cleaned)
+    except argparse.ArgumentTypeError as error:
+        raise SpecError("num", text, f"expected x1, x2, ..., x128 or the count ({error})") from None
 
 
 def run_check(args) -> int:
@@ -159,7 +172,7 @@ def register(commands) -> None:
                     "when both lists are empty, 1 otherwise, 2 when the text is not a tcgen05 instruction.")
     check.add_argument("--arch", required=True, help="ptxas target: " + " ".join(TARGETS) + " (sm100 = sm_100a, ...)")
     check.add_argument("--ptx", required=True, metavar="INSTRUCTION", help="one tcgen05 instruction, as PTX text")
-    check.add_argument("--ptx-version", default="9.0", help="the PTX ISA version of the module (default 9.0)")
+    check.add_argument("--ptx-version", default="9.0", type=ptx_version, help="the PTX ISA version of the module (default 9.0)")
 
     for op in ("ld", "st"):
         access = add_command(

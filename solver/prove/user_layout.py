@@ -386,7 +386,14 @@ def decide_z3(s: Subject, q: Question, other: Optional[Subject] = None, timeout:
 
 # --- spec enumeration -------------------------------------------------------------------------------------
 
+ENUMERATION_MAX = 1 << 22        # --engine enumeration: larger domains are refused before any work
+
+
 def decide_enumeration(s: Subject, q: Question, other: Optional[Subject] = None):
+    size = max(s.size, other.size if other is not None else 0)
+    if size > ENUMERATION_MAX:
+        raise SpecError("engine", "enumeration", f"the layout has {size} coordinates; enumeration lists at "
+                        f"most {ENUMERATION_MAX}", "layout.notation")
     addresses = [s.address(i) for i in range(s.size)]
     if q.prop in ("injective", "bijective"):
         seen = {}

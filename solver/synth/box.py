@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from spec.rule import SpecError
+
 from solver.model import tensormap as tm
 from solver.model.vocab import TMA_ROW_BYTES as ROW_BYTES     # W per TMA swizzle (PTX 5.5.7)
 
@@ -67,7 +69,12 @@ def data_type_of(dtype: str) -> str:
         return dtype
     if dtype in MMA_DATA_TYPES:
         return MMA_DATA_TYPES[dtype]
-    raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(MMA_DATA_TYPES)} or a cuda.h data type")
+    raise SpecError("dtype", dtype, f"expected one of {', '.join(MMA_DATA_TYPES)} or a cuda.h data type",
+                    "tma.map.params")
+
+
+def _listed(values) -> str:
+    return ",".join(map(str, values))
 
 
 def tallest_box(rows: int, limit: int) -> int:
@@ -129,15 +136,27 @@ def synthesize(dtype: str, rows: int, inner: int, global_dim, global_strides, ar
     maps legal on `arch` (every rule of solver.model.tensormap)."""
     data_type = data_type_of(dtype)
     global_dim, global_strides = list(global_dim), list(global_strides)
-    if rows <= 0 or inner <= 0:
-        raise ValueError(f"tile {rows} x {inner}: both extents must be positive")
-    if not 1 <= len(global_dim) <= tm.MAX_RANK or len(global_strides) != len(global_dim) - 1:
-        raise ValueError("globalDim needs 1 to 5 entries and globalStrides one fewer")
+    if rows <= 0:
+        raise SpecError("rows", rows, "the tile's rows must be at least 1", "tma.map.box_range")
+    if inner <= 0:
+        raise SpecError("inner", inner, "the tile's inner extent must be at least 1", "tma.map.box_range")
+    if not 1 <= len(global_dim) <= tm.MAX_RANK:
+        raise SpecError("global_dim", _listed(global_dim), f"needs 1 to {tm.MAX_RANK} entries (globalDim)",
+                        "tma.map.rank")
+    if any(d < 1 for d in global_dim):
+        raise SpecError("global_dim", _listed(global_dim), "every size must be at least 1 (globalDim[i] in "
+                        "[1, 2^32])", "tma.map.global_dim_range")
+    if len(global_strides) != len(global_dim) - 1:
+        raise SpecError("global_strides", _listed(global_strides), f"needs {len(global_dim) - 1} entries "
+                        "(globalStrides: one fewer than globalDim)", "tma.map.global_stride_range")
+    if any(s < 0 for s in global_strides):
+        raise SpecError("global_strides", _listed(global_strides), "a byte stride (globalStrides) is not negative",
+                        "tma.map.global_stride_range")
     if len(global_dim) == 1 and rows != 1:
-        raise ValueError("a rank-1 tensor has one row")
+        raise SpecError("rows", rows, "a rank-1 tensor has one row", "tma.map.rank")
     unknown = [s for s in swizzles if s not in ROW_BYTES]
     if unknown:
-        raise ValueError(f"unknown TMA swizzles: {', '.join(unknown)}")
+        raise SpecError("swizzle", ",".join(unknown), "unknown TMA swizzles", "tma.map.params")
     candidates = [_candidate(s, data_type, rows, inner, global_dim, global_strides, arch, global_address)
                   for s in swizzles]
     legal = [c for c in candidates if not c.reasons]

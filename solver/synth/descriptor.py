@@ -81,16 +81,27 @@ def make_tile(arch: str, dtype: str, major: str, mn: int, layout_text, start_add
         raise SpecError("major", major, "expected K or MN", readmap.MN_EXTENT.id)
     if mn <= 0 or mn % 8:
         raise SpecError("mn", mn, "the M or N extent must be a positive multiple of 8", readmap.MN_EXTENT.id)
+    if mn > readmap.MAX_READ_EXTENT:
+        raise SpecError("mn", mn, f"at most {readmap.MAX_READ_EXTENT} (no MMA reads an M or N above 256)",
+                        readmap.MN_EXTENT.id)
     k = dtypes.default_instruction_k(d, kind) if k is None else k
-    if k <= 0 or k_offset < 0:
-        raise SpecError("k", k, "K must be positive and the K offset non-negative", readmap.MN_EXTENT.id)
+    if k <= 0:
+        raise SpecError("k", k, "K must be a positive number of elements", readmap.INSTRUCTION_K_RULE.id)
+    if k > readmap.MAX_READ_EXTENT or mn * k > readmap.MAX_READ_ELEMENTS:
+        raise SpecError("k", k, f"at most {readmap.MAX_READ_EXTENT} elements and mn x k at most "
+                        f"{readmap.MAX_READ_ELEMENTS} (no MMA reads a K above 96)", readmap.INSTRUCTION_K_RULE.id)
+    if k_offset < 0:
+        raise SpecError("k_offset", k_offset, "the K offset must be non-negative", readmap.INSTRUCTION_K_RULE.id)
     inner = layout.layout if isinstance(layout, ComposedLayout) else layout
     if inner.rank != 2:
         raise SpecError("layout", inner.notation(), "needs two modes, (mn, k)", "layout.notation")
     mn_size, k_size = _mode_size(inner, 0), _mode_size(inner, 1)
-    if mn > mn_size or k_offset + k > k_size:
-        raise SpecError("layout", inner.notation(), f"covers {mn_size} x {k_size} elements; the "
-                        f"instruction reads {mn} x (K {k_offset}..{k_offset + k - 1})", "layout.notation")
+    if mn > mn_size:
+        raise SpecError("mn", mn, f"the layout covers {mn_size} x {k_size} elements, fewer rows than mn",
+                        "layout.notation")
+    if k_offset + k > k_size:
+        raise SpecError("k_offset", k_offset, f"the instruction reads K {k_offset}..{k_offset + k - 1} (k = {k}); "
+                        f"the layout covers {mn_size} x {k_size} elements", "layout.notation")
     if start_address < 0 or start_address % 16:
         raise SpecError("start_address", start_address, "must be a non-negative multiple of 16",
                         spec_descriptor.FIELD_ENCODING.id)

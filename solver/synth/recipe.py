@@ -27,6 +27,9 @@ from solver.model.vocab import DESCRIPTOR_ROW_BYTES as ROW_BYTES, TMA_MODE
 from solver.synth import descriptor as synth
 
 
+MAX_MN = 256                 # the largest M or N of any MMA (PTX ISA 9.7.15.5, 9.7.16.2.1)
+SMEM_BYTES = 228 * 1024      # shared memory of one SM (sm90, sm100): no tile is larger
+
 # The rules a recipe obeys (check_all("recipe", ...)) are spec's: tma.box.destination_alignment
 # (spec/tma/place.py) and recipe.swizzle_alignment (spec/cases/recipe_case.py).
 
@@ -84,10 +87,17 @@ def build(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, swizzle:
     if mn <= 0 or mn % 8 or (major == "MN" and mn % per_row):
         raise SpecError("mn", mn, f"must be a positive multiple of 8{'' if major == 'K' else f' and of {per_row} (one {swizzle} row)'}",
                         readmap.MN_EXTENT.id)
+    if mn > MAX_MN:
+        raise SpecError("mn", mn, f"at most {MAX_MN}: each instruction reads the whole MN extent, and no MMA "
+                        f"reads an M or N above {MAX_MN}", readmap.MN_EXTENT.id)
     unit = per_row if major == "K" else 8
     if k_tile <= 0 or k_tile % unit or k_tile % k_inst:
         raise SpecError("k_tile", k_tile, f"must be a positive multiple of {unit} (one box along K) and of "
                         f"the instruction K {k_inst}", readmap.MN_EXTENT.id)
+    if mn * k_tile * d.bits // 8 > SMEM_BYTES:
+        raise SpecError("k_tile", k_tile, f"the {mn} x {k_tile} tile takes {mn * k_tile * d.bits // 8} bytes, "
+                        f"more than the {SMEM_BYTES} bytes (228 KiB) of one SM's shared memory",
+                        readmap.MN_EXTENT.id)
     if smem_address < 0 or smem_address % 16 or smem_address >= 1 << 18:
         raise SpecError("smem_address", smem_address, "must be a multiple of 16 below 2^18",
                         spec_descriptor.FIELD_ENCODING.id)

@@ -364,7 +364,7 @@ def _check_well_formed(load: Im2colLoad) -> None:
     if rank not in LAYOUTS or not all(_is_int(s) and s >= 1 for s in load.tensor):
         raise SpecError("tensor", ",".join(map(str, load.tensor)),
                         "expected 3 to 5 positive sizes C,W[,H[,D]],N (NWC, NHWC, NDHWC)", LAYOUT.id)
-    _int_tuple("coords", load.coords, rank, COORDINATE_ORDER[rank])
+    _int_tuple("coords", load.coords, rank, f"{COORDINATE_ORDER[rank]} of the rank-{rank} tensor")
     if not all(-2 ** 31 <= v < 2 ** 31 for v in load.coords):
         raise SpecError("coords", ",".join(map(str, load.coords)), "tensor coordinates are .s32", LAYOUT.id)
     spatial = rank - 2
@@ -501,6 +501,41 @@ def walk(load: Im2colLoad) -> Iterator[tuple]:
             n += 1
 
 
+# --- How much a load may list (input-size validation, before any work) ---------------------------------
+# A load that breaks one of these rules is too large to exist: channelsPerPixel over 256, pixelsPerColumn
+# over 1024 (4096 in the w modes), wHalo past its mode's limit. Its pixels and placement are not listed
+# (the CLI reports the violations and exit 1; pixels() and placement() refuse it as malformed input).
+SIZE_RULES = (tensormap.IM2COL_CHANNELS_RANGE.id, tensormap.IM2COL_PIXELS_RANGE.id, "im2col.w.whalo_range")
+MAX_LISTED_ROWS = 8192             # more shared-memory rows than any legal load has (4096 + halo)
+MAX_LISTED_ELEMENTS = 1 << 21      # more elements than any legal load has (4096 rows x 256 channels)
+
+
+def listable(found) -> bool:
+    """Whether a load with these violations has its pixels and placement listed."""
+    return not any(v.rule.id in SIZE_RULES for v in found)
+
+
+def _check_listable(load: Im2colLoad, rows: int) -> None:
+    if rows > MAX_LISTED_ROWS or load.w_halo < 0:
+        field, value = ("w_halo", load.w_halo) if load.is_wide and (load.w_halo < 0 or load.w_halo >= rows // 2) \
+            else ("pixels_per_column", load.pixels_per_column)
+        raise SpecError(field, value, f"the load would have {rows} shared-memory rows; no legal load has more "
+                        f"than {MAX_LISTED_ROWS}", tensormap.IM2COL_PIXELS_RANGE.id if field != "w_halo"
+                        else "im2col.w.whalo_range")
+    if rows * load.channels_per_pixel > MAX_LISTED_ELEMENTS:
+        raise SpecError("channels_per_pixel", load.channels_per_pixel, f"{rows} rows x {load.channels_per_pixel} "
+                        f"channels: more elements than any legal load has", tensormap.IM2COL_CHANNELS_RANGE.id)
+
+
+def _row_count(load: Im2colLoad) -> int:
+    count = main_pixel_count(load)
+    if load.mode == "im2col":
+        return count
+    if load.mode == "w":
+        return count + max(load.w_halo, 0)
+    return (W128_PIXELS // W128_BLOCK) * (W128_BLOCK + max(load.w_halo, 0))
+
+
 def main_pixel_count(load: Im2colLoad) -> int:
     """pixelsPerColumn; 128 in im2col::w::128 (rule im2col.w.pixel_count)."""
     return W128_PIXELS if load.mode == "w128" else load.pixels_per_column
@@ -509,6 +544,7 @@ def main_pixel_count(load: Im2colLoad) -> int:
 def smem_rows(load: Im2colLoad) -> list:
     """(walk step, is_halo) of every shared-memory row, in row order (rules im2col.traversal,
     im2col.w.halo, im2col.w128.halo)."""
+    _check_listable(load, _row_count(load))
     count = main_pixel_count(load)
     if load.mode == "im2col":
         return [(step, False) for step in range(count)]
@@ -583,6 +619,7 @@ def placement(load: Im2colLoad) -> list:
     if load.interleave != "NONE":
         raise SpecError("interleave", load.interleave, "placement is modelled without interleave only",
                         PLACEMENT.id)
+    _check_listable(load, _row_count(load))
     first_channel, channels = load.coords[0], load.tensor[0]
     placed = []
     for pixel in pixels(load):

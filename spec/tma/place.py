@@ -91,8 +91,49 @@ def make_box(swizzle: str, element_bytes: int, dims, smem_address: int, element_
     return Box(swizzle, element_bytes, dims, smem_address, strides, coord0)
 
 
+# --- The size of one load: the box rules of spec/tma/tensormap.py, applied to the box as to a tiled map ------
+@dataclass(frozen=True)
+class _BoxAsMap(tensormap.TensorMapParams):
+    """A `tma place` box as the tiled tensor map that would load it, for the map's size rules
+    (tma.map.box_bytes, tma.map.box_bytes_loaded). Its element size is the box's, whatever cuda.h calls it
+    (a 16-byte element has no dataType)."""
+    element_bits: int = 8
+
+    @property
+    def dtype(self):
+        return tensormap.TmaDataType(f"{self.element_bits // 8}-byte element", -1, self.element_bits, False)
+
+
+LOAD_SIZE_RULES = (tensormap.BOX_BYTES.id, tensormap.BOX_BYTES_LOADED.id)
+
+
+def as_encode_call(box: Box) -> "tensormap.EncodeCall":
+    rank = len(box.dims)
+    params = _BoxAsMap("tiled", "box", rank, 0, box.dims, (0,) * (rank - 1), box.element_strides, "NONE",
+                       box.swizzle, "NONE", "NONE", box_dim=box.dims, element_bits=8 * box.element_bytes)
+    return tensormap.EncodeCall(params, "sm90")
+
+
+def load_size_violations(box: Box) -> list:
+    """The 228 KiB rules of one load (tma.map.box_bytes, tma.map.box_bytes_loaded), as for a tiled map."""
+    return check_all(tensormap.SUBJECT, as_encode_call(box), only=LOAD_SIZE_RULES)
+
+
+def placeable(found) -> bool:
+    """Whether a box with these violations is placed: not when a box dimension is over 256
+    (tma.map.box_range) or the load over 228 KiB: no load that large exists, and listing it would be
+    unbounded work."""
+    refused = {tensormap.BOX_RANGE.id, *LOAD_SIZE_RULES}
+    return not any(v.rule.id in refused for v in found)
+
+
 def place(box: Box) -> list:
-    """The absolute address of the first byte of every loaded element, dimension 0 fastest."""
+    """The absolute address of the first byte of every loaded element, dimension 0 fastest (a box that
+    `placeable` refuses is malformed input here: SpecError)."""
+    found = violations(box)
+    if not placeable(found):
+        bad = next(v for v in found if not placeable([v]))
+        raise SpecError("box", ",".join(map(str, box.dims)), f"not placed: {bad.message}", bad.rule.id)
     per_row = box.counts[0]
     rows = 1
     for c in box.counts[1:]:
@@ -103,7 +144,8 @@ def place(box: Box) -> list:
 
 
 def violations(box: Box):
-    return check_all("tma_box", box)
+    """The rules of a tiled box (subject tma_box) and the size rules of the load that brings it."""
+    return check_all("tma_box", box) + load_size_violations(box)
 
 
 COORD0_ALIGNMENT = tensormap.COORD0_ALIGNMENT     # rule tma.load.coord0_16B (spec/tma/tensormap.py)
