@@ -125,11 +125,11 @@ def test_cli_box_for_a_bf16_tile(capsys):
 def test_cli_box_none_names_the_rule(capsys):
     """A row stride of 8200 bytes is no multiple of 16 (tma.map.global_stride_alignment): no map at all."""
     rc, document, _ = _run(capsys, "tma", "box", "--dtype", "bf16", "--rows", "128", "--inner", "64",
-                           "--global-dim", "4096,4096", "--global-strides", "8200", "--json")
+                           "--global-dim", "4096,4096", "--global-strides", "8200", "--arch", "sm90", "--json")
     assert rc == 1 and document["status"] == "none" and "tma.map.global_stride_alignment" in document["reasons"]
 
 
 def test_cli_box_malformed_is_exit_2(capsys):
     rc, _, err = _run(capsys, "tma", "box", "--dtype", "bf16", "--rows", "128", "--inner", "64",
-                      "--global-dim", "4096", "--global-strides", "8192")
+                      "--global-dim", "4096", "--global-strides", "8192", "--arch", "sm90")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "globalStrides" in err

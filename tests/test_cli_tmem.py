@@ -73,12 +73,12 @@ def test_alloc_sequence(capsys, tmp_path):
 def test_ld_cells_and_the_lane_quarter(capsys):
     # 32x32b.x4: 32 lanes x 4 columns (PTX 9.7.16.2.3: 32 * num bits per lane); warp 1's quarter is 32..63
     code, out, _ = run(capsys, "tmem", "ld", "--shape", "32x32b", "--num", "x4", "--lane", "32", "--column", "8",
-                       "--warp", "1", "--json")
+                       "--warp", "1", "--arch", "sm_100a", "--json")
     document = json.loads(out)
     assert code == 0 and document["count"] == 32 * 4 and document["violations"] == []
     assert document["extent"] == {"lanes": [32, 63], "columns": [8, 11]}
     code, out, _ = run(capsys, "tmem", "st", "--shape", "32x32b", "--num", "x4", "--lane", "32", "--column", "8",
-                       "--warp", "2", "--json")                # warp 2 may touch lanes 64..95 only
+                       "--warp", "2", "--arch", "sm_100a", "--json")                # warp 2 may touch lanes 64..95 only
     assert code == 1 and [v["rule"] for v in json.loads(out)["violations"]] == ["tmem.access.lane_quarter"]
 
 

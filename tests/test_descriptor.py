@@ -482,3 +482,16 @@ def test_decode_refuses_words_outside_64_bits(word):
     with pytest.raises(SpecError) as error:
         d.decode("sm90", word)
     assert error.value.field_name == "descriptor"
+
+
+@pytest.mark.parametrize("text, arch", [("sm90", "sm90"), ("SM90", "sm90"), ("sm_90a", "sm90"), ("sm_100a", "sm100"),
+                                        ("sm_100f", "sm100"), ("sm103", "sm103"), ("sm_103a", "sm103")])
+def test_arch_spellings_users_write_read_as_one(text, arch):
+    assert d.canonical_arch(text) == arch
+
+
+@pytest.mark.parametrize("text", ["sm80", "sm_120a", "sm_90x", "90", "", "sm_9 0"])
+def test_other_arch_spellings_are_refused(text):
+    with pytest.raises(SpecError) as e:
+        d.canonical_arch(text)
+    assert e.value.field_name == "arch"

@@ -116,7 +116,7 @@ def test_same_seed_same_cases_and_no_duplicates(target, rule):
     """The command line, run twice in fresh processes, prints the same bytes for the same seed and other
     cases for another seed (test_same_seed_same_cases_in_one_process checks it within one process)."""
     def run(seed):
-        command = [sys.executable, "-m", "layoutproof", "fuzz", "--target", target, "--violate", rule,
+        command = [sys.executable, "-m", "layoutproof", "fuzz", "--target", target, "--arch", "sm90", "--violate", rule,
                    "--count", "40", "--seed", str(seed)]
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout
     one, two, other = run(11), run(11), run(12)
@@ -193,7 +193,7 @@ def run_cli(args, capsys):
 
 
 def test_cli_jsonl_lines_follow_the_contract(capsys):
-    code, out, _ = run_cli(["fuzz", "--target", "tensormap", "--count", "3", "--seed", "5",
+    code, out, _ = run_cli(["fuzz", "--target", "tensormap", "--arch", "sm90", "--count", "3", "--seed", "5",
                             "--violate", "tma.map.global_address_alignment"], capsys)
     lines = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(lines) == 3
@@ -203,11 +203,11 @@ def test_cli_jsonl_lines_follow_the_contract(capsys):
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(capsys):
-    for args in (["fuzz", "--target", "desc", "--violate", "no.such.rule"],
-                 ["fuzz", "--target", "desc", "--count", "0"],
-                 ["fuzz", "--target", "desc", "--count", "abc"],
+    for args in (["fuzz", "--target", "desc", "--arch", "sm90", "--violate", "no.such.rule"],
+                 ["fuzz", "--target", "desc", "--arch", "sm90", "--count", "0"],
+                 ["fuzz", "--target", "desc", "--arch", "sm90", "--count", "abc"],
                  ["fuzz", "--target", "desc", "--arch", "sm80"],
-                 ["fuzz", "--target", "desc", "--format", "cuda"]):
+                 ["fuzz", "--target", "desc", "--arch", "sm90", "--format", "cuda"]):
         code, out, err = run_cli(args, capsys)
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
 
@@ -225,11 +225,11 @@ def test_cli_coverage_json(capsys):
 
 
 def test_cli_formats_write_files(tmp_path, capsys):
-    code, _, _ = run_cli(["fuzz", "--target", "tensormap", "--count", "4", "--format", "cuda",
+    code, _, _ = run_cli(["fuzz", "--target", "tensormap", "--arch", "sm90", "--count", "4", "--format", "cuda",
                           "--out", str(tmp_path / "tm")], capsys)
     assert code == 0 and "cuTensorMapEncode" in (tmp_path / "tm" / "fuzz_tensormap.cpp").read_text()
     assert len((tmp_path / "tm" / "cases.jsonl").read_text().splitlines()) == 4
-    code, _, _ = run_cli(["fuzz", "--target", "desc", "--count", "3", "--format", "ptx",
+    code, _, _ = run_cli(["fuzz", "--target", "desc", "--arch", "sm90", "--count", "3", "--format", "ptx",
                           "--out", str(tmp_path / "d")], capsys)
     assert code == 0 and "wgmma.mma_async" in (tmp_path / "d" / "fuzz_desc_sm_90a.ptx").read_text()
 
@@ -240,12 +240,12 @@ def test_cli_against_reports_exactly_the_differing_cases(tmp_path, capsys):
     checker.write_text("import sys, json\nfor line in sys.stdin:\n"
                        "    print(json.dumps({'verdict': 'accept', 'detail': 'stand-in'}), flush=True)\n")
     command = f"{sys.executable} {checker}"
-    code, out, _ = run_cli(["fuzz", "--target", "tensormap", "--count", "5", "--violate", "tma.map.rank",
+    code, out, _ = run_cli(["fuzz", "--target", "tensormap", "--arch", "sm90", "--count", "5", "--violate", "tma.map.rank",
                             "--against", command, "--json"], capsys)
     document = json.loads(out)
     assert code == 1 and len(document["differences"]) == 5
     assert all(d["ours"] == "refuse" and d["theirs"] == "accept" for d in document["differences"])
-    code, out, _ = run_cli(["fuzz", "--target", "tensormap", "--count", "5", "--valid", "--against", command,
+    code, out, _ = run_cli(["fuzz", "--target", "tensormap", "--arch", "sm90", "--count", "5", "--valid", "--against", command,
                             "--json"], capsys)
     assert code == 0 and json.loads(out)["differences"] == []
 
@@ -258,7 +258,7 @@ def test_ptxas_adapter_against_desc_cases(capsys):
         pytest.skip("LAYOUTPROOF_NO_PTXAS=1 and no ptxas")
     assert shutil.which("ptxas"), "ptxas not on PATH (set LAYOUTPROOF_NO_PTXAS=1 to skip)"
     for rule in ("--valid", "operand.instruction_k"):
-        args = ["fuzz", "--target", "desc", "--count", "4", "--json", "--against",
+        args = ["fuzz", "--target", "desc", "--arch", "sm90", "--count", "4", "--json", "--against",
                 f"{sys.executable} -m solver.fuzz.adapters.ptxas"]
         args += ["--valid"] if rule == "--valid" else ["--violate", rule]
         code, out, _ = run_cli(args, capsys)
@@ -303,7 +303,7 @@ def test_cli_streams_each_case_as_it_is_made(monkeypatch):
 
     monkeypatch.setattr(fuzz_cli.fuzz, "generate", lazy)
     monkeypatch.setattr(sys, "stdout", Out())
-    assert cli_main(["fuzz", "--target", "desc", "--count", "5"]) == 0
+    assert cli_main(["fuzz", "--target", "desc", "--arch", "sm90", "--count", "5"]) == 0
     assert seen_at_write == [1, 2, 3, 4, 5]
 
 
@@ -317,12 +317,12 @@ def test_cli_count_is_capped_before_any_work_and_a_bad_out_is_exit_2(capsys, mon
     monkeypatch.setattr(fuzz_cli.fuzz, "generate", never)
     for argv, limit in ((["--count", "1000000000"], fuzz_cli.MAX_STREAMED),
                         (["--count", str(fuzz_cli.MAX_HELD + 1), "--json"], fuzz_cli.MAX_HELD)):
-        assert cli_main(["fuzz", "--target", "desc"] + argv) == 2
+        assert cli_main(["fuzz", "--target", "desc", "--arch", "sm90"] + argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--count" in err and str(limit) in err and len(err) < 300
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    assert cli_main(["fuzz", "--target", "desc", "--out", str(blocker / "sub")]) == 2
+    assert cli_main(["fuzz", "--target", "desc", "--arch", "sm90", "--out", str(blocker / "sub")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--out" in err
 

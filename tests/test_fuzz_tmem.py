@@ -297,7 +297,7 @@ def run_cli(args, capsys):
 
 
 def test_cli_jsonl_follows_the_record_contract(capsys):
-    code, out, _ = run_cli(["fuzz", "--target", "tmem", "--count", "4", "--seed", "5",
+    code, out, _ = run_cli(["fuzz", "--target", "tmem", "--arch", "sm100", "--count", "4", "--seed", "5",
                             "--violate", "tmem.ld.registers"], capsys)
     lines = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(lines) == 4
@@ -312,7 +312,7 @@ def test_cli_jsonl_follows_the_record_contract(capsys):
 def test_cli_valid_sm90_exits_1_and_bad_rule_exits_2(capsys):
     code, out, err = run_cli(["fuzz", "--target", "tmem", "--arch", "sm90", "--valid", "--count", "2"], capsys)
     assert code == 1 and out == "" and "coverage" in err
-    code, out, err = run_cli(["fuzz", "--target", "tmem", "--violate", "desc.tile.swizzle"], capsys)
+    code, out, err = run_cli(["fuzz", "--target", "tmem", "--arch", "sm100", "--violate", "desc.tile.swizzle"], capsys)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
 
 

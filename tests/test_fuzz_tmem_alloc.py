@@ -227,7 +227,7 @@ def test_model_and_spec_agree_on_random_sequences():
 
 def test_same_seed_same_bytes_on_the_command_line():
     def run(seed):
-        command = [sys.executable, "-m", "layoutproof", "fuzz", "--target", TARGET, "--violate",
+        command = [sys.executable, "-m", "layoutproof", "fuzz", "--target", TARGET, "--arch", "sm100", "--violate",
                    "tmem.alloc.dealloc_live", "--count", "30", "--seed", str(seed)]
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout
     one, two, other = run(7), run(7), run(8)
@@ -244,7 +244,7 @@ def run_cli(args, capsys):
 
 
 def test_cli_jsonl_case_is_a_tmem_alloc_document(capsys, tmp_path):
-    code, out, _ = run_cli(["fuzz", "--target", TARGET, "--count", "3", "--seed", "5",
+    code, out, _ = run_cli(["fuzz", "--target", TARGET, "--arch", "sm100", "--count", "3", "--seed", "5",
                             "--violate", "tmem.alloc.after_relinquish"], capsys)
     lines = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(lines) == 3 and all(line["arch"] == "sm100" for line in lines)     # the default
@@ -258,7 +258,7 @@ def test_cli_jsonl_case_is_a_tmem_alloc_document(capsys, tmp_path):
 
 def test_cli_sm90_and_a_foreign_rule_exit_2(capsys):
     for args in (["--arch", "sm90"], ["--violate", "tmem.access.lane_quarter"]):
-        code, out, err = run_cli(["fuzz", "--target", TARGET, "--count", "2"] + args, capsys)
+        code, out, err = run_cli(["fuzz", "--target", TARGET, "--arch", "sm100", "--count", "2"] + args, capsys)
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
 
 

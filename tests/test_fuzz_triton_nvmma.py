@@ -117,8 +117,10 @@ def test_same_seed_same_bytes_in_a_fresh_process():
     assert first.stdout.splitlines() == in_process
 
 
-def test_cli_default_arch_is_sm90_and_coverage():
-    out = _cli(["--valid", "--count", "2", "--seed", "1"])
+def test_cli_arch_is_required_and_read_as_written_and_coverage():
+    missing = _cli(["--valid", "--count", "2", "--seed", "1"])       # --arch is required, as everywhere
+    assert missing.returncode == 2 and "--arch" in missing.stderr and missing.stdout == ""
+    out = _cli(["--valid", "--count", "2", "--seed", "1", "--arch", "sm_90a"])
     assert out.returncode == 0 and all(json.loads(l)["arch"] == "sm90" for l in out.stdout.splitlines())
     cov = _cli(["--coverage", "--json"])
     rules = json.loads(cov.stdout)["targets"][TARGET]["rules"]

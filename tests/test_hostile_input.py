@@ -187,7 +187,7 @@ def test_tma_place_refuses_huge_boxes_before_placing(box, elem):
 
 def test_tma_box_names_global_dim():
     status, _, err = run("tma", "box", "--dtype", "f16", "--rows", "64", "--inner", "64", "--global-dim", "0,0",
-                         "--global-strides", "2048")
+                         "--global-strides", "2048", "--arch", "sm90")
     assert status == 2
     message = one_line_error(err)
     assert "global_dim" in message and "max()" not in message
@@ -208,12 +208,12 @@ def test_im2col_refuses_huge_loads(option, value):
 
 
 def test_tma_check_caps_the_document(tmp_path):
-    status, _, err = run("tma", "check", "--params", "/dev/zero")
+    status, _, err = run("tma", "check", "--params", "/dev/zero", "--arch", "sm90")
     assert status == 2
     assert "params" in one_line_error(err)
     big = tmp_path / "big.json"
     big.write_text("{\"x\": \"" + "a" * (2 * 1024 * 1024) + "\"}")
-    status, _, err = run("tma", "check", "--params", str(big))
+    status, _, err = run("tma", "check", "--params", str(big), "--arch", "sm90")
     assert status == 2
     assert "params" in one_line_error(err)
 
@@ -222,13 +222,13 @@ def test_tma_check_caps_the_document(tmp_path):
 def test_hostile_json_is_malformed_input(tmp_path, text):
     path = tmp_path / "doc.json"
     path.write_text(text)
-    status, _, err = run("tma", "check", "--params", str(path))
+    status, _, err = run("tma", "check", "--params", str(path), "--arch", "sm90")
     assert status == 2
     assert "params" in one_line_error(err)
 
 
 def test_closed_stdin_is_malformed_input():
-    status, _, err = run_in_process(["tma", "check", "--params", "-"], None)
+    status, _, err = run_in_process(["tma", "check", "--params", "-", "--arch", "sm90"], None)
     assert status == 2
     assert "params" in one_line_error(err)
 
@@ -293,7 +293,7 @@ def test_keyboard_interrupt_exits_130_quietly(monkeypatch):
 
 
 @pytest.mark.parametrize("argv", [
-    ["prove", "--layout", "(64,64):(64,1)", "written-by", "--tma", "{zero}"],
+    ["prove", "--layout", "(64,64):(64,1)", "written-by", "--tma", "{zero}", "--arch", "sm90"],
     ["prove", "--layout-bases", "{zero}", "injective"],
     ["prove", "--layout", "(8,8):(8,1)", "equals", "{zero}"],
     ["tmem", "alloc", "--ops", "{zero}"],

@@ -379,19 +379,19 @@ TMA_DOC = {"encode": "tiled", "dataType": "BFLOAT16", "rank": 2, "globalAddress"
 def test_written_by_a_128b_box_is_the_swizzled_row_major_tile(engine):
     """PTX 5.5.7: a 128B-swizzled box of 64 bf16 per row: rows 128 B apart, 16-byte chunks XORed with the
     row's line index: CuTe Sw<3,4,3> o (64,64):(1,64) on byte addresses."""
-    r = lp.prove_layout("Sw<3,4,3> o (64,64):(1,64)", "written-by", dtype="bf16", tma=TMA_DOC, coords=[0, 0],
+    r = lp.prove_layout("Sw<3,4,3> o (64,64):(1,64)", "written-by", arch="sm90", dtype="bf16", tma=TMA_DOC, coords=[0, 0],
                         engine=engine)
     assert r.status == "proved" and r.engine == ("enumeration" if engine == "enumeration" else "gf2")
 
 
 def test_written_by_the_wrong_swizzle_or_pitch_is_refuted_with_the_element():
-    r = lp.prove_layout("Sw<2,4,3> o (64,64):(1,64)", "written-by", dtype="bf16", tma=TMA_DOC)
+    r = lp.prove_layout("Sw<2,4,3> o (64,64):(1,64)", "written-by", arch="sm90", dtype="bf16", tma=TMA_DOC)
     assert r.status == "refuted"
     cex = r.counterexample
     i, j = cex["element"]
     # the first element that differs: 128B XORs address bit 6 with bit 9 (row 4), 64B does not
     assert (i, j) == (0, 4) and cex["written_at"] == 4 * 128 ^ 0x40 and cex["held_at"] == 4 * 128
-    pitch = lp.prove_layout("Sw<3,4,3> o (64,64):(1,72)", "written-by", dtype="bf16", tma=TMA_DOC)
+    pitch = lp.prove_layout("Sw<3,4,3> o (64,64):(1,72)", "written-by", arch="sm90", dtype="bf16", tma=TMA_DOC)
     assert pitch.status == "refuted" and pitch.counterexample["element"][1] >= 1
 
 
@@ -400,7 +400,7 @@ def test_written_by_refuses_a_load_tma_check_refuses_and_a_shape_mismatch():
         lp.prove_layout("Sw<3,4,3> o (128,64):(1,128)", "written-by", dtype="bf16",
                         tma={**TMA_DOC, "boxDim": [128, 64]})       # 256-byte rows > the 128B span
     with pytest.raises(SpecError):
-        lp.prove_layout("Sw<3,4,3> o (64,32):(1,64)", "written-by", dtype="bf16", tma=TMA_DOC)
+        lp.prove_layout("Sw<3,4,3> o (64,32):(1,64)", "written-by", arch="sm90", dtype="bf16", tma=TMA_DOC)
 
 
 def _tma_records():
@@ -429,7 +429,7 @@ def test_written_by_agrees_with_where_the_h100_wrote():
                "globalDim": [4096, 64], "globalStrides": [4096 * eb], "boxDim": [d0, d1], "elementStrides": [1, 1],
                "interleave": "NONE", "swizzle": c["swizzle"], "l2Promotion": "NONE", "oobFill": "NONE",
                "smemAddress": start}
-        r = lp.prove_layout(layout, "written-by", start_address=start, tma=doc, coords=c["coord"])
+        r = lp.prove_layout(layout, "written-by", arch="sm90", start_address=start, tma=doc, coords=c["coord"])
         assert r.status == "proved", (c["id"], r.reason)
         checked += 1
     assert checked
@@ -446,7 +446,7 @@ def test_cli_read_by_and_written_by(capsys, tmp_path):
     assert rc == 1 and "mn=8" in out and "desc.tile.stride_byte_offset" in out
     params = tmp_path / "p.json"
     params.write_text(json.dumps(TMA_DOC))
-    rc, out, _ = run(capsys, "prove", "--layout", "Sw<2,4,3> o (64,64):(1,64)", "written-by", "--tma", params,
+    rc, out, _ = run(capsys, "prove", "--layout", "Sw<2,4,3> o (64,64):(1,64)", "written-by", "--arch", "sm90", "--tma", params,
                      "--coords", "0,0")
     assert rc == 1 and "box element (0,4)" in out
     rc, _, err = run(capsys, "prove", "--layout", TILE128, "--dtype", "bf16", "read-by", "--arch", "sm90",

@@ -149,15 +149,46 @@ def add_command(commands, name: str, run, **parser_options):
     return p
 
 
-def add_arch(p, default=None, help: str = ARCH_HELP) -> None:
-    if default is None:
-        p.add_argument("--arch", required=True, help=help)
-    else:
-        p.add_argument("--arch", default=default, help=f"{help} (default {default})")
+# --- names: one spelling per thing, matched the way users write it ---------------------------------------
+def _spec_type(convert, name: str):
+    """An argparse type from a spec/ conversion: its SpecError becomes argparse's one-line usage error."""
+    def parse(text: str):
+        try:
+            return convert(text)
+        except SpecError as error:
+            raise argparse.ArgumentTypeError(f"{shown(text)}: {error.problem}") from None
+    parse.__name__ = name
+    return parse
+
+
+arch_name = _spec_type(desc_mod.canonical_arch, "arch")          # sm90 | sm_90a | SM90 -> sm90
+dtype_name = _spec_type(dtypes.canonical_name, "dtype")          # bf16 | bfloat16 | BF16 -> bf16
+
+
+def folded_choice(names, what: str):
+    """One of `names`, matched in any case with underscores optional: the TMA's 128B_ATOM_32B and the
+    descriptor's 128B_atom32B are one swizzle, `none` is NONE (spec.tma.tensormap_params.fold)."""
+    from spec.tma.tensormap_params import fold
+    table = {fold(n): n for n in names}
+
+    def parse(text: str) -> str:
+        found = table.get(fold(text)) if isinstance(text, str) and len(text) < 64 else None
+        if found is None:
+            raise argparse.ArgumentTypeError(f"{shown(text)}: expected one of {' '.join(names)} (any case)")
+        return found
+    parse.__name__ = what
+    return parse
+
+
+def add_arch(p, help: str = ARCH_HELP) -> None:
+    """--arch, required by every command that reads or makes something for one GPU (docs/CLI.md)."""
+    p.add_argument("--arch", required=True, type=arch_name,
+                   help=help + "; required (sm_90a, sm_100a, sm_103a and any case accepted)")
 
 
 def add_dtype(p, names=DTYPES) -> None:
-    p.add_argument("--dtype", required=True, help=" ".join(names))
+    p.add_argument("--dtype", required=True, type=dtype_name,
+                   help=" ".join(names) + " (also bfloat16, float16, float32, ...)")
 
 
 def add_major(p) -> None:
@@ -165,12 +196,14 @@ def add_major(p) -> None:
 
 
 def add_descriptor_swizzle(p) -> None:
-    p.add_argument("--swizzle", required=True,
-                   help=" ".join(DESCRIPTOR_SWIZZLES) + " (128B_atom32B only on sm100/sm103)")
+    p.add_argument("--swizzle", required=True, type=folded_choice(DESCRIPTOR_SWIZZLES, "swizzle"),
+                   help=" ".join(DESCRIPTOR_SWIZZLES) + " (128B_atom32B only on sm100/sm103; any case, "
+                        "128B_ATOM_32B too)")
 
 
 def add_tma_swizzle(p) -> None:
-    p.add_argument("--swizzle", required=True, help=" ".join(TMA_SWIZZLES))
+    p.add_argument("--swizzle", required=True, type=folded_choice(TMA_SWIZZLES, "swizzle"),
+                   help=" ".join(TMA_SWIZZLES) + " (any case; 128B_atom32B too)")
 
 
 def add_mn(p) -> None:

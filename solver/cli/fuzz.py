@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from solver.cli import render
-from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, number, positive_number
+from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, arch_name, number, positive_number
 from solver.cli.progress import Progress
 from solver.fuzz import engine as fuzz
 
@@ -21,7 +21,6 @@ FORMATS = ("jsonl", "cuda", "ptx")
 # --format cuda/ptx) hold every case and their rendering.
 MAX_STREAMED = 10_000
 MAX_HELD = 10_000
-DEFAULT_ARCH = {"tmem": "sm100", "tmem-alloc": "sm100"}     # sm90 has no tcgen05: its tmem cases are all refused
 
 
 class FuzzUsage(ValueError):
@@ -54,11 +53,11 @@ def register(commands) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--violate", metavar="RULE[,RULE...]", help="the rule ids every case breaks, and only them")
     group.add_argument("--valid", action="store_true", help="legal configurations (the default)")
-    p.add_argument("--arch", default=None,
-                   help="sm90 (default; the H100 evidence), sm100 or sm103; for tmem the GPU the targets run on "
-                        "(sm90: sm_90a, sm100: sm_100a/f, sm103: sm_100f, sm_103a/f; default sm100); for tmem-alloc the GPU "
-                        "the kernel runs on (sm100: sm_100a, sm103: sm_103a; default sm100); for triton-nvmma sm90 "
-                        "(default: wgmma) or sm100 (tcgen05.mma); for cute-dsl sm90 (default) or sm100")
+    p.add_argument("--arch", default=None, type=arch_name,
+                   help="sm90, sm100 or sm103 (sm_90a, sm_100a, sm_103a and any case accepted), required except "
+                        "with --coverage; for tmem the GPU the targets run on (sm90: sm_90a, sm100: sm_100a/f, "
+                        "sm103: sm_100f, sm_103a/f); for tmem-alloc the GPU the kernel runs on (sm100, sm103); for "
+                        "triton-nvmma sm90 (wgmma) or sm100 (tcgen05.mma); for cute-dsl sm90 or sm100")
     p.add_argument("--format", default="jsonl", choices=FORMATS,
                    help="jsonl (default), cuda (tensormap: a host program calling cuTensorMapEncode*), "
                         "ptx (desc: wgmma / tcgen05.mma kernels; tmem: one kernel per tcgen05.ld/st/ld.red case, "
@@ -77,9 +76,8 @@ def _records(args) -> tuple:
     if not args.target:
         raise FuzzUsage("fuzz: --target is required (desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma or cute-dsl) unless --coverage")
     if args.arch is None:
-        args.arch = DEFAULT_ARCH.get(args.target, "sm90")
-    if args.arch not in ARCHES:
-        raise FuzzUsage(f"--arch {args.arch}: expected one of {', '.join(ARCHES)}")
+        raise FuzzUsage("fuzz: --arch is required (sm90, sm100 or sm103), as by every command that makes "
+                        "something for one GPU")
     arches = getattr(fuzz.target_module(args.target), "ARCHES", ARCHES)     # a target may need tcgen05
     if args.arch not in arches:
         raise FuzzUsage(f"--arch {args.arch}: --target {args.target} runs on {' or '.join(arches)} only")

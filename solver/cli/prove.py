@@ -10,7 +10,8 @@ import sys
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_command, number, number_list, parse_json_text,
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_command, arch_name, dtype_name, number,
+                             number_list, parse_json_text,
                              checked_text, layout_text, positive_number, read_json_document, read_text_document, seconds)
 
 
@@ -175,7 +176,7 @@ def register(commands) -> None:
                         help="the layout as GF(2) bases instead (Triton's LinearLayout): JSON {\"in_dims\": "
                              "{\"dim0\": [[1], ...], ...}, \"offset\": n}, as --layout prints them, or "
                              "Triton's LinearLayout printout; equals also takes bases as L2")
-    layout.add_argument("--dtype", default=None, help="element type (addresses in bytes; default: "
+    layout.add_argument("--dtype", default=None, type=dtype_name, help="element type (addresses in bytes; default: "
                                                      "element offsets)")
     layout.add_argument("--start-address", type=number, default=0, help="the base byte address (default 0)")
     layout.add_argument("--range", type=number_list, default=None, metavar="LO,HI",
@@ -183,8 +184,9 @@ def register(commands) -> None:
     layout.add_argument("--line", type=positive_number, default=128, help="inside: line bytes (default 128)")
     layout.add_argument("--k-slice", type=positive_number, default=None,
                         help="inside: k elements per slice (default: the whole k mode)")
-    layout.add_argument("--arch", default=None, help="read-by: the descriptor's arch (sm90, sm100, sm103); "
-                        "written-by: the arch tma check judges the load on (default sm90)")
+    layout.add_argument("--arch", default=None, type=arch_name,
+                        help="read-by: the descriptor's arch; written-by: the arch tma check judges the load on "
+                             "(sm90, sm100, sm103; required by both)")
     layout.add_argument("--major", default=None, choices=("K", "MN"), help="read-by: the operand's major-ness")
     layout.add_argument("--k-steps", type=positive_number, default=None,
                         help="read-by: k-steps of the instruction K (default: the layout's k extent / K)")

@@ -73,7 +73,7 @@ def register(commands) -> None:
                     "what the encoder does not catch.")
     check.add_argument("--params", required=True, metavar="FILE",
                        help="the parameter document (JSON); '-' reads stdin")
-    add_arch(check, default="sm100", help=TMA_ARCH_HELP)
+    add_arch(check, help=TMA_ARCH_HELP)
 
     place = add_command(
         tma_commands, "place", run_place,
@@ -97,4 +97,4 @@ def register(commands) -> None:
     box.add_argument("--inner", required=True, type=number, help="tile inner extent in elements (dimension 0)")
     box.add_argument("--global-dim", required=True, type=number_list, help="tensor sizes, dimension 0 first")
     box.add_argument("--global-strides", required=True, type=number_list, help="byte strides of dimensions 1..")
-    add_arch(box, default="sm100", help=TMA_ARCH_HELP)
+    add_arch(box, help=TMA_ARCH_HELP)

@@ -189,7 +189,8 @@ def register(commands) -> None:
         access.add_argument("--lane", required=True, type=number, help="the address's lane")
         access.add_argument("--column", required=True, type=number, help="the address's column")
         access.add_argument("--warp", required=True, type=number, help="the issuing warp's index in the CTA")
-        access.add_argument("--arch", default="sm_100a", help="ptxas target (default sm_100a)")
+        access.add_argument("--arch", required=True, help="ptxas target: " + " ".join(TARGETS) +
+                            " (sm100 = sm_100a, ...; any case); required")
 
     copy = add_command(
         tmem_commands, "cp", run_cp,

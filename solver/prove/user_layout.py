@@ -837,16 +837,18 @@ def _prove_io(layout, prop, dtype, start_address, engine, began, descriptor, arc
                                             f"{q.mn} x {q.k_instr}), {dtype} ({s.element_bytes} B)")
         source, rules = io.READ_SOURCE, io.READ_RULES
     else:
-        if tma is None:
-            raise SpecError("property", prop, "written-by needs --tma PARAMS.json", "tma.place.tiled")
+        if tma is None or arch is None:
+            raise SpecError("property", prop, "written-by needs --tma PARAMS.json and --arch", "tma.place.tiled")
         document = io.read_params_file(tma) if isinstance(tma, str) else tma
         probe_bytes = None
         if dtype is None:
             from spec.tma import tensormap_params
-            info = tensormap_params.DATA_TYPES.get(document.get("dataType")) if isinstance(document, dict) else None
+            named = tensormap_params.enumerator("dataType", document.get("dataType"), tensormap_params.DATA_TYPES) \
+                if isinstance(document, dict) else None
+            info = tensormap_params.DATA_TYPES.get(named)
             probe_bytes = info.bits // 8 if info is not None and info.bits % 8 == 0 else None
         s = make_subject(layout, dtype, start_address, probe_bytes)
-        q = io.WriteQuestion(s, document, coords, arch or "sm90")
+        q = io.WriteQuestion(s, document, coords, arch)
         replay_, where = io._write_replay, (f"{q.size} box elements, {s.element_bytes} B, on {q.arch}"
                                             + (f", coordinates {q.coordinates}" if q.coordinates else ""))
         source, rules = io.WRITE_SOURCE, io.WRITE_RULES

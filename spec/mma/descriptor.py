@@ -12,6 +12,8 @@ masks: a value that does not fit is an error, not a silent clamp.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Optional
 
@@ -97,7 +99,18 @@ def format_hex(word: int) -> str:
     return "0x%016x" % word
 
 
+def canonical_arch(text) -> str:
+    """sm90, sm100 or sm103 as users write them: any case, with or without the underscore and the a/f
+    suffix of a ptxas target (sm_90a, sm_100a, sm_100f, sm_103a are sm90, sm100, sm100, sm103)."""
+    found = re.fullmatch(r"sm_?(\d+)[af]?", text.strip().lower()) if isinstance(text, str) else None
+    if found is None or f"sm{found.group(1)}" not in ARCHES:
+        raise SpecError("arch", text, "unknown arch; expected sm90, sm100 or sm103 (sm_90a, sm_100a, sm_103a "
+                        "also)", SM90_LAYOUT.id)
+    return f"sm{found.group(1)}"
+
+
 def check_arch(arch: str) -> str:
+    """The canonical name only (the CLI reads other spellings through canonical_arch first)."""
     if arch not in ARCHES:
         raise SpecError("arch", arch, "unknown arch; expected sm90, sm100 or sm103", SM90_LAYOUT.id)
     return arch

@@ -56,12 +56,27 @@ DENSE_SUBBYTE_KINDS = ("mxf4", "mxf4nvf4")
 ALL_KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
 
 
+# Other spellings users write for the same types (PyTorch, Triton, CUTLASS names), any case.
+ALIASES = {"bfloat16": "bf16", "float16": "f16", "half": "f16", "fp16": "f16", "float32": "f32", "float": "f32",
+           "fp32": "f32", "tfloat32": "tf32", "float8_e4m3": "e4m3", "float8_e4m3fn": "e4m3", "fp8e4nv": "e4m3",
+           "float8_e5m2": "e5m2", "fp8e5": "e5m2", "float6_e2m3": "e2m3", "float6_e2m3fn": "e2m3",
+           "float6_e3m2": "e3m2", "float6_e3m2fn": "e3m2", "float4_e2m1": "e2m1", "float4_e2m1fn": "e2m1",
+           "int8": "s8", "uint8": "u8"}
+
+
+def canonical_name(name) -> str:
+    """The table's name of a dtype spelled `name` (any case; ALIASES: bfloat16 is bf16); SpecError if none."""
+    if isinstance(name, str):
+        text = name.strip().lower()
+        text = ALIASES.get(text, text)
+        if text in DTYPES:
+            return text
+    raise SpecError("dtype", name, "unknown dtype; expected one of " + " ".join(DTYPES) + " (or bfloat16, "
+                    "float16, float32, ...)", DTYPE_TABLE.id)
+
+
 def dtype(name: str) -> DType:
-    try:
-        return DTYPES[name]
-    except KeyError:
-        raise SpecError("dtype", name, "unknown dtype; expected one of " + " ".join(DTYPES),
-                        DTYPE_TABLE.id) from None
+    return DTYPES[name] if name in DTYPES else DTYPES[canonical_name(name)]
 
 
 def default_kind(d: DType) -> str:

@@ -129,8 +129,10 @@ BASES = [
       "--global-strides": "list", "--arch": "word"}),
     (["tmem", "check", "--arch", "sm_100a", "--ptx", "tcgen05.ld.sync.aligned.16x128b.x4.b32 {%r1, %r2, %r3, %r4}, [%r0]"],
      {"--arch": "word", "--ptx": "word", "--ptx-version": "word"}),
-    (["tmem", "ld", "--shape", "32x32b", "--num", "x4", "--lane", "32", "--column", "0", "--warp", "0"],
-     {"--shape": "word", "--num": "word", "--lane": "number", "--column": "number", "--warp": "number"}),
+    (["tmem", "ld", "--shape", "32x32b", "--num", "x4", "--lane", "32", "--column", "0", "--warp", "0", "--arch",
+      "sm_100a"],
+     {"--shape": "word", "--num": "word", "--lane": "number", "--column": "number", "--warp": "number",
+      "--arch": "word"}),
     (["tmem", "cp", "--shape", "64x128b", "--multicast", "warpx2::02_13"], {"--shape": "word", "--multicast": "word"}),
     (["tmem", "shift", "--lane", "0"], {"--lane": "number"}),
     (["tmem", "plan", "--m", "64", "--n", "16", "--dtype", "f32", "--at", "17,3"],
@@ -151,7 +153,7 @@ BASES = [
     (["prove", "--list"], {"--timeout": "number", "--save": "path", "--counterexamples": "path"}),
     (["rules", "desc.sm90.layout"], {1: "word", "--subject": "word"}),
     (["rules", "--subject", "descriptor"], {"--subject": "word"}),
-    (["fuzz", "--target", "desc", "--count", "2", "--seed", "1"],
+    (["fuzz", "--target", "desc", "--count", "2", "--seed", "1", "--arch", "sm90"],
      {"--target": "word", "--count": "count", "--seed": "number", "--violate": "word", "--arch": "word",
       "--format": "word"}),
     (["ptx", "descriptors", "tests/fixtures/ptx/handwritten_tcgen05.ptx", "--kernel", "cta_pair"],
@@ -290,7 +292,7 @@ def generate(seed: int = SEED) -> list:
         (["tma", "place", "--swizzle", "128B", "--box", "8,256,256", "--elem-bytes", "2", "--smem-address", "0",
           "--element-strides", "1,1000000000,1000000000"], None),
         (["tma", "box", "--dtype", "f16", "--rows", "64", "--inner", "64", "--global-dim", "0,0",
-          "--global-strides", "2048"], ["global_dim", "globalDim", "global-dim"]),
+          "--global-strides", "2048", "--arch", "sm90"], ["global_dim", "globalDim", "global-dim"]),
         (["im2col", "--mode", "im2col", "--tensor", "16,4,4,1", "--lower=0,0", "--upper=-1,-1",
           "--channels-per-pixel", "1000000000", "--pixels-per-column", "4", "--coords", "0,0,0,0",
           "--elem-bytes", "2", "--swizzle", "NONE", "--smem-address", "0x400"], None),
@@ -322,9 +324,9 @@ def generate(seed: int = SEED) -> list:
     im2col_doc = _load_example("tensormap_im2col_nhwc.json")
     for spec in json_file_specs():
         for stdin in (False, True):
-            for argv in (["tma", "check", "--params", "{doc}"], ["tmem", "alloc", "--ops", "{doc}"],
+            for argv in (["tma", "check", "--params", "{doc}", "--arch", "sm90"], ["tmem", "alloc", "--ops", "{doc}"],
                          ["ptx", "descriptors", "{doc}"],
-                         ["prove", "--layout", "(64,64):(64,1)", "written-by", "--tma", "{doc}"]):
+                         ["prove", "--layout", "(64,64):(64,1)", "written-by", "--tma", "{doc}", "--arch", "sm90"]):
                 if stdin and argv[0] == "prove":
                     continue
                 if isinstance(spec, str):
@@ -336,7 +338,8 @@ def generate(seed: int = SEED) -> list:
                     if stdin:
                         path, files, feed = "-", None, spec
                 cases.append(_case([path if t == "{doc}" else t for t in argv], stdin=feed, files=files))
-    for argv in (["tma", "check", "--params", "-"], ["tmem", "alloc", "--ops", "-"], ["ptx", "descriptors", "-"],
+    for argv in (["tma", "check", "--params", "-", "--arch", "sm90"], ["tmem", "alloc", "--ops", "-"],
+                 ["ptx", "descriptors", "-"],
                  ["ptx", "check", "-", "--layout", "A=(8,8):(8,1)"]):
         cases.append(_case(argv, stdin="closed"))
         cases.append(_case(argv, stdin="/dev/zero"))
@@ -345,16 +348,16 @@ def generate(seed: int = SEED) -> list:
             for value in HOSTILE_JSON:
                 document = dict(base)
                 document[key] = value
-                cases.append(_case(["tma", "check", "--params", "{tmp}/doc.json"],
+                cases.append(_case(["tma", "check", "--params", "{tmp}/doc.json", "--arch", "sm90"],
                                    files={"doc.json": {"json": document}}, json_out=rng.random() < 0.5))
             document = {k: v for k, v in base.items() if k != key}
-            cases.append(_case(["tma", "check", "--params", "{tmp}/doc.json"], files={"doc.json": {"json": document}}))
+            cases.append(_case(["tma", "check", "--params", "{tmp}/doc.json", "--arch", "sm90"], files={"doc.json": {"json": document}}))
     for _ in range(200):
         base = rng.choice((tiled, im2col_doc))
         document = dict(base)
         for key in rng.sample(sorted(base), 2):
             document[key] = rng.choice(HOSTILE_JSON)
-        cases.append(_case(["tma", "check", "--params", "{tmp}/doc.json"], files={"doc.json": {"json": document}}))
+        cases.append(_case(["tma", "check", "--params", "{tmp}/doc.json", "--arch", "sm90"], files={"doc.json": {"json": document}}))
     # 5. structure: no arguments, unknown options, repeated options, stray words
     for argv, _options in BASES:
         cases.append(_case(argv + ["--bogus"]))
