@@ -148,3 +148,71 @@ def test_png_is_a_png_of_the_svg_geometry(tmp_path):
     width, height = struct.unpack(">II", data[16:24])
     g = svg.geometry(figure)
     assert (width, height) == (round(g["width"]), round(g["height"]))
+
+
+# --- the commands (--svg / --png) ----------------------------------------------------------------------------
+
+def _cli(capsys, *argv):
+    from solver.cli.main import main
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_desc_addresses_svg_from_the_command_line_is_spec_read_map(capsys, tmp_path):
+    picture = tmp_path / "d.svg"
+    code, out, _ = _cli(capsys, "desc", "addresses", "--arch", "sm90", "0x4000004000000040", "--dtype", "bf16",
+                        "--major", "K", "--mn", "64", "--svg", str(picture), "--png", str(tmp_path / "d.png"))
+    assert code == 0 and out.startswith("sm90 K-major bf16")
+    op = readmap.make_operand(spec_descriptor.decode("sm90", 0x4000004000000040), "bf16", "K", 64)
+    drawn = cells(picture.read_text())
+    assert all(drawn[(0, m, k)] == hex(readmap.element_address(op, m, k)) for m in range(64) for k in range(op.k))
+    assert (tmp_path / "d.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_check_picture_of_a_wrong_descriptor_outlines_what_it_misreads(capsys, tmp_path):
+    """SBO 512 instead of 1024 (the tile's 8-row groups are 1024 bytes apart): rows 8.. are misread."""
+    picture = tmp_path / "c.svg"
+    layout = "Sw<3,4,3> o ((8,8),64):((64,512),1)"
+    code, _, _ = _cli(capsys, "check", "0x4000002000010040", "--arch", "sm90", "--dtype", "bf16", "--major", "K",
+                      "--mn", "64", "--layout", layout, "--start-address", "0x400", "--svg", str(picture))
+    assert code == 1
+    from solver.synth import descriptor as synth
+    tile = synth.make_tile("sm90", "bf16", "K", 64, layout, 0x400)
+    op = readmap.make_operand(spec_descriptor.decode("sm90", 0x4000002000010040), "bf16", "K", 64)
+    expected, read = tile.targets(), readmap.read_addresses(op)
+    wrong = {(m, k) for m in range(64) for k in range(op.k) if expected[m][k] != read[m][k]}
+    assert wrong and all(m >= 8 for m, _ in wrong)
+    marked = {key[1:] for key, e in rects(picture.read_text()).items() if e.get("stroke") == "#d62728" and key[0] == 1}
+    assert marked == wrong
+
+
+def test_recipe_picture_shows_each_k_step_read_where_the_tma_wrote(capsys, tmp_path):
+    picture = tmp_path / "r.svg"
+    code, _, _ = _cli(capsys, "recipe", "--arch", "sm90", "--dtype", "f16", "--major", "MN", "--mn", "64", "--k-tile",
+                      "32", "--swizzle", "64B", "--smem-address", "0x800", "--svg", str(picture))
+    assert code == 0
+    text = picture.read_text()
+    assert not [e for e in rects(text).values() if e.get("stroke") == "#d62728"]      # proved: nothing misread
+    drawn = cells(text)
+    from solver.synth import recipe
+    r = recipe.build("sm90", "f16", "MN", 64, 32, "64B", 0x800)
+    for step, instruction in enumerate(r.instructions):
+        op = readmap.make_operand(spec_descriptor.decode("sm90", int(instruction["descriptor"], 16)), "f16", "MN", 64)
+        assert all(drawn[(1 + step, m, k)] == hex(readmap.element_address(op, m, k))
+                   for m in range(64) for k in range(op.k))
+
+
+def test_pictures_of_nothing_and_to_nowhere_are_one_line_exit_2(capsys, tmp_path):
+    code, out, err = _cli(capsys, "tma", "place", "--swizzle", "NONE", "--elem-bytes", "2", "--box", "256,256,4",
+                          "--smem-address", "0", "--svg", str(tmp_path / "p.svg"))
+    assert code == 2 and out == "" and err.count("\n") == 1 and "svg" in err
+    code, out, err = _cli(capsys, "tma", "place", "--swizzle", "128B", "--elem-bytes", "2", "--box", "64,8",
+                          "--smem-address", "0x400", "--png", "/proc/no/such/dir/p.png")
+    assert code == 2 and out == "" and err.count("\n") == 1 and "png" in err
+
+
+def test_tmem_map_png(capsys, tmp_path):
+    code, _, _ = _cli(capsys, "tmem", "map", "--op", "ld", "--shape", "32x32b", "--num", "x2", "--png",
+                      str(tmp_path / "m.png"))
+    assert code == 0 and (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"

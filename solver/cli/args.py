@@ -210,6 +210,13 @@ def add_mn(p) -> None:
     p.add_argument("--mn", required=True, type=number, help="M or N extent, a multiple of 8")
 
 
+def add_picture(p) -> None:
+    """--svg FILE and --png FILE: a picture of where things go (solver.cli.pictures)."""
+    p.add_argument("--svg", metavar="FILE", default=None, help="also draw the picture as SVG into FILE")
+    p.add_argument("--png", metavar="FILE", default=None,
+                   help="also draw it as PNG into FILE (needs matplotlib: pip install 'layoutproof[pictures]')")
+
+
 def add_kind(p) -> None:
     p.add_argument("--kind", default=None,
                    help="tcgen05 kind, which decides sub-byte packing (default: e2m1 -> mxf4 dense, "

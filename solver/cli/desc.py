@@ -4,9 +4,9 @@ from __future__ import annotations
 from spec.mma import descriptor as desc_mod
 from spec.mma import readmap
 
-from solver.cli import render
+from solver.cli import pictures, render
 from solver.cli.args import (add_arch, add_command, add_group, add_descriptor_swizzle, add_dtype, add_kind,
-                             add_major, add_mn, exit_status, number)
+                             add_major, add_mn, add_picture, exit_status, number)
 
 
 def descriptor_document(d: desc_mod.Descriptor) -> dict:
@@ -42,6 +42,11 @@ def run_addresses(args) -> int:
     document = {"arch": d.arch, "descriptor": d.hex, "fields": d.fields_json(), "dtype": op.dtype.name,
                 "kind": op.kind, "major": op.major, "mn": op.mn, "k": op.k,
                 "phase_model": args.phase_model, "addresses": addresses, "violations": found}
+    pictures.save(args, "desc_addresses",
+                  f"desc addresses: {d.arch} {op.major}-major {op.dtype.name} MN={op.mn} K={op.k}, descriptor {d.hex}",
+                  [f"swizzle {d.swizzle}, start {d.start_address:#x}, LBO {d.leading_byte_offset}, SBO "
+                   f"{d.stride_byte_offset}, base offset {d.base_offset}; phase model {args.phase_model}"],
+                  addresses, max(1, op.dtype.bits // 8))
     text = render.address_table(op, addresses, found, full=args.full)
     if args.map:
         text += "\n" + render.chunk_map(op, addresses)
@@ -94,3 +99,4 @@ def register(commands) -> None:
                            help="table of every element (default: one column per 16-byte chunk)")
     addresses.add_argument("--map", action="store_true",
                            help="also draw shared memory: which operand chunk each 16-byte chunk holds")
+    add_picture(addresses)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from spec.tma import im2col
 
-from solver.cli import render
-from solver.cli.args import add_command, add_tma_swizzle, exit_status, number_list, signed_number
+from spec.rule import SpecError
+
+from solver.cli import pictures, render
+from solver.cli.args import add_command, add_picture, add_tma_swizzle, exit_status, number_list, signed_number
 
 
 def load_from_args(args) -> im2col.Im2colLoad:
@@ -49,6 +51,13 @@ def run(args) -> int:
     load = load_from_args(args)
     found = im2col.violations(load)
     doc = document(load, found)
+    if pictures.wanted(args) and (doc["pixels"] is None or doc["placement"] is None):
+        raise SpecError("svg" if args.svg else "png", args.svg or args.png, "nothing to draw: the load lists no "
+                        "pixels or placement (its size rules are broken, or interleave is not NONE)",
+                        found[0].rule.id if found else "")
+    pictures.save(args, "im2col", f"im2col ({doc['mode']}): {len(doc['pixels'] or [])} pixels into shared memory "
+                  f"at {doc['smem_address']:#x}, {doc['swizzle']}",
+                  [f"{doc['row_bytes']} bytes per pixel row"], doc["pixels"], doc["placement"], args.elem_bytes)
     render.emit(args, doc, lambda: render.im2col_text(load, box_document(load), found)
                 if doc["pixels"] is not None else render.im2col_refused_text(load, box_document(load), found))
     return exit_status(found)
@@ -86,3 +95,4 @@ def register(commands) -> None:
     p.add_argument("--interleave", default="NONE", help="NONE (default), 16B, 32B")
     p.add_argument("--oob-fill", default="zero", choices=tuple(im2col.OOB_FILLS),
                    help="zero (default) or nan (OOB-NaN)")
+    add_picture(p)

@@ -250,14 +250,23 @@ def recipe_text(doc: dict) -> str:
     tma = doc["tma"]
     lines = [head, f"smem layout: {doc['layout']}",
              f"size {doc['size_bytes']} bytes, alignment {doc['alignment']} bytes",
-             f"TMA: swizzle {tma['swizzle']}, box {tma['box']} ({tma['box_order']}), {len(tma['loads'])} load(s):"]
-    lines += [f"  box at {_assignments(l['box_origin'])} -> {l['smem_address']:#x}" for l in tma["loads"]]
+             f"TMA: swizzle {tma['swizzle']}, box {tma['box'][0]} x {tma['box'][1]} ({tma['box_order']}), "
+             f"{tma['box_bytes']} bytes, {len(tma['loads'])} load(s):"]
+    lines.append(_table(["load", "box at", "smem address"],
+                        [[str(n), _assignments(l["box_origin"]), f"{l['smem_address']:#x}"]
+                         for n, l in enumerate(tma["loads"])]))
     rows = [[str(i["k_offset"]), i["descriptor"] or "-", (f"start {i['fields']['start_address']:#x} "
              f"LBO {i['fields']['leading_byte_offset']} SBO {i['fields']['stride_byte_offset']} "
              f"base offset {i['fields']['base_offset']}") if i["fields"] else i["reason"]]
             for i in doc["instructions"]]
     lines.append(_table(["k offset", "descriptor", "fields"], rows))
     lines.append("proof: " + _recipe_proof(doc["proof"]))
+    idesc = doc.get("instr_desc")
+    if idesc:
+        lines.append(f"instruction descriptor: {idesc['word']} (tcgen05.mma kind::{idesc['kind']}, M={idesc['m']} "
+                     f"N={idesc['n']}, cta_group::{idesc['cta_group']}, A {idesc['a_major']}-major, B "
+                     f"{idesc['b_major']}-major" + (f", D {idesc['d_type']}" if idesc["d_type"] else "") + ")")
+        lines += [f"  {v['rule']}: {v['message']} [{v['source']}]" for v in idesc["violations"]]
     return "\n".join(lines)
 
 
@@ -412,21 +421,11 @@ def _map_cells(document: dict) -> dict:
     return cells
 
 
-def tmem_map_svg(document: dict) -> str:
-    """The fragment map as a picture: lanes down, columns across, each cell labelled as in the table and
-    filled with the colour of the thread that holds it (the thread of its low half)."""
-    from solver.cli import svg
-    cells = _map_cells(document)
-    lanes = sorted({lane for lane, _ in cells})
-    columns = sorted({column for _, column in cells})
-    drawn = {}
-    for (lane, column), holders in cells.items():
-        thread = next(h[0] for h in holders if h)
-        drawn[(lanes.index(lane), columns.index(column))] = (_cell_label(holders), svg.thread_colour(thread))
-    legend = [(f"t{t}", svg.thread_colour(t)) for t in range(len(document["pieces"]))]
-    title = (f"tcgen05.{document['op']}.{document['shape']}.x{document['num']}"
-             + (" pack" if document["pack"] else "") + ": lane x column, cell = thread.register; colour = thread (t0..t31)")
-    return svg.grid(title, [f"lane {lane}" for lane in lanes], [f"col {c}" for c in columns], drawn, legend)
+def tmem_map_figure(document: dict):
+    """The fragment map as a picture (solver.pictures.tmem): lanes down, columns across, each cell labelled
+    as in the table and filled with the colour of the thread that holds it (the thread of its low half)."""
+    from solver.pictures import tmem as tmem_picture
+    return tmem_picture.fragment_map(document, _map_cells(document), _cell_label)
 
 
 def tmem_map_text(document: dict) -> str:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from spec.mma import descriptor as desc_mod
 from spec.mma import dtypes, readmap
 
-from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_descriptor_swizzle, layout_text,
-                             add_dtype, add_kind, add_major, add_mn, number)
+from spec.rule import SpecError
+
+from solver.cli import pictures, render
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_arch, add_command, add_descriptor_swizzle,
+                             add_dtype, add_kind, add_major, add_mn, add_picture, layout_text, number, number_list)
 
 
 def tile_from_args(args):
@@ -43,6 +45,13 @@ def run_check(args) -> int:
     tile = tile_from_args(args)
     desc = desc_mod.decode(desc_mod.check_arch(args.arch), desc_mod.parse_word(args.descriptor))
     report = synth.check(tile, desc)
+    if pictures.wanted(args):
+        op = readmap.make_operand(desc, tile.dtype, tile.major, tile.mn, tile.k, tile.kind)
+        pictures.save(args, "check", f"check: does {desc.hex} read the tile {tile.layout.notation()}?",
+                      [f"{tile.arch} {tile.major}-major {tile.dtype} MN={tile.mn}, K {tile.k_offset}.."
+                       f"{tile.k_offset + tile.k - 1}, tile at {tile.start_address:#x}: "
+                       + ("every element matches" if report["match"] else "mismatches outlined in red")],
+                      tile.targets(), readmap.read_addresses(op), tile.k_offset)
     render.emit(args, report, render.check_text(report))
     return EXIT_OK if report["match"] else EXIT_VIOLATION
 
@@ -52,8 +61,17 @@ def run_recipe(args) -> int:
     r = recipe.build(args.arch, args.dtype, args.major, args.mn, args.k_tile, args.swizzle,
                      args.smem_address, args.kind, args.allow_unaligned)
     document = recipe.as_json(r)
+    if args.instr is not None:
+        if len(args.instr) not in (2, 3):
+            raise UsageError("layoutproof recipe: --instr takes M,N or M,N,CTA_GROUP")
+        document["instr_desc"] = recipe.instruction_descriptor(r, *args.instr)
+    if pictures.wanted(args) and (r.violations or not r.tma):
+        raise SpecError("svg" if args.svg else "png", args.svg or args.png, "nothing to draw: the recipe is refused",
+                        r.violations[0].rule.id if r.violations else "")
+    pictures.save(args, "recipe_figure", r)
     render.emit(args, document, render.recipe_text(document))
-    ok = not r.violations and r.proof.get("status") == "proved"
+    broken = document.get("instr_desc", {}).get("violations")
+    ok = not r.violations and r.proof.get("status") == "proved" and not broken
     return EXIT_OK if ok else EXIT_VIOLATION
 
 
@@ -86,6 +104,7 @@ def register(commands) -> None:
                     "exit 1 with the first mismatching element and the fields to change.")
     check.add_argument("descriptor", metavar="DESC", help="the descriptor, 0x-hex")
     add_tile_arguments(check)
+    add_picture(check)
 
     recipe = add_command(
         commands, "recipe", run_recipe,
@@ -101,5 +120,9 @@ def register(commands) -> None:
     add_descriptor_swizzle(recipe)
     recipe.add_argument("--smem-address", required=True, type=number, help="the tile's byte address")
     add_kind(recipe)
+    recipe.add_argument("--instr", type=number_list, default=None, metavar="M,N[,CTA_GROUP]",
+                        help="also the tcgen05.mma instruction descriptor of an M x N MMA reading tiles like this "
+                             "one as A and B (sm100/sm103), with the shape rules it breaks")
+    add_picture(recipe)
     recipe.add_argument("--allow-unaligned", action="store_true",
                         help="build a tile off its swizzle's repeat boundary (rule recipe.swizzle_alignment)")

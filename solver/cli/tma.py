@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from spec.rule import SpecError
 
-from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_group, add_tma_swizzle,
+import json
+
+from solver.cli import pictures, render
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_group, add_picture, add_tma_swizzle,
                              exit_status, number, number_list, read_json_document)
 
 TMA_ARCH_HELP = "sm90, sm100 or sm103"
@@ -17,10 +19,28 @@ def read_params_document(path: str):
     return read_json_document(path, "params", tensormap.PARAMS.id)
 
 
+def run_schema(args) -> int:
+    from spec.tma import schema
+    print(json.dumps(schema.schema(), indent=None if args.json else 1))
+    return EXIT_OK
+
+
 def run_check(args) -> int:
     from spec.tma import tensormap
+    from spec.tma.tensormap_params import DocumentErrors
     arch = tensormap.check_arch(args.arch)
-    params = tensormap.parse_params(read_params_document(args.params))
+    if args.example is not None:
+        import layoutproof
+        args.params = layoutproof.example_path(args.example if args.example.startswith(("tensormap_", "tma_"))
+                                               else args.example)
+    try:
+        params = tensormap.parse_params(read_params_document(args.params))
+    except SpecError as error:
+        if args.json:       # every malformed key at once, for scripts; the one line on stderr names them all
+            found = error.errors if isinstance(error, DocumentErrors) else [error]
+            print(json.dumps({"legal": None, "malformed": [
+                {"field": e.field_name, "problem": e.problem, "rule": e.rule_id} for e in found]}))
+        raise
     report = tensormap.check(params, arch)
     render.emit(args, report, render.tensormap_text(params, arch, report))
     return EXIT_OK if report["legal"] else EXIT_VIOLATION
@@ -35,6 +55,13 @@ def run_place(args) -> int:
     offsets = tma_place.place(box) if tma_place.placeable(broken) else None
     document = {"swizzle": box.swizzle, "elem_bytes": box.element_bytes, "box": list(box.dims),
                 "smem_address": box.smem_address, "offsets": offsets, "violations": found}
+    if pictures.wanted(args) and offsets is None:
+        raise SpecError("svg" if args.svg else "png", args.svg or args.png, "nothing to draw: the box breaks "
+                        "its size rules and is not placed", found[0]["rule"] if found else "")
+    pictures.save(args, "tma_place", f"tma place: box {'x'.join(map(str, box.dims))} of {box.element_bytes}-byte "
+                  f"elements, {box.swizzle}, destination {box.smem_address:#x}",
+                  [f"{len(offsets or [])} elements; violations: {', '.join(v['rule'] for v in found) or 'none'}"],
+                  list(box.dims), offsets, box.element_bytes)
     render.emit(args, document, render.placement_text(box, offsets, found))
     return exit_status(found)
 
@@ -71,9 +98,20 @@ def register(commands) -> None:
                     "named as in cuda.h, docs/CLI.md 'tma check'). Exit 0 when the encoder accepts them, 1 "
                     "when it refuses (violations listed), 2 when the document is malformed. Warnings list "
                     "what the encoder does not catch.")
-    check.add_argument("--params", required=True, metavar="FILE",
-                       help="the parameter document (JSON); '-' reads stdin")
+    source = check.add_mutually_exclusive_group(required=True)
+    source.add_argument("--params", metavar="FILE", help="the parameter document (JSON); '-' reads stdin")
+    source.add_argument("--example", metavar="NAME",
+                        help="a bundled example document by name (tiled_bf16, im2col_nhwc, ...; it travels "
+                             "with the package)")
     add_arch(check, help=TMA_ARCH_HELP)
+
+    schema = add_command(
+        tma_commands, "schema", run_schema,
+        help="the JSON Schema of a tensor-map parameter document",
+        description="Print the JSON Schema (draft 2020-12) of what `tma check --params` reads, generated "
+                    "from the parser's own tables: validate documents with it in your own CI. Form only "
+                    "(keys, types, enumerators, C integer ranges); `tma check` decides legality.")
+    del schema
 
     place = add_command(
         tma_commands, "place", run_place,
@@ -85,6 +123,7 @@ def register(commands) -> None:
     place.add_argument("--box", required=True, type=number_list, help="box sizes d0,d1[,...]")
     place.add_argument("--smem-address", required=True, type=number, help="destination byte address")
     place.add_argument("--element-strides", type=number_list, default=None, help="traversal strides")
+    add_picture(place)
 
     box = add_command(
         tma_commands, "box", run_box,

@@ -12,8 +12,8 @@ import argparse
 
 from spec.rule import SpecError, shown
 
-from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, number, read_json_document
+from solver.cli import pictures, render
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_picture, number, read_json_document
 from solver.cli.tmem_plan import add_plan
 
 # ptxas targets (docs/CLI.md `tmem`); the short names of the other commands mean the `a` variants.
@@ -139,18 +139,9 @@ def run_map(args) -> int:
                 "half_splitoff": access.half_splitoff,
                 "registers_per_thread": ld_st.registers_per_thread(access.shape, access.num, access.pack),
                 "pieces": [[list(piece) for piece in thread] for thread in pieces]}
-    if args.svg:
-        write_picture(args.svg, render.tmem_map_svg(document))
+    pictures.save(args, render.tmem_map_figure, document)
     render.emit(args, document, render.tmem_map_text(document))
     return EXIT_OK
-
-
-def write_picture(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as error:
-        raise SpecError("svg", path, f"cannot write: {error.strerror or error}") from None
 
 
 def add_address(p) -> None:
@@ -234,6 +225,5 @@ def register(commands) -> None:
     mapping.add_argument("--pack", action="store_true", help=".pack::16b (ld) / .unpack::16b (st)")
     mapping.add_argument("--half-splitoff", type=number, default=None,
                          help="the immediate half-split offset in columns (16x32bx2 only, required there)")
-    mapping.add_argument("--svg", metavar="FILE", default=None,
-                         help="also write the map as an SVG picture: lanes x columns, coloured by thread")
+    add_picture(mapping)         # lanes x columns, coloured by thread
     add_plan(tmem_commands)

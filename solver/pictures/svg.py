@@ -20,7 +20,7 @@ def heading_width(panel: Panel) -> int:
 
 
 def panel_size(panel: Panel) -> tuple:
-    width = heading_width(panel) + cell_width(panel) * len(panel.column_names)
+    width = max(heading_width(panel) + cell_width(panel) * len(panel.column_names), CHAR * len(panel.title) + 8)
     height = 2 * LINE + CELL_HEIGHT * len(panel.row_names)
     return width, height
 
@@ -41,7 +41,8 @@ def geometry(figure: Figure) -> dict:
             width, height = max(width, x + w + MARGIN), y
     legend_rows = -(-len(figure.legend) // 2) if figure.legend else 0
     legend_width = 2 * (CHAR * max([len(t) for t, _ in figure.legend] + [10]) + 30)
-    width = max(width, legend_width + 2 * MARGIN, CHAR * len(figure.title) + 2 * MARGIN)
+    width = max(width, legend_width + 2 * MARGIN, CHAR * max([len(figure.title) + 2] + [len(c) for c in
+                                                                 figure.caption]) + 2 * MARGIN)
     return {"panels": at, "legend_y": height + MARGIN, "width": width,
             "height": height + MARGIN + legend_rows * LINE + MARGIN}
 

@@ -170,3 +170,28 @@ def as_json(r: Recipe) -> dict:
             "layout": r.layout.notation() if r.layout else None, "size_bytes": r.size_bytes,
             "alignment": r.alignment, "tma": r.tma or None, "instructions": r.instructions,
             "proof": r.proof or None, "violations": [v.as_json() for v in r.violations]}
+
+
+def instruction_descriptor(r: Recipe, m: int, n: int, cta_group: int = 1) -> dict:
+    """The tcgen05.mma instruction descriptor (PTX 9.7.16.4.2 Tables 42-44) for an M x N MMA whose A and B
+    are tiles like this one (same type, same major-ness): type codes from the kind, D in f32 (s32 for
+    kind::i8), transpose bits from the major-ness, M and N in their fields; with the rules it breaks
+    (spec.mma.instr_desc) and those of the shape (spec.mma.shape, Table 39). sm90 has none (wgmma)."""
+    from spec.mma import instr_desc, shape
+    from spec.rule import check_all
+    if r.arch == "sm90":
+        raise SpecError("instr", f"{m},{n}", "sm90's wgmma takes no instruction descriptor (tcgen05.mma on "
+                        "sm100/sm103 does)", instr_desc.LAYOUT_RULE.id)
+    code = instr_desc.type_code(r.kind, r.dtype)
+    values = {"m": m, "n": n, "atype": code, "btype": code}
+    if r.kind in instr_desc.D_TYPES_PER_KIND:
+        values["dtype"] = dtypes.D_TYPE_CODES["s32" if r.kind == "i8" else "f32"]
+    if r.major == "MN":
+        values.update(transpose_a=1, transpose_b=1)
+    idesc = instr_desc.encode(r.kind, r.arch, **values)
+    mma = shape.of_instr_desc(idesc, cta_group, r.dtype)
+    broken = [v.as_json() for v in instr_desc.violations(idesc)] + [v.as_json() for v in check_all(shape.SUBJECT, mma)]
+    return {"word": f"{idesc.word:#010x}", "kind": r.kind, "m": m, "n": n, "cta_group": cta_group,
+            "a_major": idesc.a_major, "b_major": idesc.b_major,
+            "d_type": "s32" if r.kind == "i8" else ("f32" if r.kind in instr_desc.D_TYPES_PER_KIND else None),
+            "fields": idesc.fields, "violations": broken}

@@ -1,0 +1,32 @@
+"""`--svg FILE` / `--png FILE` of the commands that show where things go: the figure is built only when
+asked for (solver.pictures), and written before the command prints its answer, so a path that cannot
+be written, or a PNG without matplotlib, is exit 2 with nothing printed."""
+from __future__ import annotations
+
+from spec.rule import SpecError
+
+
+def wanted(args) -> bool:
+    return bool(getattr(args, "svg", None) or getattr(args, "png", None))
+
+
+def save(args, figure, *arguments) -> None:
+    """Draw solver.pictures.places.<figure>(*arguments) (or figure(*arguments) when it is a function)
+    into --svg / --png, when either was given; the picture modules load only then."""
+    if not wanted(args):
+        return
+    from solver.pictures import places, png, svg
+    if args.png and not png.available():
+        raise SpecError("png", args.png, png.INSTALL)
+    drawn = (getattr(places, figure) if isinstance(figure, str) else figure)(*arguments)
+    if args.svg:
+        try:
+            with open(args.svg, "w", encoding="utf-8") as handle:
+                handle.write(svg.render(drawn))
+        except OSError as error:
+            raise SpecError("svg", args.svg, f"cannot write: {error.strerror or error}") from None
+    if args.png:
+        try:
+            png.render(drawn, args.png)
+        except OSError as error:
+            raise SpecError("png", args.png, f"cannot write: {error.strerror or error}") from None
