@@ -516,27 +516,28 @@ def assert_malformed(rc, out, err, name):
 
 
 def test_cli_legal_exits_0(capsys, tmp_path):
-    rc, document = run_json(capsys, "tma", "check", "--params", write(tmp_path, TILED_BF16))
+    rc, document = run_json(capsys, "tma", "check", "--params", write(tmp_path, TILED_BF16), "--arch", "sm100")
     assert rc == 0 and document["legal"] is True and document["violations"] == []
 
 
 def test_cli_illegal_exits_1_and_lists_the_rule(capsys, tmp_path):
     path = write(tmp_path, BREAKERS["tma.map.box_swizzle_span"][0])
-    rc, document = run_json(capsys, "tma", "check", "--params", path)
+    rc, document = run_json(capsys, "tma", "check", "--params", path, "--arch", "sm100")
     assert rc == 1 and document["legal"] is False
     assert [v["rule"] for v in document["violations"]] == ["tma.map.box_swizzle_span"]
 
 
 def test_cli_warnings_alone_exit_0(capsys, tmp_path):
     path = write(tmp_path, BREAKERS["tma.map.smem_alignment"][0])
-    rc, document = run_json(capsys, "tma", "check", "--params", path)
+    rc, document = run_json(capsys, "tma", "check", "--params", path, "--arch", "sm100")
     assert rc == 0 and document["legal"] is True
     assert [w["rule"] for w in document["warnings"]] == ["tma.map.smem_alignment"]
 
 
-def test_cli_arch_defaults_to_sm100(capsys, tmp_path):
+def test_cli_arch_is_required_and_decides(capsys, tmp_path):
     path = write(tmp_path, variant(TILED_BF16, swizzle="128B_ATOM_32B"))
-    assert run_json(capsys, "tma", "check", "--params", path)[0] == 0
+    assert_malformed(*run(capsys, "tma", "check", "--params", path), "--arch")
+    assert run_json(capsys, "tma", "check", "--params", path, "--arch", "sm100")[0] == 0
     rc, document = run_json(capsys, "tma", "check", "--params", path, "--arch", "sm90")
     assert rc == 1 and [v["rule"] for v in document["violations"]] == ["tma.map.swizzle_arch"]
 
@@ -549,7 +550,8 @@ def test_cli_reads_stdin(capsys, monkeypatch):
 
 
 def test_cli_human_output(capsys, tmp_path):
-    rc, out, err = run(capsys, "tma", "check", "--params", write(tmp_path, BREAKERS["tma.map.box_range"][0]))
+    rc, out, err = run(capsys, "tma", "check", "--params", write(tmp_path, BREAKERS["tma.map.box_range"][0]),
+                       "--arch", "sm100")
     assert rc == 1 and err == ""
     assert "legal: no" in out and "tma.map.box_range" in out
 
@@ -563,11 +565,11 @@ def test_cli_human_output(capsys, tmp_path):
     (json.dumps([1, 2]), "params"),
 ])
 def test_cli_malformed_exits_2(capsys, tmp_path, content, name):
-    assert_malformed(*run(capsys, "tma", "check", "--params", write(tmp_path, content)), name)
+    assert_malformed(*run(capsys, "tma", "check", "--params", write(tmp_path, content), "--arch", "sm100"), name)
 
 
 def test_cli_missing_file_exits_2(capsys, tmp_path):
-    assert_malformed(*run(capsys, "tma", "check", "--params", tmp_path / "absent.json"), "params")
+    assert_malformed(*run(capsys, "tma", "check", "--params", tmp_path / "absent.json", "--arch", "sm100"), "params")
 
 
 def test_cli_unknown_arch_exits_2(capsys, tmp_path):
