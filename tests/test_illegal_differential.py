@@ -27,12 +27,12 @@ def both(doc: dict, arch: str) -> tuple:
 
 # --- The random sample ------------------------------------------------------------------------------------
 def test_a_seeded_sample_of_legal_and_illegal_inputs_has_no_disagreement():
-    result = differential.run(2400, seed=20260117)
+    result = differential.run(1600, seed=20260117)
     assert result["disagreements"] == [], result["disagreements"][:5]
     tally = result["tally"]
     # the sample is worth something only if it holds every kind of input, in numbers
     for target in ("tensormap", "desc"):
-        assert tally[target]["legal"] >= 100 and tally[target]["illegal"] >= 300, tally
+        assert tally[target]["legal"] >= 100 and tally[target]["illegal"] >= 250, tally
     assert tally["tensormap"]["malformed"] >= 10, tally
 
 

@@ -229,6 +229,7 @@ def test_recorded_disagreements_and_a_sample_still_hold():
 
 @pytest.mark.replay
 @pytest.mark.slow
+@pytest.mark.full_replay
 def test_recorded_campaign_judgements_still_hold():
     """Every recorded case, judged again from Triton's recorded answer, gets the recorded outcome and
     findings: an agreement still agrees with spec today, and each disagreement is still one."""
