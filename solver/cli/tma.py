@@ -31,8 +31,7 @@ def run_check(args) -> int:
     arch = tensormap.check_arch(args.arch)
     if args.example is not None:
         import layoutproof
-        args.params = layoutproof.example_path(args.example if args.example.startswith(("tensormap_", "tma_"))
-                                               else args.example)
+        args.params = layoutproof.example_path(args.example)
     try:
         params = tensormap.parse_params(read_params_document(args.params))
     except SpecError as error:

@@ -119,6 +119,9 @@ MAX_ALLOC_OPS = 4096
 
 def run_alloc(args) -> int:
     from spec.tmem import alloc
+    if args.example is not None:
+        import layoutproof
+        args.ops = layoutproof.example_path(args.example)
     document = read_json_document(args.ops, "ops", alloc.SINGLE_WARP.id)
     ops = document.get("ops") if isinstance(document, dict) else document
     if not isinstance(ops, list):
@@ -208,9 +211,11 @@ def register(commands) -> None:
                     "deallocs matching allocs, no alloc after relinquish_alloc_permit, cta_group::1 and ::2 "
                     "not mixed, at most 512 columns live. Exit 0 when none breaks, 1 with each breach and the "
                     "index of the operation, 2 when the document is malformed.")
-    sequence.add_argument("--ops", required=True, metavar="FILE",
-                          help='JSON: [{"op": "alloc"|"dealloc"|"relinquish_alloc_permit", "warp", "columns", '
-                               '"cta_group", "address"}, ...] (or {"ops": [...]}); "-" reads stdin')
+    source = sequence.add_mutually_exclusive_group(required=True)
+    source.add_argument("--ops", metavar="FILE",
+                        help='JSON: [{"op": "alloc"|"dealloc"|"relinquish_alloc_permit", "warp", "columns", '
+                             '"cta_group", "address"}, ...] (or {"ops": [...]}); "-" reads stdin')
+    source.add_argument("--example", metavar="NAME", help="a bundled example by name (alloc_leak)")
 
     mapping = add_command(
         tmem_commands, "map", run_map,
