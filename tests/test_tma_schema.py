@@ -80,3 +80,17 @@ def test_malformed_forms_are_refused_by_the_schema_and_the_parser(document, data
     with pytest.raises(SpecError):
         tensormap_params.parse_params(bad)
     assert list(VALIDATOR.iter_errors(bad)), bad
+
+
+def test_the_command_prints_the_schema_and_lists_every_malformed_key(capsys, tmp_path):
+    from solver.cli.main import main
+    assert main(["tma", "schema"]) == 0
+    assert json.loads(capsys.readouterr().out) == schema.schema()
+    bad = dict(DOCUMENTS[0], swizzle="bogus", dataType="x", extra=1)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    assert main(["tma", "check", "--params", str(path), "--arch", "sm90", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert {m["field"] for m in json.loads(out)["malformed"]} == {"swizzle", "dataType", "extra"}
+    assert err.count("\n") == 1 and all(k in err for k in ("swizzle", "dataType", "extra"))
+    assert list(VALIDATOR.iter_errors(bad))                     # the schema refuses it too
