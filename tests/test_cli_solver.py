@@ -139,3 +139,19 @@ def test_recipe_text_names_each_load_by_its_coordinate(capsys):
                        "--k-tile", "128", "--swizzle", "128B", "--smem-address", "0x400")
     assert code == 0 and "{" not in out and "'" not in out
     assert re.search(r"\n0 +K=0 +0x400\n", out) and re.search(r"\n1 +K=64 +0x4400\n", out)
+
+
+def test_prove_in_processes_gives_the_same_answers_and_saves_the_same_bytes(tmp_path):
+    """prove_many over 2 forked processes: the statuses and counterexamples of one process, in order, and
+    the same files under --save."""
+    from solver.prove import prover
+    from solver.prove.catalogue import all_properties
+    chosen = [p for p in all_properties() if p.id.startswith(("k48", "alignment.phase", "base_offset.phase.128B"))]
+    one = prover.prove_many(chosen, save_dir=str(tmp_path / "one"), jobs=1)
+    two = prover.prove_many(chosen, save_dir=str(tmp_path / "two"), jobs=2)
+    assert [(r.property.id, r.status, r.counterexample) for r in one] == \
+        [(r.property.id, r.status, r.counterexample) for r in two]
+    assert any(r.status == "refuted" for r in one)
+    files = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert files and files == sorted(p.name for p in (tmp_path / "two").iterdir())
+    assert all((tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes() for f in files)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from spec.rule import SpecError
 
@@ -131,18 +132,17 @@ def run(args) -> int:
         raise SpecError("timeout", args.timeout, "must be a positive number of seconds")
     check_save_folder(args.save)
     progress = sys.stderr.isatty() and not args.json
-    results = []
-    for index, p in enumerate(chosen, 1):
+
+    def shown(index: int, result) -> None:
         if progress:
-            sys.stderr.write(f"\r[{index}/{len(chosen)}] {p.id} ...")
-            sys.stderr.flush()
-        result = prover.prove(p, timeout=args.timeout, save_dir=args.save)
-        results.append(result)
-        if progress:
-            mark = "" if result.as_expected else f"  (expected {p.expected})"
-            sys.stderr.write(f"\r[{index}/{len(chosen)}] {p.id}: {result.status} "
+            mark = "" if result.as_expected else f"  (expected {result.property.expected})"
+            sys.stderr.write(f"\r[{index + 1}/{len(chosen)}] {result.property.id}: {result.status} "
                              f"{result.seconds:.2f}s{mark}\033[K\n")
-    render.emit(args, {"results": [r.as_json() for r in results]}, render.prove_table(results))
+    jobs = args.jobs if args.jobs is not None else min(len(chosen), os.cpu_count() or 1)
+    began = time.perf_counter()
+    results = prover.prove_many(chosen, timeout=args.timeout, save_dir=args.save, jobs=jobs, on_result=shown)
+    wall = time.perf_counter() - began
+    render.emit(args, {"results": [r.as_json() for r in results]}, render.prove_table(results, wall))
     return EXIT_OK if all(r.as_expected for r in results) else EXIT_VIOLATION
 
 
@@ -157,6 +157,8 @@ def register(commands) -> None:
                                                         "canonical.injective")
     p.add_argument("--all", action="store_true", help="every property (the default with no ID)")
     p.add_argument("--timeout", type=seconds, default=30.0, help="seconds per property (default 30)")
+    p.add_argument("--jobs", type=positive_number, default=None,
+                   help="processes to prove in (default: one per core); the answers do not depend on it")
     p.add_argument("--list", action="store_true", help="list the properties instead of proving")
     p.add_argument("--save", metavar="DIR", default=None,
                    help="write each counterexample to DIR/<id>.json (default: write nothing)")

@@ -132,7 +132,7 @@ def property_list(properties: list) -> str:
     return _table(["id", "expected", "range"], rows) + f"\n{len(properties)} properties"
 
 
-def prove_table(results: list) -> str:
+def prove_table(results: list, wall: float = None) -> str:
     rows = []
     for r in results:
         mark = "" if r.as_expected else "  <- expected " + r.property.expected
@@ -146,7 +146,8 @@ def prove_table(results: list) -> str:
     total = sum(r.seconds for r in results)
     counts = {s: sum(r.status == s for r in results) for s in ("proved", "refuted", "unknown")}
     summary = (f"{len(results)} properties: {counts['proved']} proved, {counts['refuted']} refuted, "
-               f"{counts['unknown']} unknown; {matched} as expected; {total:.1f} s")
+               f"{counts['unknown']} unknown; {matched} as expected; {total:.1f} s"
+               + (f" of proving, {wall:.1f} s wall" if wall is not None else ""))
     return _table(["property", "status", "seconds", "counterexample / reason"], rows) + "\n" + summary
 
 

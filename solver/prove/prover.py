@@ -133,3 +133,49 @@ def save_counterexample(p: Property, counterexample: dict, directory: str) -> st
         f.write("\n")
     return path
 
+
+
+# --- many properties over processes ------------------------------------------------------------------------
+_POOL_PROPERTIES: list = []      # the properties a forked worker proves, by index (set before the fork)
+
+
+def _prove_index(job: tuple) -> tuple:
+    index, timeout = job
+    r = prove(_POOL_PROPERTIES[index], timeout=timeout)
+    return index, r.status, r.seconds, r.counterexample, r.reason
+
+
+def prove_many(properties: list, timeout: float = 30.0, save_dir: Optional[str] = None, jobs: int = 1,
+               on_result=None) -> list:
+    """prove() of each property, in order. With jobs > 1 they run in that many forked processes (each
+    query already runs in a fresh Z3 context with a fixed seed, so a property's answer does not depend on
+    the process); results come back in the properties' order, on_result(index, result) as each arrives,
+    and counterexamples are saved by this process."""
+    results = []
+    if jobs <= 1 or len(properties) < 2 or "fork" not in mp_contexts():
+        for index, p in enumerate(properties):
+            results.append(prove(p, timeout=timeout, save_dir=save_dir))
+            if on_result:
+                on_result(index, results[-1])
+        return results
+    import multiprocessing
+    _POOL_PROPERTIES[:] = properties
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            for index, status, seconds, counterexample, reason in pool.imap(
+                    _prove_index, [(i, timeout) for i in range(len(properties))]):
+                p = properties[index]
+                result = Result(p, status, seconds, counterexample, reason)
+                if status == "refuted" and save_dir is not None:
+                    result.saved_as = save_counterexample(p, counterexample, save_dir)
+                results.append(result)
+                if on_result:
+                    on_result(index, result)
+    finally:
+        _POOL_PROPERTIES.clear()
+    return results
+
+
+def mp_contexts() -> list:
+    import multiprocessing
+    return multiprocessing.get_all_start_methods()
