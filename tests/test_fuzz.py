@@ -292,7 +292,7 @@ def test_cli_streams_each_case_as_it_is_made(monkeypatch):
     def lazy(target, arch, violate, count, seed, stats=None):
         for index in range(count):
             pulled.append(index)
-            yield {"index": index, "target": target}
+            yield {"index": index, "target": target, "case": {"n": index}}
 
     class Out:
         def write(self, text):

@@ -62,6 +62,11 @@ def register(commands) -> None:
                    help="jsonl (default), cuda (tensormap: a host program calling cuTensorMapEncode*), "
                         "ptx (desc: wgmma / tcgen05.mma kernels; tmem: one kernel per tcgen05.ld/st/ld.red case, "
                         "a module per target; tmem-alloc: a module per case, each warp running its operations)")
+    p.add_argument("--jobs", type=positive_number, default=1,
+                   help="run the campaign's chunks of 1000 cases in N local processes (same output as 1)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the chunks on a Dask distributed cluster (tcp://host:8786, or 'local' for a local "
+                        "cluster; pip install 'layoutproof[distributed]'); same output as one process")
     p.add_argument("--pretty", action="store_true",
                    help="jsonl on stdout: each case as indented JSON over several lines, for reading (files "
                         "under --out stay one line per case)")
@@ -91,7 +96,16 @@ def _records(args) -> tuple:
     except ValueError as error:
         raise FuzzUsage(str(error)) from None
     stats = fuzz.Stats()
-    records = fuzz.generate(args.target, args.arch, violate, count, args.seed, stats)
+    from solver.fuzz import campaign
+    mapper = None
+    if args.scheduler:
+        try:
+            mapper = campaign.dask_mapper(campaign.connect(args.scheduler))
+        except ImportError as error:
+            raise FuzzUsage(f"fuzz: {error}") from None
+    elif args.jobs > 1:
+        mapper = campaign.process_mapper(args.jobs)
+    records = campaign.run(args.target, args.arch, violate, count, args.seed, stats, mapper)
     return records, stats, violate, count
 
 
