@@ -7,6 +7,8 @@ option).
 """
 from __future__ import annotations
 
+import json
+
 from spec.tma import im2col
 
 from spec.rule import SpecError
@@ -31,18 +33,42 @@ def box_document(load: im2col.Im2colLoad) -> dict:
     return {name: [a, b] for name, a, b in zip(names, low, high)}
 
 
-def document(load: im2col.Im2colLoad, found: list) -> dict:
-    """The load's document; a load too large to exist (im2col.listable) lists no pixels nor placement."""
+def placement_text(load: im2col.Im2colLoad, loaded: list = None) -> render.JSONText:
+    """json.dumps(im2col.placement_json(load)), written a row at a time from im2col.placement_rows (the
+    JSON encoder would take most of the command's time on 64K elements; tests/test_fast_paths.py checks
+    the text against json.dumps). `loaded`: im2col.pixels(load), when the caller has it already."""
+    missing = ', "source": null, "fill": ' + json.dumps(im2col.fill_value(load)) + ', "smem_address": '
+    tail = '], "fill": null, "smem_address": '
+    rows, names, every = [], None, None
+    for pixel, along, inside, addresses in im2col.placement_rows(load, loaded):
+        if names is None:
+            names = [str(channel) for channel in along]       # json.dumps of an int is its str
+            every = all(inside)
+        head = '{"row": %d, "channel": ' % pixel.row
+        kept = ', "source": [%d, %d, %d, %d, ' % (pixel.n, pixel.d, pixel.h, pixel.w)
+        if pixel.oob:
+            rows.append(", ".join([f"{head}{c}{missing}{a}}}" for c, a in zip(names, addresses)]))
+        elif every:
+            rows.append(", ".join([f"{head}{c}{kept}{c}{tail}{a}}}" for c, a in zip(names, addresses)]))
+        else:
+            rows.append(", ".join([f"{head}{c}{kept}{c}{tail}{a}}}" if ok else f"{head}{c}{missing}{a}}}"
+                                   for c, ok, a in zip(names, inside, addresses)]))
+    return render.JSONText("[" + ", ".join(row for row in rows if row) + "]")
+
+
+def document(load: im2col.Im2colLoad, found: list, as_text: bool = False) -> dict:
+    """The load's document; a load too large to exist (im2col.listable) lists no pixels nor placement.
+    With as_text the placement is a render.JSONText (for --json with no picture to draw)."""
     listed = im2col.listable(found)
     loaded = im2col.pixels(load) if listed else None
-    placed = im2col.placement(load) if listed and load.interleave == "NONE" else None
-    fill = im2col.fill_value(load)
+    wanted = listed and load.interleave == "NONE"
+    placed = (placement_text(load, loaded) if as_text else im2col.placement_json(load)) if wanted else None
     return {
         "mode": im2col.MODES[load.mode], "layout": load.layout, "tensor": list(load.tensor),
         "bounding_box": box_document(load),
         "row_bytes": load.row_bytes, "smem_address": load.smem_address, "swizzle": load.swizzle,
         "pixels": None if loaded is None else [p.as_json() for p in loaded],
-        "placement": None if placed is None else [e.as_json(fill) for e in placed],
+        "placement": placed,
         "violations": [v.as_json() for v in found],
     }
 
@@ -50,7 +76,7 @@ def document(load: im2col.Im2colLoad, found: list) -> dict:
 def run(args) -> int:
     load = load_from_args(args)
     found = im2col.violations(load)
-    doc = document(load, found)
+    doc = document(load, found, as_text=args.json and not pictures.wanted(args))
     if pictures.wanted(args) and (doc["pixels"] is None or doc["placement"] is None):
         raise SpecError("svg" if args.svg else "png", args.svg or args.png, "nothing to draw: the load lists no "
                         "pixels or placement (its size rules are broken, or interleave is not NONE)",

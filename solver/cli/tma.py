@@ -51,7 +51,7 @@ def run_place(args) -> int:
     broken = tma_place.violations(box)
     found = [v.as_json() for v in broken]
     # a box over 256 in a dimension or over 228 KiB is not placed: exit 1 with its rules, offsets null
-    offsets = tma_place.place(box) if tma_place.placeable(broken) else None
+    offsets = tma_place.place_rows(box) if tma_place.placeable(broken) else None
     document = {"swizzle": box.swizzle, "elem_bytes": box.element_bytes, "box": list(box.dims),
                 "smem_address": box.smem_address, "offsets": offsets, "violations": found}
     if pictures.wanted(args) and offsets is None:

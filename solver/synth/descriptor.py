@@ -14,6 +14,7 @@ met, and the rules that tie them (their read-map rule, the field encodings).
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -25,7 +26,7 @@ from spec.mma import readmap
 from spec.cute.layout import ComposedLayout, Layout
 from spec.cute.notation import parse_layout
 from spec.rules import SpecError
-from spec.cute.swizzle import DESCRIPTOR_SWIZZLES
+from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, Swizzle
 
 from solver.model.bitvec import Arith, bv
 from solver.model.readmap import Fields, Shape, read_address
@@ -57,6 +58,29 @@ class Tile:
         return self.layout.swizzle(address) if isinstance(self.layout, ComposedLayout) else address
 
     def targets(self) -> list:
+        """Every element's address (the same as targets_reference, a row at a time): L(mn, 0) and
+        L(0, k) are kept across tiles of the same layout inside shared_work() (one per K step of a
+        recipe), and the byte and the swizzle are inlined for types with no padding."""
+        d = dtypes.dtype(self.dtype)
+        per_chunk = dtypes.elements_per_chunk(d, self.kind)
+        composed = isinstance(self.layout, ComposedLayout)
+        layout = self.layout.layout if composed else self.layout
+        base = self.layout.offset if composed else 0
+        if (d.bits * per_chunk != 128 or (composed and self.layout.swizzle.shift < 0)
+                or dtypes.byte_in_chunk.__code__ is not _BYTE_IN_CHUNK or Swizzle.__call__.__code__ is not _SWIZZLE_CALL):
+            return self.targets_reference()     # padding, a left shift, or a changed definition
+        column = _mode_offsets(layout, 1, self.k_offset + self.k)       # L(0, j), j < k_offset + k
+        first_k = column[self.k_offset]
+        along_mn = [base + first_k + m for m in _mode_offsets(layout, 0, self.mn)[:self.mn]]
+        along_k = [column[self.k_offset + k] - first_k for k in range(self.k)]
+        start, bits = self.start_address, d.bits
+        if not composed:
+            return [[start + ((m + k) * bits >> 3) for k in along_k] for m in along_mn]
+        mask, shift = self.layout.swizzle.yyy_mask, self.layout.swizzle.shift
+        # unpadded: byte(o) = (o div T) * 16 + ((o mod T) * bits) div 8 = (o * bits) div 8, as T * bits = 128
+        return [[(a := start + ((m + k) * bits >> 3)) ^ ((a & mask) >> shift) for k in along_k] for m in along_mn]
+
+    def targets_reference(self) -> list:
         """Every element's address. A CuTe layout is linear in its modes, L(mn, k) = L(mn, 0) + L(0, k),
         so the offsets come from MN + K evaluations rather than MN x K."""
         d = dtypes.dtype(self.dtype)
@@ -69,6 +93,40 @@ class Tile:
         swizzle = self.layout.swizzle if composed else (lambda a: a)
         byte = lambda o: (o // per_chunk) * 16 + dtypes.byte_in_chunk(d, self.kind, o % per_chunk)
         return [[swizzle(self.start_address + byte(base + m + k)) for k in along_k] for m in along_mn]
+
+
+# What targets() inlines, as defined when this module was imported (a test may change either).
+_BYTE_IN_CHUNK = dtypes.byte_in_chunk.__code__
+_SWIZZLE_CALL = Swizzle.__call__.__code__
+
+# What a series of syntheses over one tile shares (a recipe: one per K step), kept only inside
+# `shared_work()`: layout offsets and Z3 read-map terms. Outside it nothing is kept, so a definition a
+# test changes in between (spec's layout, solver.model's read map) is always the one used.
+_KEPT: Optional[dict] = None
+
+
+@contextlib.contextmanager
+def shared_work():
+    """Syntheses inside this block share layout offsets and Z3 read-map terms (same results, less work)."""
+    global _KEPT
+    outer = _KEPT
+    _KEPT = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _KEPT = outer
+
+
+def _mode_offsets(layout: Layout, mode: int, count: int) -> list:
+    """[layout(i, 0) for i < count] (mode 0) or [layout(0, i) for i < count] (mode 1), kept inside
+    shared_work(): a recipe asks for the same ones at every K step."""
+    key = ("offsets", layout, mode)
+    found = None if _KEPT is None else _KEPT.get(key)
+    if found is None or len(found) < count:
+        found = [layout(i, 0) if mode == 0 else layout(0, i) for i in range(count)]
+        if _KEPT is not None:
+            _KEPT[key] = found
+    return found
 
 
 def make_tile(arch: str, dtype: str, major: str, mn: int, layout_text, start_address: int,
@@ -192,6 +250,19 @@ def _seed_elements(tile: Tile, shape: Shape) -> list:
     return seen
 
 
+def _read_term(shape: Shape, fields: Fields, absolute: bool, mn: int, k: int):
+    """The Z3 read map of element (mn, k). Every _Search names its fields alike (start, lbo, sbo,
+    base_offset), so the term depends on the shape, the LBO mode and the element only: inside
+    shared_work() it is kept across searches (a recipe runs one per K step, over the same elements)."""
+    key = ("term", shape, absolute, mn, k)
+    term = None if _KEPT is None else _KEPT.get(key)
+    if term is None:
+        term = read_address(shape, fields, bv(mn), bv(k), Arith())
+        if _KEPT is not None:
+            _KEPT[key] = term
+    return term
+
+
 class _Search:
     """One swizzle mode: Z3 over the fields, checked by spec on every element."""
 
@@ -221,7 +292,7 @@ class _Search:
 
     def add_element(self, mn: int, k: int):
         self.elements.append((mn, k))
-        address = read_address(self.shape, self.fields, bv(mn), bv(k), Arith())
+        address = _read_term(self.shape, self.fields, self.mode.lbo_mode == "absolute", mn, k)
         self._track(address == bv(self.targets[mn][k]), f"element ({mn},{k}) at {self.targets[mn][k]:#x}",
                     _rule_for(self.tile, self.mode))
 
@@ -235,10 +306,7 @@ class _Search:
         """The first element spec's read map puts somewhere else than the tile, or None."""
         op = readmap.Operand(desc, dtypes.dtype(self.tile.dtype), self.tile.major, self.tile.mn,
                              self.tile.k, self.tile.kind)
-        for mn, (read, wanted) in enumerate(zip(readmap.read_addresses(op), self.targets)):
-            if read != wanted:
-                return mn, next(k for k, (a, b) in enumerate(zip(read, wanted)) if a != b)
-        return None
+        return readmap.first_misread(op, self.targets)     # read_addresses, a row at a time
 
     def _exclude(self, blocked):
         """Solutions already found are not wanted again (in the current solver scope)."""

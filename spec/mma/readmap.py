@@ -279,6 +279,32 @@ def read_addresses(op: Operand, model: str = "hardware") -> list:
              for origin, offset in along_k] for m in along_mn]
 
 
+def first_misread(op: Operand, expected, model: str = "hardware") -> Optional[tuple]:
+    """The first (mn, k), in row order, where read_addresses(op, model)[mn][k] != expected[mn][k]; None
+    when every element is read where expected says. From the same per-dimension parts (mn_part, k_part,
+    the swizzle) as read_addresses, the first 8 rows (one row group) before the others: a wrong
+    candidate usually shows there (tests/test_fast_paths.py checks it against read_addresses)."""
+    along_k = [k_part(op, k) for k in range(op.k)]
+    swizzle, base_offset = op.desc.swizzle, op.desc.base_offset
+    rows, shift = pattern_rows(swizzle), DESCRIPTOR_SWIZZLES[swizzle].base
+    mask = rows - 1
+    count = min(op.mn, len(expected))
+    for low, high in ((0, min(8, count)), (min(8, count), count)):
+        along_mn = [mn_part(op, mn) for mn in range(low, high)]
+        if model == "hardware":
+            read = [[(a := origin + m + offset) ^ ((((a >> 7) - base_offset) & mask) << shift)
+                     for origin, offset in along_k] for m in along_mn]
+        else:
+            read = [[apply_swizzle(swizzle, origin, origin + m + offset, base_offset, model)
+                     for origin, offset in along_k] for m in along_mn]
+        if read != expected[low:high]:
+            for mn, (row, wanted) in enumerate(zip(read, expected[low:high]), low):
+                k = next((k for k, (a, b) in enumerate(zip(row, wanted)) if a != b), None)
+                if k is not None:
+                    return mn, k
+    return None
+
+
 # --- Constraints on one operand read: each rule, then its check ------------------------------------
 SM90_TYPES = rule(
     "operand.sm90.dtype", "PTX 9.7.15.5 (wgmma.mma_async types)",

@@ -633,6 +633,41 @@ def placement(load: Im2colLoad) -> list:
     return placed
 
 
+def placement_rows(load: Im2colLoad, loaded: Optional[list] = None) -> list:
+    """`placement` a row at a time: (pixel, channels, in_tensor, addresses) per shared-memory row, where
+    channels is the range of channels c + k, in_tensor[k] whether channel c + k lies inside the tensor
+    (out-of-bounds pixels excepted: all their elements are filled), and addresses[k] the element's
+    swizzled address (spec.tma.swizzle.swizzle_byte_range: one table lookup per element). The reference
+    is `placement`; tests/test_fast_paths.py checks the two equal. `loaded`: pixels(load), when the
+    caller has it already."""
+    if load.interleave != "NONE":
+        raise SpecError("interleave", load.interleave, "placement is modelled without interleave only",
+                        PLACEMENT.id)
+    _check_listable(load, _row_count(load))
+    first_channel, channels = load.coords[0], load.tensor[0]
+    count, pitch, elem = load.channels_per_pixel, load.row_pitch, load.elem_bytes
+    along = range(first_channel, first_channel + count)
+    inside = [0 <= channel < channels for channel in along]
+    return [(pixel, along, inside,
+             tma_swizzle.swizzle_byte_range(load.swizzle, load.smem_address + pixel.row * pitch, count, elem))
+            for pixel in (pixels(load) if loaded is None else loaded)]
+
+
+def placement_json(load: Im2colLoad) -> list:
+    """[e.as_json(fill_value(load)) for e in placement(load)], from placement_rows (no PlacedElement)."""
+    fill = fill_value(load)
+    placed = []
+    for pixel, along, inside, addresses in placement_rows(load):
+        row, n, d, h, w = pixel.row, pixel.n, pixel.d, pixel.h, pixel.w
+        if pixel.oob:
+            placed += [{"row": row, "channel": channel, "source": None, "fill": fill, "smem_address": address}
+                       for channel, address in zip(along, addresses)]
+        else:
+            placed += [{"row": row, "channel": channel, "source": [n, d, h, w, channel] if ok else None,
+                        "fill": None if ok else fill, "smem_address": address}
+                       for channel, ok, address in zip(along, inside, addresses)]
+    return placed
+
 def row_addresses(load: Im2colLoad) -> list:
     """The unswizzled start address of every shared-memory row (destination + row * row size)."""
     return [load.smem_address + row * load.row_pitch for row in range(len(smem_rows(load)))]

@@ -143,6 +143,24 @@ def place(box: Box) -> list:
             for row in range(rows) for i in range(per_row)]
 
 
+def place_rows(box: Box) -> list:
+    """`place`, a box row at a time (spec.tma.swizzle.swizzle_byte_range: one table lookup per element):
+    the same list, the same refusals. `place` is the reference; tests/test_fast_paths.py checks the two."""
+    found = violations(box)
+    if not placeable(found):
+        bad = next(v for v in found if not placeable([v]))
+        raise SpecError("box", ",".join(map(str, box.dims)), f"not placed: {bad.message}", bad.rule.id)
+    per_row = box.counts[0]
+    rows = 1
+    for c in box.counts[1:]:
+        rows *= c
+    pitch = row_pitch(box.swizzle, per_row * box.element_bytes)
+    placed = []
+    for row in range(rows):
+        placed += tma_swizzle.swizzle_byte_range(box.swizzle, box.smem_address + row * pitch, per_row,
+                                                 box.element_bytes)
+    return placed
+
 def violations(box: Box):
     """The rules of a tiled box (subject tma_box) and the size rules of the load that brings it."""
     return check_all("tma_box", box) + load_size_violations(box)

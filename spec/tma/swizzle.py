@@ -265,6 +265,55 @@ def swizzle_byte_address(mode: str, address: int) -> int:
     return row_start + destination_chunk * CHUNK_BYTES + within_chunk
 
 
+_REFERENCE_SWIZZLE = swizzle_byte_address      # the fast path below follows it (see _deltas)
+
+
+
+# --- Fast path: many addresses at once (tested equal to swizzle_byte_address, tests/test_fast_paths.py) --
+# swizzle_byte_address(a) - a depends on a mod pattern_period(mode) only (the table row, the chunk and
+# the flip all come from the address bits below the period, a power of two), so one period of
+# differences, computed by the reference function itself, places any address with one lookup. The
+# differences are kept per state of what the reference reads (its table, its code, the constants), and
+# a replaced swizzle_byte_address (a test's stand-in) is called element by element.
+_DELTAS: dict = {}
+
+
+def _deltas(mode: str) -> Optional[tuple]:
+    """(period - 1, [swizzle_byte_address(r) - r for r in range(period)]) for `mode`; None when the
+    period is not a power of two (no mask can take the address apart)."""
+    key = (mode, _TABLES.get(mode), id(MODES.get(mode)), ROW_BYTES, CHUNK_BYTES, FLIP_BYTES,
+           swizzle_byte_address.__code__, flips_8b.__code__, pattern_period.__code__)
+    found = _DELTAS.get(key)
+    if found is None:
+        period = pattern_period(mode)
+        if period <= 0 or period & (period - 1):
+            return None
+        if len(_DELTAS) > 64:
+            _DELTAS.clear()
+        found = _DELTAS[key] = (period - 1, [swizzle_byte_address(mode, r) - r for r in range(period)])
+    return found
+
+
+def swizzle_byte_addresses(mode: str, addresses) -> list:
+    """[swizzle_byte_address(mode, a) for a in addresses], with one table lookup per address. The
+    addresses are ints; a negative one is malformed input, as for swizzle_byte_address."""
+    mode_info(mode)
+    addresses = addresses if isinstance(addresses, (list, tuple, range)) else list(addresses)
+    if addresses:
+        lowest = min(addresses[0], addresses[-1]) if isinstance(addresses, range) else min(addresses)
+        if lowest < 0:
+            _check_address(lowest)
+    found = _deltas(mode) if swizzle_byte_address is _REFERENCE_SWIZZLE else None
+    if found is None:
+        return [swizzle_byte_address(mode, a) for a in addresses]
+    mask, delta = found
+    return [a + delta[a & mask] for a in addresses]
+
+
+def swizzle_byte_range(mode: str, start: int, count: int, step: int = 1) -> list:
+    """swizzle_byte_address of start, start + step, ..., start + (count - 1) * step (one row of a box)."""
+    return swizzle_byte_addresses(mode, range(start, start + count * step, step) if step else [start] * count)
+
 # --- Repeat boundary and base offset (PTX 5.5.7, the two tables after Table 14) ----------------------
 # "The value of swizzle base offset is 0 when the dstMem shared memory address is located at the
 # following boundary" (Starting address of the repeating pattern):
