@@ -1,6 +1,7 @@
 """The property catalogue: every property comes out as expected, names the spec rules it is about,
 refutations carry counterexamples that spec/ confirms, and the prover never says "proved" for what Z3
 did not prove. The proofs run once per session (tests/conftest.py: proved_catalogue)."""
+import dataclasses
 import json
 
 import z3
@@ -95,3 +96,81 @@ def test_failing_lemma_is_unknown_not_refuted():
         return [Query({"x": x}, [], x == x), Query({"x": x}, [], x != 3)]
     result = prover.prove(Property("test.lemma", "s", "d", "test", "proved", build))
     assert result.status == "unknown" and "lemma 2 of 2" in result.reason
+
+
+# --- proof strategies, the memo of proved queries, the batches of prove_many --------------------------------
+def _sat_property(strategy: str):
+    def build():
+        x, y = var("x"), var("y")
+        return Query({"x": x, "y": y}, [z3.ULT(x, 100), z3.ULT(y, 100)], x * y != 391)
+    return Property("test.strategy_sat", "391 has no factors below 100", "x, y < 100", "test", "refuted",
+                    build, replay=lambda c: c["x"] * c["y"] == 391, strategy=strategy)
+
+
+def test_a_strategy_decides_only_proofs():
+    """A strategy's sat is asked again of the default solver: the counterexample is the default one."""
+    prover.forget_proofs()
+    plain, with_strategy = prover.prove(_sat_property("")), prover.prove(_sat_property("smt"))
+    assert plain.status == with_strategy.status == "refuted"
+    assert plain.counterexample == with_strategy.counterexample
+
+
+@pytest.mark.parametrize("pid", [p.id for p in all_properties() if p.strategy][:3] +
+                         [p.id for p in all_properties() if p.strategy][-3:])
+def test_strategy_properties_are_proved_without_their_strategy_too(pid):
+    """The default solver agrees with each strategy (a sample of the properties that name one)."""
+    p = next(q for q in all_properties() if q.id == pid)
+    assert set(prover.STRATEGIES) >= {p.strategy}
+    prover.forget_proofs()
+    assert prover.prove(dataclasses.replace(p, strategy="")).status == p.expected == "proved"
+    prover.forget_proofs()
+    assert prover.prove(p).status == "proved"
+
+
+def test_a_proved_query_is_not_proved_again_in_the_process(monkeypatch):
+    prover.forget_proofs()
+    p = next(q for q in all_properties() if q.id == "tma_mma.agree.f16.K.128B")
+    assert prover.prove(p).status == "proved"
+    twin = next(q for q in all_properties() if q.id == "tma_mma.agree.bf16.K.128B")    # the same query
+
+    def no_solver(*args, **kwargs):
+        raise AssertionError("a proved query went to Z3 again")
+    with monkeypatch.context() as mp:
+        mp.setattr(prover, "_check", no_solver)
+        assert prover.prove(twin).status == "proved"
+    prover.forget_proofs()
+    assert prover.prove(twin).status == "proved"
+
+
+def test_a_patched_model_is_never_answered_from_the_memo(monkeypatch):
+    """The memo is keyed by the query's terms: a mutant (here TMA placing bytes unswizzled) builds other
+    terms and gets a counterexample (which spec/ does not confirm: the model and spec now disagree) although
+    the original query was proved in this process."""
+    from solver.model import tma_swizzle
+    p = next(q for q in all_properties() if q.id == "tma_mma.agree.f16.K.128B")
+    assert prover.prove(p).status == "proved"
+    monkeypatch.setattr(tma_swizzle, "place_byte", lambda mode, destination, offset: destination + offset)
+    mutant = prover.prove(p)
+    assert mutant.status == "unknown" and mutant.counterexample and "disagree" in mutant.reason
+
+
+def test_batches_cover_every_property_once_longest_first():
+    catalogue = all_properties()
+    work = prover.batches(catalogue)
+    assert sorted(i for batch in work for i in batch) == list(range(len(catalogue)))
+    costs = [sum(prover.cost_hint(catalogue[i]) for i in batch) for batch in work]
+    assert costs == sorted(costs, reverse=True)
+    for prefix in prover.SHARED_PREFIXES:
+        shared = [batch for batch in work if any(catalogue[i].id.startswith(prefix) for i in batch)]
+        assert len(shared) == 1 and all(catalogue[i].id.startswith(prefix) for i in shared[0])
+
+
+def test_prove_many_in_processes_reports_in_order_with_batches():
+    chosen = [p for p in all_properties()
+              if p.id.startswith(("tma_mma.agree.f16", "tma_mma.agree.bf16", "canonical.injective.K.none",
+                                  "model.no_wrap", "tmem.alloc.inside.16x64b", "canonical.injective.K.128B.16bit"))]
+    prover.forget_proofs()
+    seen = []
+    two = prover.prove_many(chosen, jobs=2, on_result=lambda index, r: seen.append(index))
+    assert seen == list(range(len(chosen))) and [r.property.id for r in two] == [p.id for p in chosen]
+    assert all(r.as_expected for r in two) and any(r.status == "refuted" for r in two)

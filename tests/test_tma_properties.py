@@ -136,3 +136,41 @@ def test_canonical_descriptors_read_what_recipe_descriptors_read(case):
         for m, k in [(0, 0), (mn - 1, tile.instruction_k - 1), (mn // 3, tile.instruction_k // 2), (7, 1)]:
             c = {"tile_start": start, "mn_extent": mn, "k_tile": k_tile, "k_offset": k0, "mn": m, "k": k0 + k}
             assert tp._spec_written(tile, c) == read[1][m][k]      # the replay's TMA side, sampled
+
+
+# --- The cached swizzle-table terms (solver/model/tma_swizzle.py destination_chunk_term) ---------------
+@pytest.mark.parametrize("mode", tma_model.MODES)
+def test_cached_destination_chunk_is_the_built_term(mode):
+    """The template instantiated by substitution is the very term destination_chunk builds (Z3 shares
+    equal terms), on every call, so the queries and their counterexamples do not change."""
+    table = tma_model.CHUNK_TABLES[mode]
+    for address in (var("a"), var("b") + 48):
+        row, chunk = tma_model.line_row(table, address), tma_model.source_chunk(address)
+        for _ in range(2):
+            assert tma_model.destination_chunk_term(table, row, chunk).eq(
+                tma_model.destination_chunk(table, row, chunk))
+
+
+def test_cached_destination_chunk_follows_a_patched_function(monkeypatch):
+    """A mutant that replaces destination_chunk, or swaps its code object (tests/mutants.py), gets a
+    template built by the mutant, never the cached original; restoring it gives the original again."""
+    from mutants import swap
+    table = tma_model.CHUNK_TABLES["128B"]
+    a = var("a")
+    row, chunk = tma_model.line_row(table, a), tma_model.source_chunk(a)
+    original = tma_model.destination_chunk_term(table, row, chunk)
+    with monkeypatch.context() as mp:
+        mp.setattr(tma_model, "destination_chunk", lambda t, r, c: c)
+        assert tma_model.destination_chunk_term(table, row, chunk).eq(chunk)
+        unswizzled = z3.Solver()
+        unswizzled.add(tma_model.table_swizzle("128B", a) != a)
+        assert unswizzled.check() == z3.unsat             # the identity chunk map: no swizzle at all
+    with monkeypatch.context() as mp:
+        swap(mp, tma_model.destination_chunk, "bv(j), result)", "bv(7 - j), result)")
+        mutated = tma_model.destination_chunk_term(table, row, chunk)
+        assert mutated.eq(tma_model.destination_chunk(table, row, chunk)) and not mutated.eq(original)
+    assert tma_model.destination_chunk_term(table, row, chunk).eq(original)
+    broken = [list(r) for r in table]
+    broken[1][0], broken[1][1] = broken[1][1], broken[1][0]
+    assert tma_model.destination_chunk_term(broken, row, chunk).eq(tma_model.destination_chunk(broken, row, chunk))
+    assert not tma_model.destination_chunk_term(broken, row, chunk).eq(original)

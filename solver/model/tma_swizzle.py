@@ -125,6 +125,30 @@ def destination_chunk(table, row, chunk):
     return result
 
 
+_DESTINATION_TEMPLATES: dict = {}     # key (see destination_chunk_term) -> (template, row, chunk placeholders)
+
+
+def destination_chunk_term(table, row, chunk):
+    """destination_chunk(table, row, chunk), the same Z3 term, built once per table: the If-chain is made
+    over two placeholder constants and each call substitutes `row` and `chunk` into it (Z3 shares equal
+    terms, so the result is the very term destination_chunk would build; the tests check it). Building the
+    chain is most of the time of building a TMA swizzle term.
+
+    The key holds the table's cells, the function destination_chunk as this module names it now and its
+    code object, the sorts and the context: a test that replaces the function or its __code__ (tests/
+    mutants.py) or passes another table gets a template built by what it patched, never a stale one."""
+    function = destination_chunk
+    cells = tuple(tuple(r) for r in table)
+    key = (cells, function, function.__code__, NOWHERE, row.sort(), chunk.sort(), row.ctx)
+    entry = _DESTINATION_TEMPLATES.get(key)
+    if entry is None:
+        row0 = z3.Const("tma_swizzle.row", row.sort())
+        chunk0 = z3.Const("tma_swizzle.chunk", chunk.sort())
+        entry = _DESTINATION_TEMPLATES[key] = (function(cells, row0, chunk0), row0, chunk0)
+    template, row0, chunk0 = entry
+    return z3.substitute(template, (row0, row), (chunk0, chunk))
+
+
 def table_cell(table, row, position):
     """table[row][position] as a term (the direct reading, used to check it against the search)."""
     result = bv(NOWHERE)
@@ -144,7 +168,7 @@ def _table_swizzle(table, flip_8b: bool, address, direct: bool = False):
     cell as the destination of its position instead of searching)."""
     row = line_row(table, address)
     chunk = source_chunk(address)
-    target = table_cell(table, row, chunk) if direct else destination_chunk(table, row, chunk)
+    target = table_cell(table, row, chunk) if direct else destination_chunk_term(table, row, chunk)
     within = address & bv(CHUNK_BYTES - 1)
     if flip_8b:
         within = z3.If(flips(address), within ^ bv(HALF_BYTES), within)

@@ -218,7 +218,8 @@ def _register_injectivity():
              "(one of the two strides steps past every block along the other). Proved as four lemmas "
              "(decomposition, inside a block, disjoint blocks, injective swizzle).",
              FIELD_RANGE + "; 1 to 16 blocks along MN; the instruction's 32 bytes of K",
-             "PTX 9.7.16.3.3", "proved", None, "canonical", rules=_layout_rules(major, swizzle))(
+             "PTX 9.7.16.3.3", "proved", None, "canonical", rules=_layout_rules(major, swizzle),
+             strategy="smt")(    # the disjoint-blocks lemma is non-linear integer arithmetic: the SMT core
                  lambda major=major, swizzle=swizzle, bits=bits: _injective_lemmas(major, swizzle, bits))
     for major in ("K", "MN"):
         for swizzle in ("none", "128B"):
@@ -505,7 +506,8 @@ for _swizzle in SWIZZLED:
       "for every layout family, element width and LBO mode.",
       FIELD_RANGE + "; MN < 256; K < 128 elements", "solver/model/bitvec.py", "proved", None, "model",
       rules=("readmap.k_major.none", "readmap.k_major.swizzled", "readmap.mn_major.none",
-             "readmap.mn_major.swizzled", "readmap.element_byte", "readmap.k48.absolute_split"))
+             "readmap.mn_major.swizzled", "readmap.element_byte", "readmap.k48.absolute_split"),
+      strategy="smt")      # the SMT core decides the overflow conditions 3x faster than bit-blasting them
 def no_wrap():
     f, ranges = _fields()
     mn, k = narrow("mn", 8), narrow("k", 7)

@@ -4,7 +4,10 @@ A property states a claim over a parameter range. Its `build` returns a Query: n
 assumptions that fix the range, and the claim (or a list of lemma Queries whose conjunction implies the
 claim). The prover (solver/prove/prover.py) asks Z3 for a model of assumptions AND NOT claim: none means
 "proved" (over exactly that range), one means "refuted" with a counterexample, and a timeout or an
-incomplete answer means "unknown". Every counterexample is replayed through spec/ (the concrete
+incomplete answer means "unknown". A property may name a proof `strategy` (prover.STRATEGIES: a Z3 tactic
+pipeline that proves its queries faster than the default solver); it only decides proofs: a query the
+strategy does not prove unsat is asked again of the default solver, so every counterexample and every
+"unknown" is the default solver's. Every counterexample is replayed through spec/ (the concrete
 executor) by the property's `replay`, which must confirm it. `rules` names the spec/ rules (ids that
 spec.rules.resolve knows) whose consequence or model the property checks.
 
@@ -38,6 +41,7 @@ class Property:
     replay: Optional[Callable[[dict], bool]] = field(default=None, repr=False)
     family: str = ""
     rules: tuple = ()                   # the spec/ rule ids the property is about
+    strategy: str = ""                  # a prover.STRATEGIES name to try first for proofs ("": none)
 
     def as_json(self) -> dict:
         return {"id": self.id, "statement": self.statement, "domain": self.domain,
@@ -48,7 +52,8 @@ PROPERTIES: dict = {}
 
 
 def prop(id: str, statement: str, domain: str, source: str, expected: str,
-         replay: Optional[Callable[[dict], bool]] = None, family: str = "", rules: tuple = ()):
+         replay: Optional[Callable[[dict], bool]] = None, family: str = "", rules: tuple = (),
+         strategy: str = ""):
     """Decorator: register the query builder it decorates as a property."""
     if expected not in ("proved", "refuted"):
         raise ValueError(f"{id}: expected must be proved or refuted")
@@ -56,6 +61,7 @@ def prop(id: str, statement: str, domain: str, source: str, expected: str,
     def register(build):
         if id in PROPERTIES:
             raise ValueError(f"duplicate property {id}")
-        PROPERTIES[id] = Property(id, statement, domain, source, expected, build, replay, family, tuple(rules))
+        PROPERTIES[id] = Property(id, statement, domain, source, expected, build, replay, family, tuple(rules),
+                                  strategy)
         return build
     return register

@@ -34,6 +34,10 @@ from solver.model import tmem as model
 from solver.model.bitvec import bv, in_range, narrow
 from solver.prove.property import Query, prop
 
+# The proved tmem properties are proved by Z3's SMT core (solver/prove/prover.py STRATEGIES): their
+# products and divisions by unknowns (spans, .num, allocation sizes) bit-blast slowly.
+STRATEGY = "smt"
+
 SOURCE = ("PTX 9.7.16.1.1, 9.7.16.2.3, 9.7.16.8.3 Table 49; CUTLASS 4.2 cute/atom/copy_traits_sm100.hpp "
           "(SM100_TMEM_LOAD/STORE atoms' CuTe layouts)")
 FAMILY = "tmem"
@@ -108,6 +112,7 @@ def _injective(shape: str, pack: bool, overlapping: bool = False):
          f"tcgen05.ld/st .{shape}{' .pack::16b/.unpack::16b' if pack else ''}: the fragment map (thread, "
          f"register, 16-bit half) -> (lane, column, cell half) is injective{split}{false}",
          domain, SOURCE, "refuted" if overlapping else "proved", replay=replay, family=FAMILY,
+         strategy="" if overlapping else STRATEGY,
          rules=_fragment_rules(shape, pack))(build)
 
 
@@ -152,7 +157,7 @@ def _footprint(shape: str, pack: bool):
          f"exactly lanes [0, {lanes}) x columns {columns} x {halves}: every piece (thread < 32, register < "
          f"{model.BASE[shape]}*num, half < 2) lands inside, and every such cell is the image of the piece "
          f"the layouts' right inverse names (an explicit witness, checked)",
-         domain, SOURCE, "proved", family=FAMILY, rules=_fragment_rules(shape, pack))(lambda: [inside(), onto()])
+         domain, SOURCE, "proved", family=FAMILY, strategy=STRATEGY, rules=_fragment_rules(shape, pack))(lambda: [inside(), onto()])
 
 
 # --- lane quarter ---------------------------------------------------------------------------------------
@@ -235,7 +240,7 @@ def _lane_quarter(shape: str, in_quarter_only: bool = False):
          f"tcgen05.ld/st .{shape} by warp w at address lane a touches only lanes of w's quarter "
          f"[32(w%4), 32(w%4) + 32) iff 32(w%4) <= a <= 32(w%4) + {32 - lanes}: inside the condition every "
          f"piece stays in the quarter; outside it the piece at lane 0 or lane {lanes - 1} of the access "
-         f"leaves it", domain, SOURCE, "proved", replay=replay, family=FAMILY,
+         f"leaves it", domain, SOURCE, "proved", replay=replay, family=FAMILY, strategy=STRATEGY,
          rules=rules)(lambda: [inside(), outside()])
 
 
@@ -289,7 +294,7 @@ def _alloc_inside(shape: str, pack: bool, start_inside: bool = False):
          f"{what} at column b + o of an allocation [b, b + n) touches only columns of the allocation when "
          f"o + {_columns_text(shape, pack)}{split} <= n",
          domain + f"; o + {_columns_text(shape, pack)}{split} <= n", SOURCE, "proved", replay=replay,
-         family=FAMILY, rules=rules)(build)
+         family=FAMILY, strategy=STRATEGY, rules=rules)(build)
 
 
 for _shape in model.SHAPES:
@@ -395,7 +400,7 @@ def _cp_multicast(shape: str, multicast, named_as=None):
          f"cell bit)), every written cell holds bits of one source row only, and source row r reaches exactly "
          f"the {copies} lane(s) the {'multicast ' + multicast if multicast else 'shape'} names for it (lane "
          f"r%32 of each named warp's quarter; .4x256b: lane 32r), bit b in column b/32 of {bits // 32}",
-         domain, CP_SOURCE, "proved", family=FAMILY, rules=rules)(lambda: [once(), inside(), onto()])
+         domain, CP_SOURCE, "proved", family=FAMILY, strategy=STRATEGY, rules=rules)(lambda: [once(), inside(), onto()])
 
 
 def _cp_decompression(fmt: str):
@@ -457,7 +462,7 @@ def _cp_decompression(fmt: str):
          f"x 32)",
          "every shape (rows of N = 128 or 256 bits: .128x256b, .4x256b / .128x128b, .64x128b, .32x128b); "
          "chunk in [0, N/128), element in [0, 16), destination byte in [0, N/8), source bit in [0, N)",
-         DECOMPRESSION_SOURCE, "proved", family=FAMILY,
+         DECOMPRESSION_SOURCE, "proved", family=FAMILY, strategy=STRATEGY,
          rules=("tmem.cp.decompression", "tmem.cp.format", "tmem.cp.source", "tmem.cp.layout"))(
         lambda: [fits(), disjoint(), onto()])
 
@@ -513,7 +518,7 @@ def _acc_injective(layout: str):
     prop(f"tmem.accumulator.injective.{layout}",
          f"accumulator layout {layout}: (m, n) -> (cta, lane, column) is injective on the M x N matrix D and "
          f"stays inside 128 lanes x 512 columns (inside the {'N' if model.ACCUMULATOR_ATOMS[layout][1] == 1 else 'N/' + str(model.ACCUMULATOR_ATOMS[layout][1])} columns the layout uses)",
-         _acc_domain(layout), ACCUMULATOR_SOURCE, "proved", family=FAMILY,
+         _acc_domain(layout), ACCUMULATOR_SOURCE, "proved", family=FAMILY, strategy=STRATEGY,
          rules=_acc_rules(layout))(lambda: [injective(), inside()])
 
 
@@ -560,7 +565,10 @@ def _acc_read_once(layout: str, shape: str, wrong: bool = False):
         span = model.access_span(shape, e)
         cta, lane, column = model.accumulator_cell(layout, m, n, N, offset)
         within = lane - offset
-        load, rest = z3.UDiv(column, span), z3.URem(column, span)
+        # span is a power of two: the load and the column in it by a shift and a mask (dividing by an unknown
+        # bit-blasts a divider); the claim states span == 2^span_log2, so this stays the model's span
+        span_log2 = bv(model.columns_log2_factor(shape, False).bit_length() - 1 + (shape == "16x32bx2")) + e
+        load, rest = z3.LShR(column, span_log2), column & ((bv(1) << span_log2) - 1)
         t, r, h = model.inverse(shape, False, within & 31, rest, bv(0), e)
         read = (cta, z3.LShR(within, 5), load, t, r)
         hit = _read_cell(layout, shape, read, e, offset)
@@ -568,7 +576,7 @@ def _acc_read_once(layout: str, shape: str, wrong: bool = False):
         return Query({"N": N, "num": bv(1) << e, "m": m, "n": n},
                      ranges + element_range + [model.legal_num(shape, e), z3.URem(width, span) == 0],
                      z3.And(z3.ULT(read[1], 4), z3.ULT(t, 32), z3.ULT(r, model.registers(shape, e)), h == 0,
-                            z3.ULT(load, z3.UDiv(width, span)),
+                            z3.ULT(load, z3.UDiv(width, span)), span == bv(1) << span_log2,
                             z3.And([x == y for x, y in zip(hit, (cta, lane, column))])))
 
     def once() -> Query:                       # no cell read twice
@@ -630,7 +638,7 @@ def _acc_read_once_all(layout: str):
                  f"two reads share a cell); the sequence: " + "; or ".join(texts))
     prop(f"tmem.accumulator.read_once.{layout}", statement, domain if len(shapes) == 1 else
          _acc_domain(layout) + "; num = 2^e, each shape's legal .num with s dividing the columns",
-         ACCUMULATOR_SOURCE, "proved", family=FAMILY,
+         ACCUMULATOR_SOURCE, "proved", family=FAMILY, strategy=STRATEGY,
          rules=_acc_rules(layout) + ("tmem.ld.fragment", "tmem.ld.num", "tmem.access.lane_quarter"))(
         lambda: [build() for builders in lemmas for build in builders])
 
