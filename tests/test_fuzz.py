@@ -111,7 +111,8 @@ def test_valid_cases_are_ok(target, arch):
         assert all(tensormap_model.violated(r["case"], arch) == [] for r in records)
 
 
-@pytest.mark.parametrize("target,rule", [("tensormap", "tma.map.box_range"), ("desc", "desc.tile.start_address")])
+@pytest.mark.parametrize("target,rule", [("tensormap", "tma.map.box_range"), ("desc", "desc.tile.start_address"),
+                                         ("tensormap", "tma.map.box_bytes_loaded")])      # Z3 under a budget
 def test_same_seed_same_cases_and_no_duplicates(target, rule):
     """The command line, run twice in fresh processes, prints the same bytes for the same seed and other
     cases for another seed (test_same_seed_same_cases_in_one_process checks it within one process)."""
@@ -162,6 +163,40 @@ def test_smem_misalignment_witness_is_a_real_misplacement():
         w = r["witness"]
         assert w["written_at"] != w["expected_at"]
         assert r["case"]["smemAddress"] % tma_place.tma_swizzle.repeat_boundary(r["case"]["swizzle"]) != 0
+
+
+def test_smem_misalignment_witness_from_the_first_rows_is_the_whole_box_one():
+    """misplaced_element places the first rows of a box before the whole box: the same witness."""
+    from solver.fuzz import tensormap
+    for arch in ("sm90", "sm100"):
+        for r in generated("tensormap", arch, {"tma.map.smem_alignment"}, count=60, seed=11):
+            assert tensormap.misplaced_element(r["case"]) == tensormap.misplaced_element_whole(r["case"])
+    tiled = {"encode": "tiled", "dataType": "UINT8", "swizzle": "128B", "smemAddress": 0x480,
+             "boxDim": [64, 4, 5], "elementStrides": [1, 1, 2]}
+    for destination in (0x400, 0x480, 0x410, 0x2000, 0x3F0):
+        for swizzle in ("32B", "64B", "128B"):
+            doc = dict(tiled, smemAddress=destination, swizzle=swizzle,
+                       boxDim=[{"32B": 32, "64B": 64, "128B": 128}[swizzle], 4, 5])
+            assert tensormap.misplaced_element(doc) == tensormap.misplaced_element_whole(doc)
+
+
+def test_tensormap_nonlinear_rule_under_a_bounded_budget():
+    """box_bytes_loaded (products of floor / ceiling divisions): Z3 runs under a budget (rlimit, so
+    deterministic), sampling fills in, spec labels every case, and the model and spec agree."""
+    violate = {"tma.map.box_bytes_loaded"}
+    records = generated("tensormap", "sm90", violate, count=300, seed=4)       # no disagreements
+    assert len(records) == 300
+    assert all(r["violates"] == ["tma.map.box_bytes_loaded"] for r in records)
+    assert json.dumps(records) == json.dumps(generated("tensormap", "sm90", violate, count=300, seed=4))
+
+
+def test_tensormap_problem_budget_says_undecided_not_unsat():
+    from solver.model import tensormap as model
+    problem = model.Problem("tiled", "sm90", break_={"tma.map.box_bytes_loaded"}, budget=1)
+    with pytest.raises(model.Undecided):
+        problem.next(0)
+    problem.set_budget(None)
+    assert problem.next(0) is not None
 
 
 # --- hypothesis strategies --------------------------------------------------------------------------------------

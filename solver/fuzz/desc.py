@@ -146,4 +146,4 @@ def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats)
     rng = random.Random(seed)
     problem = model.Problem(arch, violate)
     yield from anchored(problem.next, case_of, exactly(label, arch, violate), _mutators(rng), dict,
-                        count, rng, stats, violate)
+                        count, rng, stats, violate, adapt=True)

@@ -98,17 +98,23 @@ TRIES_PER_CASE = 40     # samples tried per case before asking Z3 for one more a
 
 
 def anchored(next_anchor: Callable, case_of: Callable, label_of: Callable, mutators: Sequence[Callable],
-             copy: Callable, count: int, rng: random.Random, stats: Stats, asked: frozenset) -> Iterator[tuple]:
+             copy: Callable, count: int, rng: random.Random, stats: Stats, asked: frozenset,
+             anchor_every: int = ANCHOR_EVERY, adapt: bool = False) -> Iterator[tuple]:
     """Up to `count` distinct (case, Label): Z3 anchors, and samples between them.
 
     next_anchor(seed) -> values, or None when the target's Z3 problem has no new shape left;
     case_of(values) -> the case document, or None when the values do not make one;
     label_of(case) -> the spec Label when it breaks exactly the asked rules, else None;
-    mutators: functions redrawing one field of a copy(values) in place.
+    mutators: functions redrawing one field of a copy(values) in place;
+    anchor_every: a fresh anchor for every this many cases (at least 4 in all): a target whose anchors
+    cost more than its samples (non-linear constraints: tensormap) asks for fewer;
+    adapt: draw the mutators in proportion to how often samples they made were kept so far ((kept + 1) /
+    (tried + 2), at least 1/20: each keeps being tried), so that a request whose rules most redraws
+    break wastes fewer spec labels. The draw depends only on rng and the labels: same seed, same cases.
     An anchor whose case spec labels otherwise is a model/spec disagreement (stats.disagreements); it
     counts as an anchor, so a run of them ends the loop."""
     anchors, seen, produced = [], set(), 0
-    wanted_anchors = max(4, -(-count // ANCHOR_EVERY))
+    wanted_anchors = max(4, -(-count // anchor_every))
     exhausted = False
 
     def fresh(case) -> bool:
@@ -118,6 +124,18 @@ def anchored(next_anchor: Callable, case_of: Callable, label_of: Callable, mutat
             return False
         seen.add(key)
         return True
+
+    tried, kept = [0] * len(mutators), [0] * len(mutators)
+
+    def pick(how_many: int) -> list:
+        """Indices of how_many distinct mutators: uniformly (rng.sample), or weighted when adapt."""
+        if not adapt:
+            return rng.sample(range(len(mutators)), how_many)
+        pool, out = list(range(len(mutators))), []
+        for _ in range(min(how_many, len(pool))):
+            weights = [max(0.05, (kept[i] + 1) / (tried[i] + 2)) for i in pool]
+            out.append(pool.pop(rng.choices(range(len(pool)), weights=weights)[0]))
+        return out
 
     while produced < count:
         if not exhausted and len(anchors) < wanted_anchors:
@@ -141,11 +159,18 @@ def anchored(next_anchor: Callable, case_of: Callable, label_of: Callable, mutat
             return
         for _ in range(TRIES_PER_CASE):
             values = copy(rng.choice(anchors))
-            for mutate in rng.sample(mutators, rng.randint(1, 3)):
-                mutate(values)
+            chosen = pick(rng.randint(1, 3))
+            for i in chosen:
+                mutators[i](values)
             case = case_of(values)
-            found = None if case is None else label_of(case)
-            if found is not None and fresh(case):
+            # a case met before is not labelled again: spec's label is a function of the case, so it is
+            # dropped either way (a duplicate, or again not exactly the asked rules); what comes out is
+            # the same as labelling first, for a fraction of the spec work
+            found = None if case is None or not fresh(case) else label_of(case)
+            for i in chosen:
+                tried[i] += 1
+                kept[i] += found is not None
+            if found is not None:
                 produced += 1
                 yield case, found
                 break

@@ -16,7 +16,6 @@ outcome: "refused" when the driver's encoder refuses (an enforced rule); otherwi
 """
 from __future__ import annotations
 
-import json
 import random
 from typing import Iterator
 
@@ -59,7 +58,47 @@ def misplaced_element(document: dict):
     """Rule tma.map.smem_alignment's witness: with a destination off the swizzle's repeat, TMA takes the
     swizzle phase from the absolute address (PTX 5.5.7; tma.place.tiled, H100), so an element lands
     elsewhere than a consumer that starts the pattern at the destination expects. The first such
-    element, or None (no swizzle, or a packed type whose rows spec does not place)."""
+    element, or None (no swizzle, or a packed type whose rows spec does not place).
+
+    spec places a box row after row (flat row index, dimension 0 fastest) at destination + row * pitch,
+    the pitch set by the row alone: the first R rows of a box are placed as the box (dims[0], R) places
+    them. The first misplaced element is nearly always in row 0 (the swizzle's phase shows there), so
+    row 0 is placed first, then rows 0-7 (PREFIX_ROWS), and the whole box only when they hold none
+    (misplaced_element_whole, the plain reading, is what tests compare it with)."""
+    box = _boxes(document)
+    if box is None:
+        return None
+    written_box, anchored_box = box
+    rows = 1
+    for c in written_box.counts[1:]:
+        rows *= c
+    for prefix_rows in PREFIX_ROWS:
+        if rows <= prefix_rows:
+            break
+        dims, strides = (written_box.dims[0], prefix_rows), (written_box.element_strides[0], 1)
+        try:
+            prefix = [tma_place.make_box(b.swizzle, b.element_bytes, dims, b.smem_address, strides)
+                      for b in box]
+            found = _first_misplaced(*prefix)
+        except SpecError:
+            found = None
+        if found is not None:
+            return found
+    return _first_misplaced(written_box, anchored_box)
+
+
+PREFIX_ROWS = (1, 8)
+
+
+def misplaced_element_whole(document: dict):
+    """misplaced_element, placing the whole box (the reference for tests)."""
+    box = _boxes(document)
+    return None if box is None else _first_misplaced(*box)
+
+
+def _boxes(document: dict):
+    """(the box written at smemAddress, the same box at 0), both placeable by spec; None when the
+    witness does not apply or spec does not place the box."""
     element_bytes = _element_bytes(document)
     swizzle, destination = document["swizzle"], document.get("smemAddress")
     if destination is None or swizzle == "NONE" or element_bytes is None or destination % 16:
@@ -69,12 +108,21 @@ def misplaced_element(document: dict):
     else:          # one im2col load: pixelsPerColumn rows of channelsPerPixel elements
         dims, strides = [document["channelsPerPixel"], document["pixelsPerColumn"]], None
     try:
-        written = tma_place.place(tma_place.make_box(swizzle, element_bytes, dims, destination, strides))
-        anchored = tma_place.place(tma_place.make_box(swizzle, element_bytes, dims, 0, strides))
+        boxes = (tma_place.make_box(swizzle, element_bytes, dims, destination, strides),
+                 tma_place.make_box(swizzle, element_bytes, dims, 0, strides))
     except SpecError:
         return None
-    box = tma_place.make_box(swizzle, element_bytes, dims, 0, strides)
-    per_row = box.counts[0]
+    if not all(tma_place.placeable(tma_place.violations(b)) for b in boxes):
+        return None             # spec's place refuses it (SpecError)
+    return boxes
+
+
+def _first_misplaced(written_box, anchored_box):
+    try:
+        written, anchored = tma_place.place(written_box), tma_place.place(anchored_box)
+    except SpecError:
+        return None
+    destination, per_row = written_box.smem_address, written_box.counts[0]
     for i, (at, offset) in enumerate(zip(written, anchored)):
         if at != destination + offset:
             return {"element": {"row": i // per_row, "column": i % per_row},
@@ -167,7 +215,19 @@ def _mutators(rng: random.Random):
         if "smemAddress" in doc:
             doc["smemAddress"] = rng.choice((0, 1024, 0x4000)) + 128 * rng.randrange(8) + rng.choice((0, 0, 16))
 
-    return (address, global_dim, global_stride, element_stride, box, enums, corners, pixels, destination)
+    def data_type(doc):
+        """Another type of the same size (the kind varies between anchors; the sizes still fit)."""
+        bits = model.STORAGE_BITS[doc["dataType"]]
+        doc["dataType"] = rng.choice([t for t in model.DATA_TYPES if model.STORAGE_BITS[t] == bits])
+
+    def swizzle(doc):
+        doc["swizzle"] = rng.choice(model.ENCODER_SWIZZLES)
+
+    def interleave(doc):
+        doc["interleave"] = rng.choice(model.INTERLEAVES)
+
+    return (address, global_dim, global_stride, element_stride, box, enums, corners, pixels, destination,
+            data_type, swizzle, interleave)
 
 
 # --- Generation ----------------------------------------------------------------------------------------
@@ -177,23 +237,53 @@ def encodes_for(violate: frozenset, arch: str) -> tuple:
     return tuple(kinds)
 
 
+# Z3's budget for one check of an anchor (rlimit: deterministic resource units, not seconds). Some rules
+# are non-linear (tma.map.box_bytes*: products of floor / ceiling divisions): a check may take seconds or
+# end 'unknown'. Past the budget the anchor is given up for another seed; a kind whose anchors give up
+# UNDECIDED_LIMIT times in a row drops out, and the cases come from sampling around the anchors found
+# (each still labelled by spec). A kind with no anchor yet gets a budget 4 times larger at each try.
+ANCHOR_BUDGET = 300_000
+UNDECIDED_LIMIT = 3
+FIRST_ANCHOR_TRIES = 6
+# A fresh anchor for every this many cases: an anchor costs tens of milliseconds, a sample a fraction of
+# one; the shape mutators (data type, swizzle, interleave) keep the kinds varied between anchors.
+ANCHOR_EVERY = 500
+
+
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
     rng = random.Random(seed)
-    problems = [model.Problem(e, arch, break_=violate) for e in encodes_for(violate, arch)]
+    problems = [model.Problem(e, arch, break_=violate, budget=ANCHOR_BUDGET) for e in encodes_for(violate, arch)]
     solved = []
+    gave_up = {id(p): 0 for p in problems}
 
     def next_anchor(anchor_seed):
-        """One document from the encode kinds in turn; a kind with no new shape left drops out."""
+        """One document from the encode kinds in turn; a kind with no new shape left, or whose anchors
+        ran past the budget UNDECIDED_LIMIT times in a row, drops out."""
         while problems:
             problem = problems[len(solved) % len(problems)]
-            doc = problem.next(anchor_seed)
+            first = problem.found == 0
+            if first:
+                problem.set_budget(ANCHOR_BUDGET << (2 * gave_up[id(problem)]))
+            try:
+                doc = problem.next(anchor_seed)
+            except model.Undecided:
+                gave_up[id(problem)] += 1
+                if gave_up[id(problem)] >= (FIRST_ANCHOR_TRIES if first else UNDECIDED_LIMIT):
+                    problems.remove(problem)
+                anchor_seed = rng.randrange(1 << 30)
+                continue
+            if first:
+                problem.set_budget(ANCHOR_BUDGET)
             if doc is not None:
+                gave_up[id(problem)] = 0
                 solved.append(doc)
                 return doc
             problems.remove(problem)
             anchor_seed = rng.randrange(1 << 30)
         return None
 
-    copy = lambda doc: json.loads(json.dumps(doc))                # noqa: E731  (nested lists)
+    def copy(doc):          # values are ints, names and flat lists of ints
+        return {key: list(value) if isinstance(value, list) else value for key, value in doc.items()}
+
     yield from anchored(next_anchor, lambda doc: doc, exactly(label, arch, violate), _mutators(rng), copy,
-                        count, rng, stats, violate)
+                        count, rng, stats, violate, anchor_every=ANCHOR_EVERY, adapt=True)

@@ -899,6 +899,23 @@ def _hints(r: Record, encode: str, rng: random.Random) -> list:
     return hints
 
 
+_SHARED = {}
+
+
+def _shared_terms() -> tuple:
+    """The symbolic record and its constraints, built once per process: every Problem copies them into
+    a Z3 context of its own (IsolatedSolver), so sharing them changes no answer, and a campaign does
+    not rebuild them (a third of a short campaign's time)."""
+    if not _SHARED:
+        r = symbolic_record()
+        _SHARED["terms"] = (r, constraints(r))
+    return _SHARED["terms"]
+
+
+class Undecided(RuntimeError):
+    """Z3 did not decide a Problem's query within its budget (rlimit, deterministic: not a timeout)."""
+
+
 class Problem:
     """The documents for `encode` on `arch` that obey every rule in `keep` (default: every rule not in
     `break_`) and break every rule in `break_`. `swizzles` are the names a document may use: by default
@@ -907,9 +924,14 @@ class Problem:
 
     `next(seed)` returns one more document, or None when none is left. Each document found is blocked
     by its *shape* (data type, swizzle, interleave, rank and which optional keys it has), so successive
-    documents differ in kind, not only in a number; when every shape is used up, `next` returns None."""
+    documents differ in kind, not only in a number; when every shape is used up, `next` returns None.
 
-    def __init__(self, encode: str, arch: str, keep=None, break_=(), swizzles=ENCODER_SWIZZLES):
+    `budget` bounds each Z3 check (its rlimit, counted in Z3's deterministic resource units, so the same
+    seed gets the same answer); `next` raises Undecided where a check runs past it. None: no bound, and
+    Z3 'unknown' is a RuntimeError."""
+
+    def __init__(self, encode: str, arch: str, keep=None, break_=(), swizzles=ENCODER_SWIZZLES,
+                 budget: Optional[int] = None):
         break_ = set(break_)
         keep = set(RULE_IDS) - break_ if keep is None else set(keep)
         unknown = (keep | break_) - set(RULE_IDS)
@@ -920,8 +942,9 @@ class Problem:
         if encode not in ENCODES or arch not in ARCHES:
             raise ValueError(f"encode {encode!r} / arch {arch!r}")
         self.encode = encode
-        self.record = r = symbolic_record()
-        rules = constraints(r)
+        self.budget = budget
+        r, rules = _shared_terms()
+        self.record = r
         self.solver = IsolatedSolver()
         self.solver.add(*domain(r), r.encode == ENCODES.index(encode), r.arch == ARCHES.index(arch),
                         _swizzle_is(r, *swizzles))
@@ -934,17 +957,33 @@ class Problem:
             self.solver.add(r.has_coordinates == 0)
         self.solver.add(*[rules[rule_id] for rule_id in sorted(keep)])
         self.solver.add(*[z3.Not(rules[rule_id]) for rule_id in sorted(break_)])
+        if budget is not None:
+            self.set_budget(budget)
         self.found = 0
+        self.calls = 0
+
+    def set_budget(self, budget: Optional[int]) -> None:
+        """The rlimit of each later check (None: no bound)."""
+        self.budget = budget
+        self.solver.set("rlimit", budget or 0)
 
     def _shape(self):
         r = self.record
         return (r.data_type, r.swizzle, r.interleave, r.rank, r.has_smem_address, r.direction, r.has_coordinates)
 
     def next(self, seed: int = 0) -> Optional[dict]:
+        """One more document, None when none is left; with a budget, Undecided when Z3 gives up on
+        this seed's query (another seed may do; the solver is left as it was, less the hints)."""
         self.solver.set("random_seed", seed)
         rng = random.Random(seed)
-        model = check_with_hints(self.solver, _hints(self.record, self.encode, rng), rng,
-                                  prefix=f"hint{self.found}")
+        self.calls += 1
+        prefix = f"hint{self.found}" if self.calls == self.found + 1 else f"hint{self.found}.{self.calls}"
+        try:
+            model = check_with_hints(self.solver, _hints(self.record, self.encode, rng), rng, prefix=prefix)
+        except RuntimeError as error:          # z3 'unknown': never read as unsat
+            if self.budget is None:
+                raise
+            raise Undecided(str(error)) from None
         if model is None:
             return None
         self.found += 1
