@@ -155,13 +155,20 @@ def catalogue_position(r: Rule) -> tuple:
     return chapter, path, int(line or 0)
 
 
+_RULES_FOR: dict = {}      # (subject, catalogue size) -> the sorted rules; rules are only ever added
+
+
 def rules_for(subject: str) -> list[Rule]:
     """The rules about `subject`, in catalogue order (the order spec.rules.all_rules gives)."""
-    if subject == DEFINITION:
-        found = [r for r in CATALOGUE.values() if not r.subjects]
-    else:
-        found = [r for r in CATALOGUE.values() if subject in r.subjects]
-    return sorted(found, key=catalogue_position)
+    key = (subject, len(CATALOGUE))
+    cached = _RULES_FOR.get(key)
+    if cached is None:
+        if subject == DEFINITION:
+            found = [r for r in CATALOGUE.values() if not r.subjects]
+        else:
+            found = [r for r in CATALOGUE.values() if subject in r.subjects]
+        cached = _RULES_FOR[key] = sorted(found, key=catalogue_position)
+    return list(cached)
 
 
 def check_all(subject: str, value: Any, only: Optional[Iterable[str]] = None) -> list[Violation]:
