@@ -146,14 +146,26 @@ def _tma_address(r: Recipe, per_row: int, d, mn: int, k: int) -> int:
     return tma_swizzle.swizzle_byte_address(r.tma["swizzle"], base + (outer * per_row + inner) * d.bits // 8)
 
 
+def _no_descriptor(instruction: dict) -> dict:
+    return {"status": "refuted", "reason": f"no descriptor for K offset {instruction['k_offset']}"}
+
+
+def _operands(r: Recipe, k_inst: int):
+    """(instruction, the operand its descriptor reads, or None when synth found none) per k-step, in order."""
+    for instruction in r.instructions:
+        if instruction["status"] != "found":
+            yield instruction, None
+            continue
+        desc = spec_descriptor.decode(r.arch, int(instruction["descriptor"], 16))
+        yield instruction, readmap.make_operand(desc, r.dtype, r.major, r.mn, k_inst, r.kind)
+
+
 def _prove(r: Recipe, tile, per_row: int, d, k_inst: int) -> dict:
     """Every element each instruction reads is where the TMA boxes put it (exhaustive)."""
     checked = 0
-    for instruction in r.instructions:
-        if instruction["status"] != "found":
-            return {"status": "refuted", "reason": f"no descriptor for K offset {instruction['k_offset']}"}
-        desc = spec_descriptor.decode(r.arch, int(instruction["descriptor"], 16))
-        op = readmap.make_operand(desc, r.dtype, r.major, r.mn, k_inst, r.kind)
+    for instruction, op in _operands(r, k_inst):
+        if op is None:
+            return _no_descriptor(instruction)
         for mn in range(r.mn):
             for k in range(k_inst):
                 written = _tma_address(r, per_row, d, mn, instruction["k_offset"] + k)
@@ -196,11 +208,9 @@ def _prove_rows(r: Recipe, per_row: int, d, k_inst: int) -> dict:
     then k order), the same result (tests/test_fast_paths.py)."""
     written = None
     checked = 0
-    for instruction in r.instructions:
-        if instruction["status"] != "found":
-            return {"status": "refuted", "reason": f"no descriptor for K offset {instruction['k_offset']}"}
-        desc = spec_descriptor.decode(r.arch, int(instruction["descriptor"], 16))
-        op = readmap.make_operand(desc, r.dtype, r.major, r.mn, k_inst, r.kind)
+    for instruction, op in _operands(r, k_inst):
+        if op is None:
+            return _no_descriptor(instruction)
         if written is None:
             written = _tma_rows(r, per_row, d)
         k0 = instruction["k_offset"]
@@ -212,6 +222,7 @@ def _prove_rows(r: Recipe, per_row: int, d, k_inst: int) -> dict:
         checked += r.mn * k_inst
     return {"status": "proved", "method": "exhaustive", "elements": checked,
             "statement": "every element each descriptor reads is the one the TMA boxes wrote there"}
+
 
 def as_json(r: Recipe) -> dict:
     return {"arch": r.arch, "dtype": r.dtype, "kind": r.kind, "major": r.major, "mn": r.mn,

@@ -130,36 +130,33 @@ def placeable(found) -> bool:
 def place(box: Box) -> list:
     """The absolute address of the first byte of every loaded element, dimension 0 fastest (a box that
     `placeable` refuses is malformed input here: SpecError)."""
+    rows, per_row, pitch = _rows(box)
+    return [tma_swizzle.swizzle_byte_address(box.swizzle, box.smem_address + row * pitch + i * box.element_bytes)
+            for row in range(rows) for i in range(per_row)]
+
+
+def _rows(box: Box) -> tuple:
+    """(rows, elements per row, row pitch in bytes) of a box that `placeable` accepts; SpecError if not."""
     found = violations(box)
     if not placeable(found):
         bad = next(v for v in found if not placeable([v]))
         raise SpecError("box", ",".join(map(str, box.dims)), f"not placed: {bad.message}", bad.rule.id)
-    per_row = box.counts[0]
     rows = 1
     for c in box.counts[1:]:
         rows *= c
-    pitch = row_pitch(box.swizzle, per_row * box.element_bytes)
-    return [tma_swizzle.swizzle_byte_address(box.swizzle, box.smem_address + row * pitch + i * box.element_bytes)
-            for row in range(rows) for i in range(per_row)]
+    return rows, box.counts[0], row_pitch(box.swizzle, box.counts[0] * box.element_bytes)
 
 
 def place_rows(box: Box) -> list:
     """`place`, a box row at a time (spec.tma.swizzle.swizzle_byte_range: one table lookup per element):
     the same list, the same refusals. `place` is the reference; tests/test_fast_paths.py checks the two."""
-    found = violations(box)
-    if not placeable(found):
-        bad = next(v for v in found if not placeable([v]))
-        raise SpecError("box", ",".join(map(str, box.dims)), f"not placed: {bad.message}", bad.rule.id)
-    per_row = box.counts[0]
-    rows = 1
-    for c in box.counts[1:]:
-        rows *= c
-    pitch = row_pitch(box.swizzle, per_row * box.element_bytes)
+    rows, per_row, pitch = _rows(box)
     placed = []
     for row in range(rows):
         placed += tma_swizzle.swizzle_byte_range(box.swizzle, box.smem_address + row * pitch, per_row,
                                                  box.element_bytes)
     return placed
+
 
 def violations(box: Box):
     """The rules of a tiled box (subject tma_box) and the size rules of the load that brings it."""
