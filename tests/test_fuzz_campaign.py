@@ -53,3 +53,18 @@ def test_the_command_line_with_jobs_prints_the_same_bytes(capsys, small_chunks):
         assert main(["fuzz", "--target", "desc", "--arch", "sm90", "--count", "90", "--seed", "5", "--jobs", jobs]) == 0
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1] and outputs[0].count("\n") == 90
+
+
+def test_jobs_and_an_unreachable_scheduler_are_one_line_exit_2(capsys, monkeypatch):
+    """--jobs has an upper bound checked before any process starts; a scheduler nobody answers at is a
+    usage error after the connect timeout, not a hang or an internal error."""
+    from solver.cli.args import MAX_JOBS
+    for argv in (["fuzz", "--target", "desc", "--arch", "sm90", "--jobs", str(MAX_JOBS + 1)],
+                 ["prove", "k48", "--jobs", "100000000"]):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and "--jobs" in err
+    monkeypatch.setattr(campaign, "CONNECT_SECONDS", 1)
+    assert main(["fuzz", "--target", "desc", "--arch", "sm90", "--count", "3", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "--scheduler" in err

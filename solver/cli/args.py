@@ -67,6 +67,17 @@ def positive_number(text: str) -> int:
     return _integer(text, 1)
 
 
+MAX_JOBS = 256           # worker processes: far more than any machine this runs on has cores
+
+
+def job_count(text: str) -> int:
+    """--jobs: 1 to MAX_JOBS processes (checked before any is started)."""
+    value = _integer(text, 1)
+    if value > MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: at most {MAX_JOBS} processes")
+    return value
+
+
 MAX_LIST_LENGTH = 64     # no list option takes more than a handful of numbers (a tensor has at most 5 dimensions)
 
 

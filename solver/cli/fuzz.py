@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from solver.cli import render
-from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, arch_name, number, positive_number
+from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, arch_name, job_count, number, positive_number
 from solver.cli.progress import Progress
 from solver.fuzz import engine as fuzz
 
@@ -62,7 +62,7 @@ def register(commands) -> None:
                    help="jsonl (default), cuda (tensormap: a host program calling cuTensorMapEncode*), "
                         "ptx (desc: wgmma / tcgen05.mma kernels; tmem: one kernel per tcgen05.ld/st/ld.red case, "
                         "a module per target; tmem-alloc: a module per case, each warp running its operations)")
-    p.add_argument("--jobs", type=positive_number, default=1,
+    p.add_argument("--jobs", type=job_count, default=1,
                    help="run the campaign's chunks of 1000 cases in N local processes (same output as 1)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run the chunks on a Dask distributed cluster (tcp://host:8786, or 'local' for a local "
@@ -103,8 +103,10 @@ def _records(args) -> tuple:
             mapper = campaign.dask_mapper(campaign.connect(args.scheduler))
         except ImportError as error:
             raise FuzzUsage(f"fuzz: {error}") from None
-    elif args.jobs > 1:
-        mapper = campaign.process_mapper(args.jobs)
+        except (OSError, ValueError) as error:      # unreachable, or not an address Dask reads
+            raise FuzzUsage(f"fuzz: --scheduler {args.scheduler!r:.80}: cannot connect ({error})") from None
+    elif args.jobs > 1 and count > campaign.CHUNK:  # one chunk needs no pool
+        mapper = campaign.process_mapper(min(args.jobs, -(-count // campaign.CHUNK)))
     records = campaign.run(args.target, args.arch, violate, count, args.seed, stats, mapper)
     return records, stats, violate, count
 

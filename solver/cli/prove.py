@@ -11,7 +11,7 @@ import time
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_command, arch_name, dtype_name, number,
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_command, arch_name, dtype_name, job_count, number,
                              number_list, parse_json_text,
                              checked_text, layout_text, positive_number, read_json_document, read_text_document, seconds)
 
@@ -138,7 +138,7 @@ def run(args) -> int:
             mark = "" if result.as_expected else f"  (expected {result.property.expected})"
             sys.stderr.write(f"\r[{index + 1}/{len(chosen)}] {result.property.id}: {result.status} "
                              f"{result.seconds:.2f}s{mark}\033[K\n")
-    jobs = args.jobs if args.jobs is not None else min(len(chosen), os.cpu_count() or 1)
+    jobs = min(len(chosen), args.jobs if args.jobs is not None else os.cpu_count() or 1)
     began = time.perf_counter()
     results = prover.prove_many(chosen, timeout=args.timeout, save_dir=args.save, jobs=jobs, on_result=shown)
     wall = time.perf_counter() - began
@@ -157,7 +157,7 @@ def register(commands) -> None:
                                                         "canonical.injective")
     p.add_argument("--all", action="store_true", help="every property (the default with no ID)")
     p.add_argument("--timeout", type=seconds, default=30.0, help="seconds per property (default 30)")
-    p.add_argument("--jobs", type=positive_number, default=None,
+    p.add_argument("--jobs", type=job_count, default=None,
                    help="processes to prove in (default: one per core); the answers do not depend on it")
     p.add_argument("--list", action="store_true", help="list the properties instead of proving")
     p.add_argument("--save", metavar="DIR", default=None,

@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Iterator, Optional
 from solver.fuzz import engine
 
 CHUNK = 1000
+CONNECT_SECONDS = 10     # an unreachable scheduler is an error after this long, not a hang
 
 
 def chunk_seed(seed: int, chunk: int) -> int:
@@ -122,4 +123,4 @@ def connect(address: str):
         raise ImportError("--scheduler needs Dask distributed: pip install 'layoutproof[distributed]'") from None
     if address == "local":
         return Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None))
-    return Client(address)
+    return Client(address, timeout=CONNECT_SECONDS)
