@@ -350,8 +350,8 @@ def test_cli_count_is_capped_before_any_work_and_a_bad_out_is_exit_2(capsys, mon
         yield
 
     monkeypatch.setattr(fuzz_cli.fuzz, "generate", never)
-    for argv, limit in ((["--count", "1000000000"], fuzz_cli.MAX_STREAMED),
-                        (["--count", str(fuzz_cli.MAX_HELD + 1), "--json"], fuzz_cli.MAX_HELD)):
+    for argv, limit in ((["--count", "1000000000"], fuzz_cli.MAX_COUNT),
+                        (["--count", str(fuzz_cli.MAX_COUNT + 1), "--json"], fuzz_cli.MAX_COUNT)):
         assert cli_main(["fuzz", "--target", "desc", "--arch", "sm90"] + argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "--count" in err and str(limit) in err and len(err) < 300

@@ -7,7 +7,7 @@ from typing import List, Sequence
 
 from spec.rule import SpecError
 
-from solver.pictures.figure import MISMATCH, Figure, chunk_legend, hue
+from solver.pictures.figure import MISMATCH, Cell, Figure, Panel, chunk_legend, hue
 from solver.pictures.grids import MAX_CELLS, logical_panel, memory_panel
 
 
@@ -56,7 +56,6 @@ def im2col(title: str, caption: List[str], pixels: list, placement: list, elemen
     _bounded(len(placement) + len(pixels), "this load")
     ws = sorted({p["w"] for p in pixels})
     hs = sorted({(p["n"], p["d"], p["h"]) for p in pixels})
-    from solver.pictures.figure import Cell, Panel
     cells = []
     for p in pixels:
         tag = " (halo)" if p["halo"] else " (out of bounds)" if p["oob"] else ""
