@@ -13,6 +13,7 @@ import pytest
 
 from solver.cli.main import main
 from solver.synth import tmem_plan
+from spec.mma import dtypes
 from spec.tmem import accumulator, ld_st
 from spec.tmem import address as tmem_address
 
@@ -218,3 +219,20 @@ def test_cli_text_has_the_ptx_and_the_check_line(capsys):
 def test_bad_input_exits_2_with_one_line(capsys, argv):
     code, out, err = run(capsys, "tmem", "plan", *argv)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("spelled,name", [(alias, name) for alias, name in dtypes.ALIASES.items()
+                                          if name in tmem_plan.DTYPE_BITS] + [("INT32", "s32"), ("F32", "f32"),
+                                                                                ("Bf16", "bf16")])
+def test_dtype_is_spelled_as_the_operand_types_are(capsys, spelled, name):
+    """--dtype takes the same spellings as every other command (spec.mma.dtypes.ALIASES, any case), and
+    the plan is the canonical name's, byte for byte."""
+    argv = ["tmem", "plan", "--m", "128", "--n", "64", "--json", "--dtype"]
+    assert run(capsys, *argv, spelled) == run(capsys, *argv, name)
+    assert json.loads(run(capsys, *argv, spelled)[1])["accumulator"]["dtype"] == name
+
+
+def test_an_unknown_dtype_is_one_line_naming_the_field_and_rule(capsys):
+    code, out, err = run(capsys, "tmem", "plan", "--m", "128", "--n", "64", "--dtype", "fp8")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "dtype='fp8'" in err and accumulator.PACKING.id in err

@@ -175,7 +175,8 @@ def add_plan(tmem_commands) -> None:
                     "1 when none exists (the reason names the rules), 2 for malformed input.")
     p.add_argument("--m", required=True, type=number, help="M of the MMA: 32, 64, 128 (cta_group::1), 128, 256 (::2)")
     p.add_argument("--n", required=True, type=number, help="N of the MMA, a multiple of 8")
-    p.add_argument("--dtype", required=True, help="D's element type: " + " ".join(DTYPES))
+    p.add_argument("--dtype", required=True, help="D's element type: " + " ".join(DTYPES) + " (any case; float32, int32, float16, "
+                   "bfloat16 and the other spellings every --dtype takes)")
     p.add_argument("--cta-group", type=number, default=1, help="1 or 2 (default 1)")
     p.add_argument("--ws", action="store_true", help="tcgen05.mma.ws (cta_group::1; layouts E, G, D)")
     p.add_argument("--sparse", action="store_true",

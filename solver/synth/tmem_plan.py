@@ -37,11 +37,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
+from spec.mma import dtypes
 from spec.rule import SpecError
 from spec.tmem import accumulator, instruction, ld_st
 from spec.tmem import address as tmem_address
 
 DTYPE_BITS = {"f32": 32, "s32": 32, "f16": 16, "bf16": 16}
+D_DTYPE_ALIASES = {"int32": "s32"}      # D's own: the operand table has no s32
 DEFAULT_WARPS = (0, 1, 2, 3)
 DEFAULT_REGISTERS = ld_st.MAX_REGISTERS   # Table 49's longest vector: the default answer is the fewest instructions
 SHAPE_ORDER = ("32x32b", "16x32bx2", "16x64b", "16x128b", "16x256b")
@@ -135,12 +137,21 @@ class Plan:
     check: dict = field(default_factory=dict)
 
 
+def accumulator_dtype(name) -> str:
+    """D's element type spelled `name` in any case, with the operand types' aliases (spec.mma.dtypes:
+    float32 is f32) and int32 for s32; SpecError (the field and the packing rule) if it is none of them."""
+    text = name.strip().lower() if isinstance(name, str) else name
+    text = D_DTYPE_ALIASES.get(text, dtypes.ALIASES.get(text, text))
+    if text not in DTYPE_BITS:
+        raise SpecError("dtype", name, "D's element type is one of " + " ".join(DTYPE_BITS)
+                        + " (or float32, int32, float16, bfloat16, ...)", accumulator.PACKING.id)
+    return text
+
+
 def make_accumulator(M: int, N: int, dtype: str, cta_group: int = 1, ws: bool = False, column: int = 0,
                      lane_offset: int = 0, sparse: bool = False) -> Accumulator:
     """Validate D: SpecError (exit 2) names the field and the rule."""
-    if dtype not in DTYPE_BITS:
-        raise SpecError("dtype", dtype, "D's element type is one of " + " ".join(DTYPE_BITS),
-                        accumulator.PACKING.id)
+    dtype = accumulator_dtype(dtype)
     acc = Accumulator(M, N, dtype, cta_group, bool(ws), column, lane_offset, bool(sparse))
     acc.layout                                                   # tmem.mma.d_layout
     # N, lane offset: tmem.mma.d_map / alignment
