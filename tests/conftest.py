@@ -24,12 +24,29 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.replay)
 
 
+class ProvedCatalogue(dict):
+    """property id -> solver.prove.prover.Result, each property proved the first time a test asks for it
+    (no file written). Under xdist every worker has its own, so a worker proves only what its tests read
+    instead of the whole catalogue."""
+
+    def __init__(self):
+        super().__init__()
+        from solver.prove.catalogue import all_properties
+        self.properties = {p.id: p for p in all_properties()}
+
+    def __missing__(self, pid: str):
+        from solver.prove.prover import prove
+        self[pid] = result = prove(self.properties[pid], timeout=CATALOGUE_TIMEOUT)
+        return result
+
+    def expected(self, status: str) -> dict:
+        """id -> Result of the properties expected to come out `status`."""
+        return {pid: self[pid] for pid, p in self.properties.items() if p.expected == status}
+
+
 @pytest.fixture(scope="session")
-def proved_catalogue() -> dict:
-    """property id -> solver.prove.prover.Result for every property of the catalogue (no file written)."""
-    from solver.prove.catalogue import all_properties
-    from solver.prove.prover import prove
-    return {p.id: prove(p, timeout=CATALOGUE_TIMEOUT) for p in all_properties()}
+def proved_catalogue() -> ProvedCatalogue:
+    return ProvedCatalogue()
 
 
 @pytest.fixture(scope="session")
