@@ -2,6 +2,9 @@
 
     python -m solver.fuzz.adapters.triton_gluon              # serve the line protocol on stdin/stdout
     python -m solver.fuzz.adapters.triton_gluon campaign --arch sm90 --count 2000 --jobs 2 --out FILE
+    python -m solver.fuzz.adapters.triton_gluon campaign --arch sm90 --count 100000 --scheduler tcp://host:8786
+        --python /venvs/triton/bin/python --out FILE --cache CACHE --record REC.jsonl.gz --counterexamples CE.json
+    python -m solver.fuzz.compiler_campaign merge --compiler triton --record REC.jsonl.gz OUT...   # runs made elsewhere
 
 Run it with a Python that has triton (its own virtual environment, e.g. /work/venvs/triton, with this
 repository on PYTHONPATH); the core never imports triton, and only `compile_case` does.
@@ -28,15 +31,14 @@ record, in order, flushed:
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import random
 import sys
-import time
 from typing import Optional
 
+from solver.fuzz import compiler_campaign
 from solver.fuzz.adapters import protocol
 from solver.fuzz.compilers import triton as judge
 
@@ -207,49 +209,45 @@ def serve(lines, write, compile_fn=compile_case) -> int:
     return protocol.serve(lines, write, lambda record: verdict(record, compile_fn))
 
 
-# --- Campaign ---------------------------------------------------------------------------------------
+# --- Campaign (solver/fuzz/compiler_campaign.py runs it: here, or on a Dask cluster) ------------------------
 def case_key(case: dict) -> str:
+    """A short key of a case (the older campaign cache's; compiler_campaign.case_key is the canonical one)."""
     return hashlib.sha1(json.dumps(case, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def sample_cases(arch: str, count: int, seed: int = 0) -> list:
-    """`count` distinct cases of Triton's parameters on `arch`: first the grid of every dtype x swizzle x
-    transposed x operand at a small shape with element_bitwidth = the dtype's, then random draws over
-    shapes (the operand's MN 8..256, K of 1 to 8 instruction steps), swizzles, element_bitwidth (one
-    in five not the dtype's) and transposition."""
+    """`count` distinct cases of Triton's parameters on `arch` (fewer when they run out): first the grid of
+    every dtype x swizzle x transposed x operand at a small shape with element_bitwidth = the dtype's, then
+    random draws over shapes (the operand's MN 8..256, K of 1 to 8 instruction steps), swizzles,
+    element_bitwidth (one in five not the dtype's) and transposition."""
     rng = random.Random(f"{arch}-{seed}")
-    seen, out = set(), []
-
-    def add(case):
-        key = case_key(case)
-        if key not in seen:
-            seen.add(key)
-            out.append(case)
-
     m = judge.M_OF_ARCH[arch]
-    for dtype in judge.DTYPES:
-        for sw in judge.SWIZZLES:
-            for transposed in (False, True):
-                for operand in ("A", "B"):
-                    kinst = judge.instruction_k(dtype)
-                    shape = [m, 4 * kinst] if operand == "A" else [4 * kinst, 64]
-                    add({"arch": arch, "dtype": dtype, "operand": operand, "shape": shape, "swizzle_byte_width": sw,
-                         "element_bitwidth": judge.DTYPES[dtype][0], "transposed": transposed})
-    while len(out) < count:
-        dtype = rng.choice(list(judge.DTYPES))
-        bits = judge.DTYPES[dtype][0]
-        kinst = judge.instruction_k(dtype)
-        operand = rng.choice(("A", "B"))
-        k = kinst * rng.choice((1, 2, 4, 8))
-        if operand == "A":
-            shape = [m, k]
-        else:
-            shape = [k, rng.choice((8, 16, 24, 32, 48, 64, 96, 128, 256, 8 * rng.randint(1, 32)))]
-        ebw = bits if rng.random() < 0.8 else rng.choice([b for b in (8, 16, 32) if b != bits])
-        add({"arch": arch, "dtype": dtype, "operand": operand, "shape": shape,
-             "swizzle_byte_width": rng.choice(tuple(judge.SWIZZLES)), "element_bitwidth": ebw,
-             "transposed": rng.random() < 0.5})
-    return out[:count]
+
+    def draws():
+        for dtype in judge.DTYPES:
+            for sw in judge.SWIZZLES:
+                for transposed in (False, True):
+                    for operand in ("A", "B"):
+                        kinst = judge.instruction_k(dtype)
+                        shape = [m, 4 * kinst] if operand == "A" else [4 * kinst, 64]
+                        yield {"arch": arch, "dtype": dtype, "operand": operand, "shape": shape,
+                               "swizzle_byte_width": sw, "element_bitwidth": judge.DTYPES[dtype][0],
+                               "transposed": transposed}
+        while True:
+            dtype = rng.choice(list(judge.DTYPES))
+            bits = judge.DTYPES[dtype][0]
+            kinst = judge.instruction_k(dtype)
+            operand = rng.choice(("A", "B"))
+            k = kinst * rng.choice((1, 2, 4, 8))
+            if operand == "A":
+                shape = [m, k]
+            else:
+                shape = [k, rng.choice((8, 16, 24, 32, 48, 64, 96, 128, 256, 8 * rng.randint(1, 32)))]
+            ebw = bits if rng.random() < 0.8 else rng.choice([b for b in (8, 16, 32) if b != bits])
+            yield {"arch": arch, "dtype": dtype, "operand": operand, "shape": shape,
+                   "swizzle_byte_width": rng.choice(tuple(judge.SWIZZLES)), "element_bitwidth": ebw,
+                   "transposed": rng.random() < 0.5}
+    return compiler_campaign.distinct(draws(), count)
 
 
 def fuzz_cases(arch: str, count: int, seed: int = 0) -> list:
@@ -268,156 +266,216 @@ def fuzz_cases(arch: str, count: int, seed: int = 0) -> list:
     return out
 
 
-class _Child:
-    """One `python -m solver.fuzz.adapters.triton_gluon` serving the protocol; restarted when it dies (a
-    compiler crash: an abort inside Triton's C++ ends the whole process)."""
-
-    def __init__(self):
-        import subprocess
-        self._subprocess = subprocess
-        self.proc = None
-
-    def ask(self, case: dict) -> dict:
-        if self.proc is None or self.proc.poll() is not None:
-            import tempfile
-            handle, self.log = tempfile.mkstemp(prefix="layoutproof-triton-", suffix=".log")
-            os.close(handle)
-            self.proc = self._subprocess.Popen([sys.executable, "-m", "solver.fuzz.adapters.triton_gluon"],
-                                               stdin=self._subprocess.PIPE, stdout=self._subprocess.PIPE,
-                                               stderr=self._subprocess.DEVNULL, text=True,
-                                               env=dict(os.environ, LAYOUTPROOF_TRITON_STDERR=self.log))
-        t0 = time.time()
-        self.proc.stdin.write(json.dumps({"target": TARGET, "case": case}) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            code = self.proc.wait()
-            self.proc = None
-            with open(self.log, errors="replace") as handle:
-                lines = [l.strip() for l in handle.read().splitlines() if l.strip()]
-            os.unlink(self.log)
-            why = next((l for l in reversed(lines) if "LLVM ERROR" in l or "Assertion" in l or "error" in l),
-                       lines[-1] if lines else "")
-            answer = {"verdict": "refuse", "crash": True,
-                      "detail": " ".join(f"compiler crashed (exit status {code}): {why}".split())[:400]}
-        else:
-            answer = json.loads(line)
-        answer["seconds"] = round(time.time() - t0, 3)
-        return answer
-
-    def close(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.stdin.close()
-            self.proc.wait()
-            os.unlink(self.log)
+def protocol_record(case: dict) -> dict:
+    return {"target": TARGET, "case": case}
 
 
-def run_campaign(cases: list, out_path: str, jobs: int, cache_path: Optional[str] = None) -> dict:
-    """Compile every case (`jobs` adapter processes speaking the protocol, each restarted after a crash;
-    answers cached by case in `cache_path`, JSON lines), judge each, and write one line per case to
-    `out_path`: {"case", "answer", "judgement"}. A progress bar on stderr. Returns the summary."""
-    import queue
-    import threading
-    cache = {}
-    if cache_path and os.path.exists(cache_path):
-        with open(cache_path) as handle:
-            for line in handle:
-                row = json.loads(line)
-                cache[row["key"]] = row["answer"]
-    todo = [c for c in cases if case_key(c) not in cache]
-    t0 = time.time()
-    cache_handle = open(cache_path, "a") if cache_path else None
-    work, lock, state = queue.Queue(), threading.Lock(), {"done": 0}
-    for case in todo:
-        work.put(case)
-
-    def drive():
-        child = _Child()
-        try:
-            while True:
-                try:
-                    case = work.get_nowait()
-                except queue.Empty:
-                    return
-                answer = child.ask(case)
-                with lock:
-                    cache[case_key(case)] = answer
-                    state["done"] += 1
-                    if cache_handle:
-                        cache_handle.write(json.dumps({"key": case_key(case), "answer": answer}) + "\n")
-                        cache_handle.flush()
-                    progress.update(state["done"])      # on a terminal only (solver.cli.progress)
-        finally:
-            child.close()
-
-    from solver.cli.progress import Progress
-    progress = Progress("triton campaign", len(todo), "compiled")
-    threads = [threading.Thread(target=drive) for _ in range(max(1, jobs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    progress.close()
-    elapsed = time.time() - t0
-    summary = {"configurations": 0, "accepted": 0, "refused": 0, "elements": 0, "agree": 0, "disagree": 0,
-               "not_judged": 0, "findings": {}, "compile_seconds": round(elapsed, 1), "compiled": len(todo),
-               "configs_per_second": round(len(todo) / elapsed, 3) if todo and elapsed else None}
-    with open(out_path, "w") as handle:
-        for case in cases:
-            answer = cache[case_key(case)]
-            judgement = judge.compare(case, answer)
-            summary["configurations"] += 1
-            summary["accepted" if answer.get("verdict") == "accept" else "refused"] += 1
-            summary["elements"] += judgement["elements"]
-            summary[judgement["outcome"]] += 1
-            for f in judgement["findings"]:
-                summary["findings"][f["finding"]] = summary["findings"].get(f["finding"], 0) + 1
-            handle.write(json.dumps({"case": case, "answer": answer, "judgement": judgement},
-                                    separators=(",", ":")) + "\n")
-    return summary
+def crashed(code: int, lines: list) -> dict:
+    """The answer for a compiler that ended the adapter's process (an abort inside Triton's C++): refused,
+    with the diagnostic it left in the log (LAYOUTPROOF_TRITON_STDERR)."""
+    why = next((l for l in reversed(lines) if "LLVM ERROR" in l or "Assertion" in l or "error" in l),
+               lines[-1] if lines else "")
+    return {"verdict": "refuse", "crash": True,
+            "detail": " ".join(f"compiler crashed (exit status {code}): {why}".split())[:400]}
 
 
-def record(results_path: str, record_path: str, summary: dict) -> None:
-    """The campaign's results as the recording tests/test_triton_against.py replays."""
+COMPILER = compiler_campaign.Compiler("triton", "solver.fuzz.adapters.triton_gluon", protocol_record, crashed,
+                                      judge.compare, log_env="LAYOUTPROOF_TRITON_STDERR")
+SUMMARY = ("configurations", "accepted", "refused", "elements", "agree", "disagree", "not_judged", "findings")
+KERNEL = ("solver/fuzz/adapters/triton_gluon.py (nvmma_sm90: warpgroup_mma, M = 64, 4 warps; nvmma_sm100: "
+          "tcgen05_mma into tensor memory, M = 128); GPUTarget cuda 90 / 100")
+
+
+def tally(summary: dict, row: dict) -> None:
+    """Count one {"case", "answer", "judgement"} row into `summary` (SUMMARY's figures, and per_arch)."""
+    answer, judgement = row["answer"], row["judgement"]
+    side = "accepted" if answer.get("verdict") == "accept" else "refused"
+    findings: dict = {}
+    for f in judgement["findings"]:
+        findings[f["finding"]] = findings.get(f["finding"], 0) + 1
+    arch = {"configurations": 1, side: 1, judgement["outcome"]: 1, **findings}
+    counts = {"configurations": 1, side: 1, "elements": judgement["elements"], judgement["outcome"]: 1,
+              "findings": findings, "per_arch": {row["case"]["arch"]: arch}}
+    start = summary or {**{k: 0 for k in SUMMARY}, "findings": {}}
+    summary.update(compiler_campaign.add_counts(start, counts))
+
+
+def campaign_cases(args) -> list:
+    draw = fuzz_cases if args.from_fuzz else sample_cases
+    return [c for arch in args.arch for c in draw(arch, args.count, args.seed)]
+
+
+# --- The recording (tests/hardware/triton_gluon_campaign.jsonl.gz) and its counterexamples ------------------
+def recording_row(row: dict) -> dict:
+    """A campaign row as the recording keeps it: the answer, the outcome and the findings' names."""
+    return {"case": row["case"], "answer": compiler_campaign.plain_answer(row["answer"]),
+            "outcome": row["judgement"]["outcome"], "findings": [f["finding"] for f in row["judgement"]["findings"]]}
+
+
+def read_recording(path: str) -> tuple:
+    """(header, rows) of a recording: a header line, then {case, answer, outcome, findings} per case."""
     import gzip
-    with open(results_path) as handle:
-        rows = [json.loads(line) for line in handle]
-    header = dict(summary, configurations=len(rows),
-                  kernel="solver/fuzz/adapters/triton_gluon.py (nvmma_sm90: warpgroup_mma, M = 64, 4 warps; "
-                         "nvmma_sm100: tcgen05_mma into tensor memory, M = 128); GPUTarget cuda 90 / 100")
-    with gzip.open(record_path, "wt") as handle:
+    with gzip.open(path, "rt") as handle:
+        header = json.loads(handle.readline())
+        return header, [json.loads(line) for line in handle if line.strip()]
+
+
+def write_recording(path: str, header: dict, rows: list) -> None:
+    def write(handle):
         handle.write(json.dumps(header, sort_keys=True) + "\n")
         for row in rows:
-            answer = {k: v for k, v in row["answer"].items() if k != "seconds"}
-            handle.write(json.dumps({"case": row["case"], "answer": answer,
-                                     "outcome": row["judgement"]["outcome"],
-                                     "findings": [f["finding"] for f in row["judgement"]["findings"]]},
-                                    separators=(",", ":")) + "\n")
+            handle.write(json.dumps(row, separators=(",", ":")) + "\n")
+    compiler_campaign.write_atomically(path, write, binary_gzip=True)
+
+
+def _contiguous(case: dict) -> int:
+    return case["shape"][0 if case["transposed"] else 1] * judge.DTYPES[case["dtype"]][0] // 8
+
+
+# the counts a class of the counterexample file may break its cases down by (a field name -> a case's bin)
+BREAKDOWNS = {
+    "by_arch": lambda row: row["case"]["arch"],
+    "by_arch_and_swizzle_byte_width": lambda row: f"{row['case']['arch']}/{row['case']['swizzle_byte_width']}",
+    "contiguous_bytes": lambda row: str(_contiguous(row["case"])),
+    "by_arch_dtype_n": lambda row: f"{row['case']['arch']}/{row['case']['dtype']}/N="
+                                   f"{judge.kernel_shapes(row['case'])['B'][1]}",
+    "by_message": lambda row: str(row["answer"].get("detail", "")).split("): ", 1)[-1][:90],
+}
+
+
+def _bins(field: str, rows: list) -> dict:
+    out: dict = {}
+    for row in rows:
+        b = BREAKDOWNS[field](row)
+        out[b] = out.get(b, 0) + 1
+    return out
+
+
+def _example(row: dict, finding: str) -> dict:
+    judged = judge.compare(row["case"], row["answer"])
+    return {"case": row["case"], "finding": next(f for f in judged["findings"] if f["finding"] == finding),
+            "spec": judged["spec"],
+            "reproduce": f"echo '{json.dumps(protocol_record(row['case']))}' | python -m solver.fuzz.adapters.triton_gluon"}
+
+
+def _smallest_per_arch(rows: list) -> list:
+    best: dict = {}
+    for row in rows:
+        c = row["case"]
+        size = (c["shape"][0] * c["shape"][1], compiler_campaign.case_key(c))
+        if c["arch"] not in best or size < best[c["arch"]][0]:
+            best[c["arch"]] = (size, row)
+    return [best[arch][1] for arch in sorted(best)]
+
+
+def _grow(entry: dict, rows: list) -> dict:
+    """An existing class with new members: its count and breakdowns grow; notes and examples stay."""
+    grown = dict(entry, count=entry["count"] + len(rows))
+    for field in BREAKDOWNS:
+        if field in entry:
+            grown[field] = compiler_campaign.add_counts(entry[field], _bins(field, rows))
+    return grown
+
+
+def _make(key: tuple, rows: list) -> dict:
+    (finding,) = key
+    return {"finding": finding, "side": "undecided", "count": len(rows), "by_arch": _bins("by_arch", rows),
+            "examples": [_example(row, finding) for row in _smallest_per_arch(rows)],
+            "note": "no note yet: a new class"}
+
+
+def merge(results: list, record: str, counterexamples: Optional[str] = None, found_by: str = "",
+          run: Optional[dict] = None) -> dict:
+    """Merge campaign rows ({"case", "answer", "judgement"}, from any number of runs and machines) into the
+    recording `record` (made if missing; a case already there is kept as it is) and, given, into the
+    counterexample file `counterexamples`: a class per finding, counting each recorded case once, its
+    notes kept. Returns what changed."""
+    version = next((r["answer"]["triton"] for r in results if r["answer"].get("triton")), None)
+    if os.path.exists(record):
+        header, rows = read_recording(record)
+        if version and header.get("triton") and header["triton"] != version:
+            raise compiler_campaign.CampaignUsage(f"--record {record!r:.80} holds Triton {header['triton']}, "
+                                                  f"these answers Triton {version}: one version per recording")
+    else:
+        header, rows = {**{k: 0 for k in SUMMARY}, "findings": {}, "per_arch": {}, "kernel": KERNEL, "triton": version,
+                        **(run or {})}, []
+    before = len(rows)
+    old = None
+    if counterexamples and os.path.exists(counterexamples):
+        with open(counterexamples) as handle:
+            old = json.load(handle)
+        if old["summary"]["configurations"] != before:
+            raise compiler_campaign.CampaignUsage(
+                f"--counterexamples {counterexamples!r:.80} counts {old['summary']['configurations']} cases, "
+                f"--record {record!r:.80} holds {before}: not its recording")
+    merged, added, conflicts = compiler_campaign.merge_rows(rows, results)
+    header = compiler_campaign.added_counts(header, added, tally)
+    header["configurations"] = len(merged)
+    merged = rows + [recording_row(r) for r in added]
+    write_recording(record, header, merged)
+    report = {"record": record, "cases": len(merged), "added": len(added), "already_there": len(results) - len(added),
+              "other_answer_kept": conflicts}
+    if counterexamples:
+        members: dict = {}
+        for row in (merged[before:] if old is not None else merged):
+            for name in dict.fromkeys(row["findings"]):
+                members.setdefault((name,), []).append(row)
+        if old is None:
+            old = {"compiler": "triton", "version": version or header.get("triton"), "recording": record,
+                   "found_by": found_by, "summary": {k: header[k] for k in SUMMARY}, "classes": []}
+        else:
+            old = dict(old, summary=compiler_campaign.added_counts(old["summary"], added, tally))
+        old["summary"]["configurations"] = len(merged)
+        old["classes"] = compiler_campaign.merge_classes(old["classes"], members, lambda c: (c["finding"],),
+                                                         _grow, _make)
+        compiler_campaign.write_atomically(counterexamples, lambda h: h.write(json.dumps(old, indent=1) + "\n"))
+        report["counterexamples"] = {c["finding"]: c["count"] for c in old["classes"]}
+    return report
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m solver.fuzz.adapters.triton_gluon",
-                                     description="Triton (Gluon) oracle for layoutproof fuzz --against")
-    sub = parser.add_subparsers(dest="command")
-    camp = sub.add_parser("campaign", help="compile and judge sampled cases")
+    return compiler_campaign.main_guard(lambda: _main(argv), "python -m solver.fuzz.adapters.triton_gluon")
+
+
+def _main(argv=None) -> int:
+    from solver.cli.args import Parser
+    parser = Parser(prog="python -m solver.fuzz.adapters.triton_gluon",
+                    description="Triton (Gluon) oracle for layoutproof fuzz --against; without a command it "
+                                "serves the line protocol on stdin/stdout")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
+    camp = sub.add_parser("campaign", help="compile and judge sampled cases (here or on a Dask cluster)")
     camp.add_argument("--arch", choices=judge.ARCHES, action="append", required=True)
-    camp.add_argument("--count", type=int, default=2000)
+    camp.add_argument("--count", type=compiler_campaign.count_argument, default=2000,
+                      help=f"cases per arch (default 2000, at most {compiler_campaign.MAX_CASES})")
     camp.add_argument("--seed", type=int, default=0)
     camp.add_argument("--from-fuzz", action="store_true", help="take the cases from `layoutproof fuzz --target "
                       "triton-nvmma` (Z3-anchored, valid and each rule broken alone) instead of the random sampler")
-    camp.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    camp.add_argument("--out", required=True, help="JSON lines: case, answer, judgement")
-    camp.add_argument("--cache", default=None, help="JSON lines cache of answers by case")
-    camp.add_argument("--record", default=None, help="also write the compact replayable recording (.jsonl.gz: "
-                      "a header line, then {case, answer, outcome, findings} per case)")
+    camp.add_argument("--python", default=None, help="the interpreter that has triton, for the adapter processes "
+                      "(default: the one running the campaign, on a cluster each worker's own)")
+    camp.add_argument("--out", required=True, help="JSON lines: case, answer, judgement (in case order)")
+    compiler_campaign.add_arguments(
+        camp, "merge the campaign into this replayable recording (.jsonl.gz: a header line, then {case, answer, "
+              "outcome, findings} per case; created if missing, each case kept once)",
+        "counterexamples/against/triton/triton_3.9.0.json")
     args = parser.parse_args(argv)
     if args.command == "campaign":
-        draw = fuzz_cases if args.from_fuzz else sample_cases
-        cases = [c for arch in args.arch for c in draw(arch, args.count, args.seed)]
-        summary = run_campaign(cases, args.out, args.jobs, args.cache)
-        summary["triton"] = triton_version()
+        if args.from_fuzz and args.count > 10_000:
+            raise compiler_campaign.CampaignUsage("--from-fuzz: --count at most 10000 (fuzz's --count cap)")
+        compiler_campaign.check_files(args)
+        command = compiler_campaign.adapter_argument(args)
+        client = compiler_campaign.connect(args)
+        cases = campaign_cases(args)
+        try:
+            result = compiler_campaign.run(COMPILER, cases, args.out, tally, jobs=args.jobs, client=client,
+                                           cache_path=args.cache, python=args.python, command=command, legacy_key=case_key)
+        finally:
+            compiler_campaign.disconnect(client)
+        summary = dict(result.pop("summary"), **result, jobs=args.jobs if client is None else args.scheduler)
         if args.record:
-            record(args.out, args.record, summary)
+            run = {k: summary[k] for k in ("compile_seconds", "compiled", "configs_per_second", "jobs")}
+            summary["merged"] = merge(compiler_campaign.read_results(args.out), args.record, args.counterexamples,
+                                      "python -m solver.fuzz.adapters.triton_gluon " + " ".join(argv or sys.argv[1:]),
+                                      run)
         print(json.dumps(summary, indent=1))
         return 0
 

@@ -19,11 +19,14 @@ outside the tables) is "agree" with the reason in `detail`.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
 
+from solver.fuzz import compiler_campaign
 from spec.cute.layout import flatten, product
 from spec.cute.notation import parse_layout
 from spec.mma import descriptor as spec_descriptor
@@ -207,44 +210,43 @@ def compare(case: dict, answer: dict) -> Finding:
     return Finding("agree", f"no verdict: {answer.get('detail', '')}")
 
 
-# --- the campaign: cases, running the adapter, recording ------------------------------------------------
+# --- the campaign: cases, running the adapter (solver/fuzz/compiler_campaign.py) --------------------------
 
 DTYPE_NAMES = ("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")
 SM90_ATOMS = tuple(k for k in ATOM_KINDS if k != "MN_SW128_32B")
 CAMPAIGN_ARCHES = ("sm90", "sm100")
+PYTHON = "/work/venvs/cutedsl/bin/python"      # the venv that has nvidia-cutlass-dsl (the --python default)
 
 
 def generate(arch: str, count: int, seed: int) -> list:
-    """`count` distinct cute_dsl cases on `arch`, sampled over the DSL's parameters (atom: the helper's
-    own choice in a quarter of the cases, every SmemLayoutAtomKind otherwise, of either major)."""
+    """`count` distinct cute_dsl cases on `arch` (fewer when they run out), sampled over the DSL's
+    parameters (atom: the helper's own choice in a quarter of the cases, every SmemLayoutAtomKind otherwise,
+    of either major)."""
     import random
     rng = random.Random(f"{arch}:{seed}")
     atoms = SM90_ATOMS if arch == "sm90" else tuple(ATOM_KINDS)
-    seen, cases = set(), []
-    while len(cases) < count:
-        d = rng.choice(DTYPE_NAMES)
-        major = rng.choice(("K", "MN"))
-        atom = None if rng.random() < 0.25 else rng.choice(
-            [a for a in atoms if ATOM_KINDS[a][0] == major] if rng.random() < 0.8 else atoms)
-        bits = dtypes.dtype(d).bits
-        k_tile = rng.choice((1, 2, 4, 8)) * 256 // bits * rng.choice((1, 1, 2)) // 2 or 8
-        if arch == "sm90":
-            group, m = 1, rng.choice((64, 64, 128))
-            n = rng.choice((8, 16, 24, 32, 40, 48, 64, 96, 128, 192, 256))
-        else:
-            group = rng.choice((1, 1, 2))
-            m = rng.choice((64, 128) if group == 1 else (128, 256))
-            n = rng.choice((16, 32, 48, 64, 96, 128, 192, 256))
-        base = rng.choice((0, 1024 * rng.randrange(64), 1024 * rng.randrange(64),
-                           128 * rng.randrange(512), 16 * rng.randrange(4096)))
-        case = {"arch": arch, "operand": rng.choice(("A", "B")), "dtype": d, "major": major, "atom": atom,
-                "mma_tiler": [m, n, k_tile], "cta_group": group, "smem_base": base,
-                "stages": rng.choice((1, 1, 2))}
-        key = json_key(case)
-        if key not in seen:
-            seen.add(key)
-            cases.append(case)
-    return cases
+
+    def draws():
+        while True:
+            d = rng.choice(DTYPE_NAMES)
+            major = rng.choice(("K", "MN"))
+            atom = None if rng.random() < 0.25 else rng.choice(
+                [a for a in atoms if ATOM_KINDS[a][0] == major] if rng.random() < 0.8 else atoms)
+            bits = dtypes.dtype(d).bits
+            k_tile = rng.choice((1, 2, 4, 8)) * 256 // bits * rng.choice((1, 1, 2)) // 2 or 8
+            if arch == "sm90":
+                group, m = 1, rng.choice((64, 64, 128))
+                n = rng.choice((8, 16, 24, 32, 40, 48, 64, 96, 128, 192, 256))
+            else:
+                group = rng.choice((1, 1, 2))
+                m = rng.choice((64, 128) if group == 1 else (128, 256))
+                n = rng.choice((16, 32, 48, 64, 96, 128, 192, 256))
+            base = rng.choice((0, 1024 * rng.randrange(64), 1024 * rng.randrange(64),
+                               128 * rng.randrange(512), 16 * rng.randrange(4096)))
+            yield {"arch": arch, "operand": rng.choice(("A", "B")), "dtype": d, "major": major, "atom": atom,
+                   "mma_tiler": [m, n, k_tile], "cta_group": group, "smem_base": base,
+                   "stages": rng.choice((1, 1, 2))}
+    return compiler_campaign.distinct(draws(), count)
 
 
 def fuzz_cases(arch: str, count: int, seed: int = 0) -> list:
@@ -263,89 +265,101 @@ def fuzz_cases(arch: str, count: int, seed: int = 0) -> list:
     return out
 
 
-def json_key(case: dict) -> str:
-    import json
-    return json.dumps(case, sort_keys=True)
+json_key = compiler_campaign.case_key
 
 
-def run_adapter(cases: list, command: list, label: str = "", progress=None) -> list:
-    """Feed `cases` as cute_dsl records to the adapter `command`; its answers, in order."""
-    import json
-    import subprocess
-    import threading
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+def protocol_record(case: dict) -> dict:
+    return {"target": "cute_dsl", "arch": case["arch"], "case": case}
 
-    def feed():
-        for i, case in enumerate(cases):
-            proc.stdin.write(json.dumps({"index": i, "target": "cute_dsl", "arch": case["arch"], "case": case}) + "\n")
-        proc.stdin.close()
-    threading.Thread(target=feed, daemon=True).start()
-    answers = []
-    for line in proc.stdout:
-        answers.append(json.loads(line))
-        if progress and len(answers) % 100 == 0:
-            progress(f"{label} {len(answers)}/{len(cases)}")
-    proc.wait()
-    if len(answers) != len(cases):
-        raise RuntimeError(f"{label}: the adapter answered {len(answers)} of {len(cases)} records")
-    return answers
+
+def crashed(code: int, lines: list) -> dict:
+    """The answer when the adapter process itself died (it forks a child per case, so the DSL's own aborts
+    do not end it): refused, "crashed", as the adapter answers a child's crash."""
+    return {"verdict": "refuse", "detail": " ".join(f"crashed (exit status {code}): {' '.join(lines[-2:])}".split())}
+
+
+def judgement(case: dict, answer: dict) -> dict:
+    """compare() as plain JSON (a Finding's fields)."""
+    import dataclasses
+    return dataclasses.asdict(compare(case, answer))
+
+
+COMPILER = compiler_campaign.Compiler("cute_dsl", "solver.fuzz.adapters.cute_dsl", protocol_record, crashed,
+                                      judgement)
+FIGURES = ("configurations", "accepted", "refused", "crashed", "elements_compared", "agreements", "disagreements")
+
+
+def count_figures(figures: dict, row: dict) -> None:
+    """Count one {"case", "answer", "judgement"} row into one arch's figures."""
+    kind, answer = row["judgement"]["kind"], row["answer"]
+    counts = {"configurations": 1, "accepted" if answer.get("verdict") == "accept" else "refused": 1,
+              "crashed": int(str(answer.get("detail", "")).startswith("crashed")),
+              "elements_compared": row["judgement"]["elements"],
+              "agreements" if kind == "agree" else "disagreements": 1, "by_kind": {kind: 1}}
+    start = figures or {**{k: 0 for k in FIGURES}, "by_kind": {}}
+    figures.update(compiler_campaign.add_counts(start, counts))
+
+
+def tally(summary: dict, row: dict) -> None:
+    """Figures by arch (the campaign's summary)."""
+    count_figures(summary.setdefault(row["case"]["arch"], {}), row)
 
 
 def summarize(records: list) -> dict:
     """Figures of a campaign: records are {"case", "answer"} dicts."""
-    figures = {"configurations": len(records), "accepted": 0, "refused": 0, "crashed": 0, "elements_compared": 0,
-               "agreements": 0, "disagreements": 0, "by_kind": {}}
+    figures: dict = {}
     for r in records:
-        f = compare(r["case"], r["answer"])
-        figures["accepted" if r["answer"].get("verdict") == "accept" else "refused"] += 1
-        figures["crashed"] += str(r["answer"].get("detail", "")).startswith("crashed")
-        figures["elements_compared"] += f.elements
-        figures["agreements" if f.kind == "agree" else "disagreements"] += 1
-        figures["by_kind"][f.kind] = figures["by_kind"].get(f.kind, 0) + 1
+        count_figures(figures, dict(r, judgement=judgement(r["case"], r["answer"])))
     return figures
 
 
 def main(argv=None) -> int:
-    import argparse
-    import gzip
-    import json
+    return compiler_campaign.main_guard(lambda: _main(argv), "python -m solver.fuzz.compilers.cute_dsl")
+
+
+def _main(argv=None) -> int:
     import sys
-    import time
-    from concurrent.futures import ThreadPoolExecutor
-    parser = argparse.ArgumentParser(prog="python -m solver.fuzz.compilers.cute_dsl",
-                                     description="CuTe DSL campaign: run the adapter, record, compare")
-    parser.add_argument("--python", default="/work/venvs/cutedsl/bin/python",
-                        help="the interpreter of the venv that has nvidia-cutlass-dsl")
-    parser.add_argument("--count", type=int, default=2000, help="configurations per arch")
+    from solver.cli.args import Parser
+    parser = Parser(prog="python -m solver.fuzz.compilers.cute_dsl",
+                    description="CuTe DSL campaign: run the adapter (here or on a Dask cluster), judge, record, "
+                                "merge the disagreements")
+    parser.add_argument("--python", default=PYTHON,
+                        help=f"the interpreter of the venv that has nvidia-cutlass-dsl (default {PYTHON})")
+    parser.add_argument("--arch", choices=CAMPAIGN_ARCHES, action="append", default=None,
+                        help="sm90 and/or sm100 (default both)")
+    parser.add_argument("--count", type=compiler_campaign.count_argument, default=2000,
+                        help=f"configurations per arch (default 2000, at most {compiler_campaign.MAX_CASES})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--from-fuzz", action="store_true", help="take the cases from `layoutproof fuzz --target "
                         "cute-dsl` (Z3-anchored, valid and each rule broken alone) instead of the random sampler")
-    parser.add_argument("--out", default="tests/hardware/cute_dsl_campaign.json.gz")
-    parser.add_argument("--counterexamples", default="counterexamples/against/cute_dsl/disagreements.json")
+    parser.add_argument("--out", required=True, help="JSON lines: case, answer, judgement (in case order)")
+    compiler_campaign.add_arguments(
+        parser, "merge the campaign into this recording (.json.gz: version, seed, figures by arch, records by "
+                "arch; created if missing, each case kept once)", "counterexamples/against/cute_dsl/disagreements.json")
     args = parser.parse_args(argv)
-    command = [args.python, "-m", "solver.fuzz.adapters.cute_dsl"]
-    log = lambda text: print(text, file=sys.stderr, flush=True)   # noqa: E731
-    started = time.time()
-    with ThreadPoolExecutor(len(CAMPAIGN_ARCHES)) as pool:   # one adapter process per arch
-        jobs = {arch: pool.submit(lambda a: (lambda cs: (cs, run_adapter(cs, command, a, log)))(
-            (fuzz_cases if args.from_fuzz else generate)(a, args.count, args.seed)), arch) for arch in CAMPAIGN_ARCHES}
-        results = {arch: job.result() for arch, job in jobs.items()}
-    elapsed = time.time() - started
-    records = {arch: [{"case": c, "answer": a} for c, a in zip(*results[arch])] for arch in CAMPAIGN_ARCHES}
-    version = next((r["answer"].get("version") for rs in records.values() for r in rs if r["answer"].get("version")), "")
-    document = {"version": version, "seed": args.seed, "seconds": round(elapsed, 1),
-                "figures": {arch: summarize(rs) for arch, rs in records.items()}, "records": records}
-    with gzip.open(args.out, "wt") as handle:
-        json.dump(document, handle, separators=(",", ":"))
-    total = sum(len(rs) for rs in records.values())
-    log(f"{total} configurations in {elapsed:.1f} s ({total / elapsed:.1f} configs/s, "
-        f"{len(CAMPAIGN_ARCHES)} processes); written to {args.out}")
-    print(json.dumps(refresh(args.out, args.counterexamples), indent=1))
+    if args.from_fuzz and args.count > 10_000:
+        raise compiler_campaign.CampaignUsage("--from-fuzz: --count at most 10000 (fuzz's --count cap)")
+    compiler_campaign.check_files(args)
+    command = compiler_campaign.adapter_argument(args)
+    client = compiler_campaign.connect(args)
+    draw = fuzz_cases if args.from_fuzz else generate
+    cases = [c for arch in (args.arch or CAMPAIGN_ARCHES) for c in draw(arch, args.count, args.seed)]
+    try:
+        result = compiler_campaign.run(COMPILER, cases, args.out, tally, jobs=args.jobs, client=client,
+                                       cache_path=args.cache, python=args.python, command=command)
+    finally:
+        compiler_campaign.disconnect(client)
+    figures = result.pop("summary")
+    total = sum(f["configurations"] for f in figures.values())
+    print(f"{total} configurations, {result['compiled']} compiled in {result['compile_seconds']} s "
+          f"({result['configs_per_second']} configs/s, {args.scheduler or f'{args.jobs} adapter processes'})",
+          file=sys.stderr)
+    out = {"figures": figures, **result}
+    if args.record:
+        out["merged"] = merge(compiler_campaign.read_results(args.out), args.record, args.counterexamples,
+                              run={"seed": args.seed, "seconds": result["compile_seconds"]})
+    print(json.dumps(out, indent=1))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
 
 
 # --- the recorded disagreements (counterexamples/against/cute_dsl/) -------------------------------------
@@ -398,29 +412,121 @@ def _size(case: dict) -> tuple:
     return (m * n * k * case.get("stages", 1), case.get("smem_base", 0), json_key(case))
 
 
-def disagreements(document: dict) -> dict:
-    """{"version", "classes": [{class, side, note, count, reproducer: the smallest case, its answer, the
-    DSL call}]} from a recorded campaign document."""
-    classes: dict = {}
+def _class_key(entry: dict) -> tuple:
+    return (entry["arch"], entry["kind"], entry["what"])
+
+
+def _classify(document: dict, start: dict) -> dict:
+    """class key -> [(index, record)] of each arch's records from index start[arch] on (a record carries its
+    "judgement" when the campaign just made it; the others are judged now)."""
+    members: dict = {}
     for arch, records in document["records"].items():
-        for index, record in enumerate(records):
-            key = finding_class(record, compare(record["case"], record["answer"]))
-            if key is None:
-                continue
-            entry = classes.setdefault(key, {"count": 0, "indices": [], "best": None})
-            entry["count"] += 1
-            entry["indices"].append(index)
-            if entry["best"] is None or _size(record["case"]) < _size(entry["best"]["case"]):
-                entry["best"] = record
-    out = []
-    for key, entry in sorted(classes.items()):
-        side, note = NOTES.get(key, ("undecided", "no note yet: a new class"))
-        case = entry["best"]["case"]
-        out.append({"arch": key[0], "kind": key[1], "what": key[2], "count": entry["count"],
-                    "indices": entry["indices"], "right": side, "note": note,
-                    "reproducer": {"case": case, "answer": entry["best"]["answer"], "call": dsl_call(case)}})
-    return {"version": document.get("version", ""), "recording": "tests/hardware/cute_dsl_campaign.json.gz",
-            "classes": out}
+        for index in range(start.get(arch, 0), len(records)):
+            record = records[index]
+            finding = Finding(**record["judgement"]) if "judgement" in record else \
+                compare(record["case"], record["answer"])
+            key = finding_class(record, finding)
+            if key is not None:
+                members.setdefault(key, []).append((index, record))
+    return members
+
+
+def _smallest(members: list) -> dict:
+    best = min((record for _, record in members), key=lambda r: _size(r["case"]))
+    return {"case": best["case"], "answer": best["answer"], "call": dsl_call(best["case"])}
+
+
+def _make(key: tuple, members: list, notes: Optional[dict] = None) -> dict:
+    side, note = (notes or {}).get(key) or NOTES.get(key, ("undecided", "no note yet: a new class"))
+    return {"arch": key[0], "kind": key[1], "what": key[2], "count": len(members),
+            "indices": [i for i, _ in members], "right": side, "note": note, "reproducer": _smallest(members)}
+
+
+def _grow(entry: dict, members: list) -> dict:
+    """An existing class with new members: count, indices and the smallest reproducer grow; notes stay."""
+    best = _smallest(members)
+    keep = _size(entry["reproducer"]["case"]) <= _size(best["case"])
+    return dict(entry, count=entry["count"] + len(members), indices=entry["indices"] + [i for i, _ in members],
+                reproducer=entry["reproducer"] if keep else best)
+
+
+def disagreements(document: dict, recording: str = "tests/hardware/cute_dsl_campaign.json.gz",
+                  notes: Optional[dict] = None) -> dict:
+    """{"version", "recording", "classes": [{class, side, note, count, indices, reproducer: the smallest case,
+    its answer, the DSL call}]} from a recorded campaign document; `notes` (class key -> (side, note))
+    before NOTES."""
+    members = _classify(document, {})
+    classes = [_make(key, members[key], notes) for key in sorted(members)]
+    return {"version": document.get("version", ""), "recording": recording, "classes": classes}
+
+
+def read_document(path: str) -> dict:
+    import gzip
+    with gzip.open(path, "rt") as handle:
+        return json.load(handle)
+
+
+def write_document(path: str, document: dict) -> None:
+    compiler_campaign.write_atomically(path, lambda h: json.dump(document, h, separators=(",", ":")),
+                                       binary_gzip=True)
+
+
+def write_counterexamples(path: str, found: dict) -> None:
+    compiler_campaign.write_atomically(path, lambda h: h.write(json.dumps(found, indent=1) + "\n"))
+
+
+def merge(results: list, record: str, counterexamples: Optional[str] = None, found_by: str = "",
+          run: Optional[dict] = None) -> dict:
+    """Merge campaign rows ({"case", "answer", "judgement"}, from any number of runs and machines) into the
+    recording `record` (made if missing; a case already there is kept as it is: indices stay valid) and,
+    given, into the counterexample file `counterexamples` (classes (arch, kind, what), each case once, its
+    notes kept). Returns what changed."""
+    version = next((r["answer"]["version"] for r in results if r["answer"].get("version")), None)
+    if os.path.exists(record):
+        document = read_document(record)
+        if version and document.get("version") and document["version"] != version:
+            raise compiler_campaign.CampaignUsage(f"--record {record!r:.80} holds {document['version']}, these "
+                                                  f"answers {version}: one version per recording")
+    else:
+        document = {"version": version or "", "seed": (run or {}).get("seed"), "seconds": (run or {}).get("seconds"),
+                    "figures": {}, "records": {}}
+    before = {arch: len(records) for arch, records in document["records"].items()}
+    old = None
+    if counterexamples and os.path.exists(counterexamples):
+        with open(counterexamples) as handle:
+            old = json.load(handle)
+        for entry in old["classes"]:
+            if max(entry["indices"], default=-1) >= before.get(entry["arch"], 0):
+                raise compiler_campaign.CampaignUsage(
+                    f"--counterexamples {counterexamples!r:.80}: class {'/'.join(_class_key(entry))} points past "
+                    f"--record {record!r:.80}: not its recording")
+    added_total = conflicts = 0
+    arches = list(document["records"]) + [a for a in dict.fromkeys(r["case"]["arch"] for r in results)
+                                          if a not in document["records"]]
+    for arch in arches:
+        records = document["records"].get(arch, [])
+        _, added, clashes = compiler_campaign.merge_rows(records, [r for r in results if r["case"]["arch"] == arch])
+        document["figures"][arch] = compiler_campaign.added_counts(
+            document["figures"].get(arch) or {**{k: 0 for k in FIGURES}, "by_kind": {}}, added, count_figures)
+        document["records"][arch] = records + [{"case": r["case"], "answer": r["answer"], "judgement": r["judgement"]}
+                                               for r in added]
+        added_total += len(added)
+        conflicts += clashes
+    report = {"record": record, "cases": sum(len(rs) for rs in document["records"].values()), "added": added_total,
+              "already_there": len(results) - added_total, "other_answer_kept": conflicts}
+    if counterexamples:
+        members = _classify(document, before if old is not None else {})
+        if old is None:
+            old = {"version": document["version"], "recording": record, "classes": []}
+        classes = compiler_campaign.merge_classes(old["classes"], members, _class_key, _grow, _make)
+        old["classes"] = sorted(classes, key=_class_key)
+        write_counterexamples(counterexamples, old)
+        report["counterexamples"] = {"/".join(_class_key(c)): c["count"] for c in old["classes"]}
+    for records in document["records"].values():          # the recording keeps {case, answer}
+        for record_ in records:
+            record_.pop("judgement", None)
+    write_document(record, document)
+    return report
 
 
 def dsl_call(case: dict) -> str:
@@ -447,16 +553,20 @@ def dsl_call(case: dict) -> str:
 
 
 def refresh(path: str, counterexamples: str) -> dict:
-    """Recompute a recorded campaign's figures against spec today and rewrite its counterexample file."""
-    import gzip
-    import json
-    with gzip.open(path, "rt") as handle:
-        document = json.load(handle)
+    """Recompute a recorded campaign's figures and classes against spec today (after a spec change) and
+    rewrite both files; the notes written in the counterexample file are kept for the classes it has."""
+    document = read_document(path)
     document["figures"] = {arch: summarize(rs) for arch, rs in document["records"].items()}
-    with gzip.open(path, "wt") as handle:
-        json.dump(document, handle, separators=(",", ":"))
-    found = disagreements(document)
-    with open(counterexamples, "w") as handle:
-        json.dump(found, handle, indent=1)
-        handle.write("\n")
+    write_document(path, document)
+    notes, recording = {}, path
+    if os.path.exists(counterexamples):
+        with open(counterexamples) as handle:
+            old = json.load(handle)
+        notes = {_class_key(c): (c["right"], c["note"]) for c in old["classes"]}
+        recording = old.get("recording", path)
+    write_counterexamples(counterexamples, disagreements(document, recording, notes))
     return document["figures"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,563 @@
+"""Compiler campaigns (issue 19): cases compiled by a real compiler through its `fuzz --against` adapter and
+judged by spec, here (N threads, each driving one adapter process) or on a Dask distributed cluster
+(`--scheduler ADDRESS`, `local` for a LocalCluster on this machine; the optional extra `distributed`),
+with the same bytes out whichever runs it; then merged, deduplicated, into a recording and its
+counterexample file. Triton (solver/fuzz/adapters/triton_gluon.py `campaign`) and the CuTe DSL
+(solver/fuzz/compilers/cute_dsl.py `main`) both run here; each brings a `Compiler`: its adapter module, the
+protocol record of a case, the answer for a compiler that killed its process, and its judge.
+
+Work unit: a chunk of CHUNK consecutive cases (fewer when the campaign is short: at least 4 chunks for
+each worker thread, so that none waits on the last one). The worker compiles the chunk's cases that have no
+cached answer through an adapter process it keeps from chunk to chunk (one per worker thread, started again after
+the compiler kills it), and judges every case of the chunk. Judging runs where the compiling runs: it is
+pure Python (spec, about 8 ms a Triton case), so a cluster spreads it instead of the client spending hours
+of one core at a million cases; the worker then has the repository anyway (the adapter imports it). The
+client appends each compiled answer to the cache (`--cache`, JSON lines {"case", "answer"}) as its chunk
+comes back, in any order, so an interrupted campaign resumes where it stopped; it writes the rows
+({"case", "answer", "judgement"}, one JSON line each) in case order, a chunk waiting for those before it.
+An answer and a judgement depend only on the case, so the rows are the same bytes for every executor and
+number of workers (an answer carries no timing: the seconds are in the summary only).
+
+Merging (`python -m solver.fuzz.compiler_campaign merge`, or a campaign's --record/--counterexamples): a
+case's key is its canonical JSON (`case_key`); a recording keeps each case once, those it had first and in
+their places (the first answer seen wins: `merge_rows`), and a counterexample file one entry per class (the
+finding), which a merge grows by the cases new to the recording (count, breakdowns, indices, smallest
+reproducer) and whose other fields, the hand-written notes among them, it leaves as they are
+(`merge_classes`). So merges count each case once whatever the runs' seeds, machines or overlaps, and a
+merge of what is already recorded changes nothing. Nothing is merged unless the user names the files.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Optional
+
+CHUNK = 50                  # cases per work unit: about a minute of Triton compiling
+MAX_CASES = 1_000_000       # cases per arch in one campaign (the issue's scale); more is several merged runs
+PATIENCE = 10_000           # a sampler gives up after this many draws in a row that bring no new case
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # holds solver/
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """What the runner needs of one compiler (module-level functions, so that Dask ships it by name)."""
+    name: str                                     # "triton", "cute_dsl": messages and the progress label
+    module: str                                   # the adapter, run as `PYTHON -m MODULE`
+    record: Callable[[dict], dict]                # a case -> its protocol record
+    crashed: Callable[[int, list], dict]          # (exit status, last lines of its stderr) -> the answer
+    judge: Callable[[dict, dict], dict]           # (case, answer) -> the judgement (plain JSON)
+    log_env: Optional[str] = None                 # env variable naming the file the adapter writes the
+                                                  # compiler's diagnostics to (else its stderr goes there)
+
+
+def case_key(case) -> str:
+    """The canonical JSON of a case: equal cases, equal keys, whatever their key order."""
+    return json.dumps(case, sort_keys=True)
+
+
+def distinct(draws: Iterator[dict], count: int, patience: int = PATIENCE) -> list:
+    """The first `count` distinct cases of `draws` (a sampler's stream), fewer when the stream ends or
+    `patience` draws in a row bring nothing new (a parameter space smaller than `count`)."""
+    seen, out, stale = set(), [], 0
+    for case in draws:
+        if len(out) >= count or stale >= patience:
+            break
+        key = case_key(case)
+        if key in seen:
+            stale += 1
+            continue
+        seen.add(key)
+        out.append(case)
+        stale = 0
+    return out
+
+
+class AdapterError(RuntimeError):
+    """The adapter cannot be started or breaks the protocol: the campaign stops (one line, exit 2); what
+    was compiled is in the cache."""
+
+
+# --- The adapter process -----------------------------------------------------------------------------------
+class Child:
+    """One adapter process speaking the line protocol (solver/fuzz/adapters/protocol.py); started on the
+    first question and again after the compiler killed it (an abort inside its C++ ends the process). Its
+    stderr goes to a log, and so do the compiler's diagnostics where the compiler names a `log_env`; after
+    a crash the answer is made from the diagnostics (else the stderr)."""
+
+    def __init__(self, command: list, compiler: Compiler):
+        self.command, self.compiler = list(command), compiler
+        self.proc = None
+        self.logs: list = []       # [stderr] or [diagnostics, stderr]
+        self.answered = 0          # answers since the process started
+
+    def _start(self) -> None:
+        import subprocess
+        import tempfile
+        self._remove_logs()
+        for _ in range(2 if self.compiler.log_env else 1):
+            handle, path = tempfile.mkstemp(prefix=f"layoutproof-{self.compiler.name}-", suffix=".log")
+            os.close(handle)
+            self.logs.append(path)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
+        if self.compiler.log_env:
+            env[self.compiler.log_env] = self.logs[0]
+        self.answered = 0
+        with open(self.logs[-1], "wb") as stderr:
+            try:
+                self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=stderr, text=True, env=env)
+            except OSError as error:
+                raise AdapterError(f"cannot start the {self.compiler.name} adapter "
+                                   f"{' '.join(self.command)!r:.120}: {error.strerror or error}") from None
+
+    def _log_lines(self) -> list:
+        for path in self.logs:
+            with open(path, errors="replace") as handle:
+                lines = [line.strip() for line in handle.read().splitlines() if line.strip()]
+            if lines:
+                return lines
+        return []
+
+    def _remove_logs(self) -> None:
+        for path in self.logs:
+            if os.path.exists(path):
+                os.unlink(path)
+        self.logs = []
+
+    def ask(self, case: dict) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        try:
+            self.proc.stdin.write(json.dumps(self.compiler.record(case)) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if line:
+            self.answered += 1
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                self.close()
+                raise AdapterError(f"the {self.compiler.name} adapter ({' '.join(self.command)}) answered "
+                                   f"{line[:80]!r}, not JSON") from None
+        code = self.proc.wait()
+        self.proc = None
+        lines = self._log_lines()
+        self._remove_logs()
+        if code > 0 and not self.answered:
+            # a Python error before its first answer: the adapter cannot run (no compiler in that
+            # interpreter, ...), not a compiler that killed it (a signal) on one case
+            raise AdapterError(f"the {self.compiler.name} adapter {' '.join(self.command)!r:.120} exited with "
+                               f"status {code} before answering: {lines[-1] if lines else 'no message'}")
+        return self.compiler.crashed(code, lines)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.stdin.close()
+                try:
+                    self.proc.wait(timeout=30)
+                except Exception:                               # noqa: BLE001  a compiler that hangs on EOF
+                    self.proc.kill()
+                    self.proc.wait()
+            self.proc = None
+        self._remove_logs()
+
+
+_CHILDREN: dict = {}
+_CHILDREN_LOCK = threading.Lock()
+_STOP = threading.Event()         # set when a local campaign stops early: its threads end after their case
+
+
+def _child(command: list, compiler: Compiler) -> Child:
+    """This thread's adapter process for `command`, kept from chunk to chunk."""
+    key = (tuple(command), compiler.name, threading.get_ident())
+    with _CHILDREN_LOCK:
+        if key not in _CHILDREN:
+            _CHILDREN[key] = Child(command, compiler)
+        return _CHILDREN[key]
+
+
+def close_children() -> None:
+    """End every adapter process of this process (the client's threads, or a Dask worker's)."""
+    with _CHILDREN_LOCK:
+        children = list(_CHILDREN.values())
+        _CHILDREN.clear()
+    for child in children:
+        child.close()
+
+
+atexit.register(close_children)
+
+
+def adapter_command(compiler: Compiler, python: Optional[str]) -> list:
+    """`PYTHON -m MODULE`; no PYTHON: the interpreter running this (on a cluster, the worker's own)."""
+    return [python or sys.executable, "-m", compiler.module]
+
+
+def run_chunk(job: tuple) -> list:
+    """One work unit (a plain function of plain values, so that Dask ships it): job = (compiler, adapter
+    command or None (`adapter_command`), python, cases, cached answers or None) -> [[answer, judgement,
+    compile seconds or None (cached)], ...]."""
+    compiler, command, python, cases, cached = job
+    command = command or adapter_command(compiler, python)
+    out = []
+    for case, answer in zip(cases, cached):
+        if _STOP.is_set():
+            raise InterruptedError("the campaign stopped")
+        seconds = None
+        if answer is None:
+            started = time.monotonic()
+            answer = _child(command, compiler).ask(case)
+            seconds = time.monotonic() - started
+        out.append([answer, compiler.judge(case, answer), seconds])
+    return out
+
+
+# --- Executors: fn(job) for every job, yielded as (job index, result) when each is done --------------------
+def thread_executor(jobs: int):
+    """`jobs` threads here, each with its own adapter process."""
+    def mapper(fn, items):
+        pool = ThreadPoolExecutor(max(1, jobs))
+        try:
+            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+        finally:
+            _STOP.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            _STOP.clear()
+            close_children()
+    return mapper
+
+
+def dask_executor(client):
+    """A Dask distributed client: every chunk is submitted at once; the workers' adapter processes end
+    with the campaign."""
+    def mapper(fn, items):
+        from distributed import as_completed as dask_completed
+        futures = client.map(fn, list(items), pure=False)
+        index = {future.key: i for i, future in enumerate(futures)}
+        try:
+            for future, result in dask_completed(futures, with_results=True):
+                yield index[future.key], result
+        finally:
+            client.cancel(futures)
+            try:
+                client.run(close_children)
+            except Exception:                                   # noqa: BLE001  a worker already gone
+                pass
+    return mapper
+
+
+# --- The answer cache ------------------------------------------------------------------------------------
+class AnswerCache:
+    """Answers by case, JSON lines {"case", "answer"} appended as they come (flushed), read back on the next
+    run; a last line cut short by an interruption is skipped. Lines {"key": sha1, "answer"} of the older
+    Triton cache are read too (looked up by `legacy_key`)."""
+
+    def __init__(self, path: Optional[str], legacy_key: Optional[Callable[[dict], str]] = None):
+        self.path, self.legacy_key, self.answers = path, legacy_key, {}
+        if path and os.path.exists(path):
+            with open(path) as handle:
+                for line in handle:
+                    try:
+                        row = json.loads(line)
+                        key = case_key(row["case"]) if "case" in row else "legacy:" + row["key"]
+                        self.answers[key] = plain_answer(row["answer"])
+                    except (json.JSONDecodeError, KeyError, TypeError):
+                        continue
+        self.handle = open(path, "a") if path else None
+
+    def get(self, case: dict) -> Optional[dict]:
+        found = self.answers.get(case_key(case))
+        if found is None and self.legacy_key is not None:
+            found = self.answers.get("legacy:" + self.legacy_key(case))
+        return found
+
+    def add(self, case: dict, answer: dict) -> None:
+        """Appended to the file (not kept here: the campaign asks for each case once)."""
+        if self.handle:
+            self.handle.write(json.dumps({"case": case, "answer": answer}) + "\n")
+            self.handle.flush()
+
+    def close(self) -> None:
+        if self.handle:
+            self.handle.close()
+
+
+def plain_answer(answer: dict) -> dict:
+    """An answer without the compile time older runs put in it (it differs from run to run)."""
+    return {k: v for k, v in answer.items() if k != "seconds"} if isinstance(answer, dict) else answer
+
+
+# --- The campaign ------------------------------------------------------------------------------------------
+def run(compiler: Compiler, cases: list, out_path: str, tally: Callable[[dict, dict], None], *,
+        jobs: int = 1, client=None, cache_path: Optional[str] = None, python: Optional[str] = None,
+        command: Optional[list] = None, legacy_key: Optional[Callable[[dict], str]] = None) -> dict:
+    """Compile and judge `cases` (chunks on `jobs` local threads, or on the Dask `client`'s cluster; each
+    asks `command`, by default `PYTHON -m <the compiler's adapter>`);
+    write their rows to `out_path` in case order; returns {"summary": tally of every row (in order),
+    "compiled", "cached", "compile_seconds" (wall time), "worker_seconds", "configs_per_second"}."""
+    from solver.cli.progress import Progress
+    cache = AnswerCache(cache_path, legacy_key)
+    slots = jobs if client is None else max(1, sum(w.get("nthreads", 1) for w in
+                                                   client.scheduler_info().get("workers", {}).values()))
+    size = max(1, min(CHUNK, -(-len(cases) // (4 * slots))))     # at least 4 chunks a slot when short
+    chunks = [cases[i:i + size] for i in range(0, len(cases), size)]
+    jobs_list = [(compiler, command, python, chunk, [cache.get(c) for c in chunk]) for chunk in chunks]
+    to_compile = sum(answer is None for job in jobs_list for answer in job[-1])
+    mapper = dask_executor(client) if client is not None else thread_executor(min(jobs, max(1, len(chunks))))
+    summary: dict = {}
+    pending: dict = {}
+    written = compiled = 0
+    worker_seconds = 0.0
+    started = time.monotonic()
+    progress = Progress(f"{compiler.name} campaign", len(cases), "cases")
+    results = mapper(run_chunk, jobs_list)
+    try:
+        with open(out_path, "w") as out:
+            for index, result in results:
+                for case, (answer, _, seconds) in zip(chunks[index], result):
+                    if seconds is not None:
+                        cache.add(case, answer)
+                        compiled += 1
+                        worker_seconds += seconds
+                pending[index] = result
+                while written in pending:
+                    for case, (answer, judgement, _) in zip(chunks[written], pending.pop(written)):
+                        row = {"case": case, "answer": answer, "judgement": judgement}
+                        out.write(json.dumps(row, separators=(",", ":")) + "\n")
+                        tally(summary, row)
+                    written += 1
+                progress.update(min(len(cases), written * size))
+    finally:
+        results.close()                     # an interrupted campaign stops its executor
+        progress.close()
+        cache.close()
+    elapsed = time.monotonic() - started
+    return {"summary": summary, "compiled": compiled, "cached": len(cases) - to_compile,
+            "compile_seconds": round(elapsed, 1), "worker_seconds": round(worker_seconds, 1),
+            "configs_per_second": round(compiled / elapsed, 3) if compiled and elapsed else None}
+
+
+def read_results(path: str) -> list:
+    """The rows a campaign wrote (`run`'s out_path); CampaignUsage when the file is none."""
+    try:
+        with open(path) as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CampaignUsage(f"{path!r:.80}: not campaign results ({' '.join(str(error).split())[:120]})") from None
+    for row in rows:
+        if not (isinstance(row, dict) and all(isinstance(row.get(k), dict) for k in ("case", "answer", "judgement"))):
+            raise CampaignUsage(f"{path!r:.80}: a line that is no {{case, answer, judgement}} row")
+    return rows
+
+
+# --- Merging -----------------------------------------------------------------------------------------------
+def merge_rows(rows: list, more: Iterable[dict]) -> tuple:
+    """(rows then each row of `more` whose case is not there yet, the rows added, how many were already
+    there with another answer). The rows already kept come first and keep their places, so indices into
+    a recording stay valid after a merge."""
+    seen = {case_key(r["case"]): r for r in rows}
+    merged, added, conflicts = list(rows), [], 0
+    for row in more:
+        key = case_key(row["case"])
+        if key in seen:
+            conflicts += plain_answer(seen[key].get("answer")) != plain_answer(row.get("answer"))
+            continue
+        seen[key] = row
+        merged.append(row)
+        added.append(row)
+    return merged, added, conflicts
+
+
+def add_counts(total: dict, more: dict) -> dict:
+    """Counts added key by key (nested dicts too), keys in first-seen order."""
+    out = dict(total)
+    for key, value in more.items():
+        if isinstance(value, dict):
+            out[key] = add_counts(out.get(key) or {}, value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = out.get(key, 0) + value
+        else:
+            out.setdefault(key, value)
+    return out
+
+
+def merge_classes(old: list, found: dict, key: Callable[[dict], tuple], grow: Callable[[dict, list], dict],
+                  make: Callable[[tuple, list], dict]) -> list:
+    """A counterexample file's classes after a merge: each old entry, in its place, grown by its new
+    members (`found`: class key -> the rows new to the recording) where it has any, every other field
+    (the hand-written notes, who is right, the examples chosen) as it was; then the classes new to the
+    file, made from their members, in key order."""
+    found = dict(found)
+    out = [grow(entry, found.pop(key(entry))) if key(entry) in found else entry for entry in old]
+    return out + [make(k, found[k]) for k in sorted(found)]
+
+
+def added_counts(old: dict, rows: Iterable[dict], tally: Callable[[dict, dict], None]) -> dict:
+    """`old`'s counts plus those of `rows` (each counted by `tally`), for the keys `old` has."""
+    more: dict = {}
+    for row in rows:
+        tally(more, row)
+    return add_counts(old, {k: v for k, v in more.items() if k in old})
+
+
+def write_atomically(path: str, write: Callable[[object], None], binary_gzip: bool = False) -> None:
+    """Write `path` through a temporary file beside it, renamed at the end: an interrupted merge leaves
+    the old file whole."""
+    import gzip
+    folder = os.path.dirname(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        with (gzip.open(temporary, "wt") if binary_gzip else open(temporary, "w")) as handle:
+            write(handle)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+# --- The command line both campaigns share -----------------------------------------------------------------
+class CampaignUsage(ValueError):
+    """A bad command line or file: one line on stderr, exit 2."""
+
+
+def count_argument(text: str) -> int:
+    from solver.cli.args import positive_number
+    import argparse
+    value = positive_number(text)
+    if value > MAX_CASES:
+        raise argparse.ArgumentTypeError(f"{text[:40]}: at most {MAX_CASES} cases per arch; a larger "
+                                         "campaign is several runs with other --seed values, merged")
+    return value
+
+
+def add_arguments(parser, record_help: str, counterexamples_default: str) -> None:
+    """The options of a distributed campaign (the compilers' own options stay in their mains)."""
+    from solver.cli.args import job_count
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=job_count, default=os.cpu_count() or 1,
+                       help="adapter processes on this machine, one per thread (1 to 256; default: the cores)")
+    where.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                       help="run the chunks of %d cases on a Dask distributed cluster (tcp://host:8786, or "
+                            "'local' for a local cluster; pip install 'layoutproof[distributed]'); the same "
+                            "output as --jobs" % CHUNK)
+    parser.add_argument("--adapter", metavar="CMD", default=None,
+                        help="the adapter command instead of PYTHON -m <the compiler's adapter>, e.g. a recorded "
+                             "compiler: 'python -m solver.fuzz.adapters.replay RECORDING'")
+    parser.add_argument("--cache", metavar="FILE", default=None,
+                        help="JSON lines of answers by case, appended as they come: a campaign run again "
+                             "with it compiles only what is missing")
+    parser.add_argument("--record", metavar="FILE", default=None, help=record_help)
+    parser.add_argument("--counterexamples", metavar="FILE", default=None,
+                        help="merge the recording's disagreements, by class, into FILE (created if missing; "
+                             "its notes are kept); needs --record. Default: none, nothing is merged (the "
+                             f"repository's file is {counterexamples_default})")
+
+
+def connect(args):
+    """The Dask client of --scheduler, or None; CampaignUsage (exit 2) when Dask is missing or the
+    scheduler does not answer within campaign.CONNECT_SECONDS."""
+    if not args.scheduler:
+        return None
+    from solver.fuzz import campaign
+    try:
+        return campaign.connect(args.scheduler)
+    except ImportError as error:
+        raise CampaignUsage(str(error)) from None
+    except (OSError, ValueError, TypeError) as error:       # unreachable, or not an address Dask reads
+        raise CampaignUsage(f"--scheduler {args.scheduler!r:.80}: cannot connect "
+                            f"({' '.join(str(error).split())[:200]})") from None
+
+
+def disconnect(client) -> None:
+    """Close the --scheduler client, and the local cluster it started ('local')."""
+    if client is not None:
+        cluster = getattr(client, "cluster", None)
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def adapter_argument(args) -> Optional[list]:
+    """--adapter CMD as argv (CampaignUsage when it does not parse)."""
+    if not args.adapter:
+        return None
+    import shlex
+    try:
+        command = shlex.split(args.adapter)
+    except ValueError as error:
+        raise CampaignUsage(f"--adapter {args.adapter!r:.80}: {error}") from None
+    if not command:
+        raise CampaignUsage("--adapter: an empty command")
+    return command
+
+
+def check_files(args) -> None:
+    """Before any compiling: --counterexamples needs --record, and an existing counterexample file an
+    existing recording (its classes count that recording's cases); the files' folders exist."""
+    if args.counterexamples and not args.record:
+        raise CampaignUsage("--counterexamples needs --record (the recording its classes point into)")
+    if args.counterexamples and os.path.exists(args.counterexamples) and not os.path.exists(args.record):
+        raise CampaignUsage(f"--counterexamples {args.counterexamples!r:.80} exists and counts the cases of "
+                            f"its own recording; --record {args.record!r:.80} does not exist")
+    for path in (args.out, args.cache, args.record, args.counterexamples):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise CampaignUsage(f"{path!r:.80}: no such folder")
+
+
+def main_guard(run_main: Callable[[], int], prog: str) -> int:
+    """Run a campaign's main: a usage error is one line on stderr, exit 2."""
+    from solver.cli.args import UsageError
+    try:
+        return run_main()
+    except (CampaignUsage, UsageError, AdapterError) as error:
+        text = " ".join(str(error).split())
+        print(text if text.startswith(prog) else f"{prog}: {text}", file=sys.stderr)
+        return 2
+
+
+# --- `python -m solver.fuzz.compiler_campaign merge`: runs made anywhere, merged -----------------------------
+PROG = "python -m solver.fuzz.compiler_campaign"
+MERGERS = {"triton": "solver.fuzz.adapters.triton_gluon", "cute_dsl": "solver.fuzz.compilers.cute_dsl"}
+
+
+def main(argv=None) -> int:
+    return main_guard(lambda: _main(argv), PROG)
+
+
+def _main(argv=None) -> int:
+    import importlib
+    from solver.cli.args import Parser
+    parser = Parser(prog=PROG, description="merge compiler campaigns (the --out files of runs with other seeds, "
+                                           "on other machines, or cut short) into a recording and its "
+                                           "counterexample file, each case once")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    merge = sub.add_parser("merge", help="merge campaign results into a recording (and counterexamples)")
+    merge.add_argument("results", nargs="+", help="--out files of campaigns (JSON lines: case, answer, judgement)")
+    merge.add_argument("--compiler", choices=sorted(MERGERS), required=True)
+    merge.add_argument("--record", metavar="FILE", required=True, help="the recording (created if missing)")
+    merge.add_argument("--counterexamples", metavar="FILE", default=None,
+                       help="also merge the disagreements, by class, into FILE (created if missing, notes kept); "
+                            "default: none")
+    args = parser.parse_args(argv)
+    args.out = args.cache = None
+    check_files(args)
+    rows = [row for path in args.results for row in read_results(path)]
+    merged = importlib.import_module(MERGERS[args.compiler]).merge(
+        rows, args.record, args.counterexamples, f"{PROG} merge --compiler {args.compiler} " + " ".join(args.results))
+    print(json.dumps(merged, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
