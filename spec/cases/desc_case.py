@@ -29,6 +29,7 @@ out of the LBO rule: there LBO is an address, not a distance.
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -157,11 +158,16 @@ def _second_elements(c: DescCase, swizzle: str) -> dict:
 def tile_fields(c: DescCase) -> dict:
     """What the tile needs: {"swizzle", "start_address", "sbo", "lbo"}; sbo / lbo are None where the
     instruction does not read the element they lead to (the field is then free)."""
+    return dict(_tile_fields(c))
+
+
+@lru_cache(maxsize=16)          # the rules of one case ask for it in turn
+def _tile_fields(c: DescCase) -> dict:
     swizzle = tile_swizzle(c)
-    fields = {"swizzle": swizzle, "start_address": linear_address(c, 0, 0), "sbo": None, "lbo": None}
+    origin = linear_address(c, 0, 0)
+    fields = {"swizzle": swizzle, "start_address": origin, "sbo": None, "lbo": None}
     if swizzle is None:
         return fields
-    origin = linear_address(c, 0, 0)
     for name, (mn, k) in _second_elements(c, swizzle).items():
         if mn < c.operand.mn and k < c.operand.k:
             fields[name] = linear_address(c, mn, k) - origin
@@ -187,7 +193,7 @@ START = rule("desc.tile.start_address", SOURCE,
 
 @START.checker
 def _start(c: DescCase):
-    want = linear_address(c, 0, 0)
+    want = _tile_fields(c)["start_address"]          # linear_address(c, 0, 0)
     if c.desc.start_address != want:
         return f"start address {c.desc.start_address:#x}; element (0, 0) is at {want:#x}"
     return None
@@ -201,7 +207,7 @@ SBO = rule("desc.tile.stride_byte_offset", SOURCE,
 
 @SBO.checker
 def _sbo(c: DescCase):
-    want = tile_fields(c)["sbo"]
+    want = _tile_fields(c)["sbo"]
     if want is not None and c.desc.stride_byte_offset != want:
         return f"SBO {c.desc.stride_byte_offset}; the tile's stride is {want}"
     return None
@@ -215,7 +221,7 @@ LBO = rule("desc.tile.leading_byte_offset", SOURCE,
 
 @LBO.checker
 def _lbo(c: DescCase):
-    want = tile_fields(c)["lbo"]
+    want = _tile_fields(c)["lbo"]
     if c.desc.lbo_mode != "absolute" and want is not None and c.desc.leading_byte_offset != want:
         return f"LBO {c.desc.leading_byte_offset}; the tile's stride is {want}"
     return None
@@ -245,65 +251,94 @@ def violations(c: DescCase) -> list:
 
 
 def _mode_offsets(layout, mode: int, count: int) -> list:
-    """L restricted to one top-level mode at indices 0 .. count-1 (colexicographic, PTX / CuTe order):
-    an odometer over the mode's flat shape, each digit adding its stride."""
+    """L restricted to one top-level mode at indices 0 .. count-1 (colexicographic, PTX / CuTe order: the
+    first digit fastest, the last one taking the rest, rule layout.colexicographic): the offsets of the
+    digits before the last, then those repeated at each step of the last digit."""
     shape, stride = flatten(layout.shape[mode]), flatten(layout.stride[mode])
     if any(not isinstance(d, int) for d in stride):
         return [layout(*((i, 0) if mode == 0 else (0, i))) for i in range(count)]
-    digits, offset, offsets = [0] * len(shape), 0, []
-    for _ in range(count):
-        offsets.append(offset)
-        for j, size in enumerate(shape):        # increment the odometer, lowest digit first
-            digits[j] += 1
-            offset += stride[j]
-            if digits[j] < size or j == len(shape) - 1:
-                break
-            offset -= size * stride[j]
-            digits[j] = 0
-    return offsets
+    offsets = [0]
+    for size, step in zip(shape[:-1], stride[:-1]):
+        offsets = [o + i * step for i in range(size) for o in offsets]
+    last = stride[-1]
+    return [o + i * last for i in range(-(-count // len(offsets))) for o in offsets][:count]
 
 
-def first_misread(c: DescCase) -> Optional[dict]:
-    """The first element (mn, k) read from elsewhere than the tile holds it, or None. A CuTe layout of
-    two modes is the sum of its modes, L(mn, k) = L(mn, 0) + L(0, k), so the offsets come from MN + K
-    evaluations; the byte addresses need the chunk arithmetic of _byte per element."""
-    reads = readmap.read_addresses(c.operand)
-    along_mn = [c.layout.offset + o for o in _mode_offsets(c.layout.layout, 0, c.operand.mn)]
-    along_k = _mode_offsets(c.layout.layout, 1, c.operand.k)
-    per_chunk, d, kind = c.operand.elements_per_chunk, c.operand.dtype, c.operand.kind
-    in_chunk = [dtypes.byte_in_chunk(d, kind, i) for i in range(per_chunk)]
-    swizzle, start = c.layout.swizzle, c.start_address
-    mask, shift = swizzle.yyy_mask, swizzle.shift     # swizzle(a) = a ^ ((a & mask) >> shift), S >= 0
-    if shift < 0:
-        return _first_misread_slow(c, reads, along_mn, along_k, in_chunk)
-    bits = d.bits
-    if bits >= 8 and all(in_chunk[i] == i * bits // 8 for i in range(per_chunk)):
-        # unpadded whole-byte elements: byte(o) = o * bits / 8, one row of K at a time
-        k_bytes = [step * bits // 8 for step in along_k]
-        for mn, row in enumerate(along_mn):
-            base = start + row * bits // 8
-            held_row = [a ^ ((a & mask) >> shift) for a in [base + b for b in k_bytes]]
-            if held_row != reads[mn]:
-                k = next(k for k, (x, y) in enumerate(zip(held_row, reads[mn])) if x != y)
-                return {"element": {"mn": mn, "k": k}, "read_from": reads[mn][k], "held_at": held_row[k]}
-        return None
-    for mn, row in enumerate(along_mn):
-        read_row = reads[mn]
-        for k, step in enumerate(along_k):
-            chunk, index = divmod(row + step, per_chunk)
-            linear = start + chunk * 16 + in_chunk[index]
-            held = linear ^ ((linear & mask) >> shift)
-            if read_row[k] != held:
-                return {"element": {"mn": mn, "k": k}, "read_from": read_row[k], "held_at": held}
+def first_misread_by_element(c: DescCase) -> Optional[dict]:
+    """The first element (mn, k), in row order, read from elsewhere than the tile holds it, or None: the
+    definition (rule desc.tile.reads), element by element. first_misread computes the same by rows or
+    columns."""
+    for mn in range(c.operand.mn):
+        for k in range(c.operand.k):
+            read, held = readmap.element_address(c.operand, mn, k), tile_address(c, mn, k)
+            if read != held:
+                return {"element": {"mn": mn, "k": k}, "read_from": read, "held_at": held}
     return None
 
 
-def _first_misread_slow(c: DescCase, reads, along_mn, along_k, in_chunk) -> Optional[dict]:
-    per_chunk = len(in_chunk)
-    for mn, row in enumerate(along_mn):
-        for k, step in enumerate(along_k):
-            chunk, index = divmod(row + step, per_chunk)
-            held = c.layout.swizzle(c.start_address + chunk * 16 + in_chunk[index])
-            if reads[mn][k] != held:
-                return {"element": {"mn": mn, "k": k}, "read_from": reads[mn][k], "held_at": held}
-    return None
+def first_misread(c: DescCase, by: Optional[str] = None) -> Optional[dict]:
+    """first_misread_by_element, by rows or by columns (tests/test_desc_fast.py checks the two equal).
+
+    Both sides are sums of an MN part and a K part under a swizzle:
+      read(mn, k) = sw_read(A[mn] + B[k])                  (spec.mma.readmap: mn_part, k_part, swizzle_row)
+      held(mn, k) = sw_tile(start + byte(R[mn] + S[k]))    (R, S: the layout's two modes, in elements)
+    Each swizzle moves only bits below its period (a power of two), so sw(x + j*P) = sw(x) + j*P for any
+    multiple P of both periods, and byte(T*q + z) = 16*q + byte(z). A row mn therefore matches exactly
+    when, with X = start + 16*(R[mn] div T),
+      sw_read(A[mn] mod P + B[k]) - sw_tile(X mod P + byte(R[mn] mod T + S[k])) = (X div P - A[mn] div P) * P
+    for every k, and the left side depends on the row only through its key (A[mn] mod P, X mod P,
+    R[mn] mod T): the rows of a tile repeat a few keys, each computed once. The same holds of columns
+    with the roles of (A, R) and (B, S) exchanged; `by` ("rows" or "columns") says which way to go, by
+    default the one with fewer elements to compute."""
+    op = c.operand
+    A = readmap.mn_parts(op)
+    B = [origin + offset for origin, offset in readmap.k_parts(op)]
+    R = [c.layout.offset + o for o in _mode_offsets(c.layout.layout, 0, op.mn)]
+    S = _mode_offsets(c.layout.layout, 1, op.k)
+    T = op.elements_per_chunk
+    in_chunk = [dtypes.byte_in_chunk(op.dtype, op.kind, i) for i in range(T)]
+    tile_swizzle = c.layout.swizzle
+    tile_mask, tile_shift = tile_swizzle.yyy_mask, tile_swizzle.shift
+    period = max(tile_swizzle.period, readmap.LINE * pattern_rows(op.desc.swizzle))
+
+    def keys(A, R) -> tuple:
+        """X of each line, and its key (A mod P, X mod P, R mod T)."""
+        X = [c.start_address + 16 * (r // T) for r in R]
+        return X, [(a % period, x % period, r % T) for a, x, r in zip(A, X, R)]
+
+    def values(key: tuple, B, in_line: list) -> tuple:
+        """(sw_read(A mod P + B[j]) for each j, sw_tile(X mod P + in_line[j]) for each j) of a line with
+        this key, in_line[j] being byte(R mod T + S[j])."""
+        a_low, x_low, _ = key
+        if tile_shift >= 0:         # sw_tile(h) = h ^ ((h & yyy) >> S) (spec.cute.swizzle.Swizzle)
+            held = [(h := x_low + byte) ^ ((h & tile_mask) >> tile_shift) for byte in in_line]
+        else:
+            held = [tile_swizzle(x_low + byte) for byte in in_line]
+        return readmap.swizzle_row(op, a_low, B), held
+
+    def misread_lines(A, X, line_keys, B, S):
+        """(i, j, read, held) of the first j where line i differs, for each such line i in order."""
+        in_lines = {}        # R mod T -> [byte(R mod T + S[j]) for each j]
+        differences = {}     # key -> the one difference read - held of its lines, or None
+        for i, (a, x, key) in enumerate(zip(A, X, line_keys)):
+            r = key[2]
+            if key not in differences:
+                if r not in in_lines:
+                    in_lines[r] = [((z := r + s) // T) * 16 + in_chunk[z % T] for s in S]
+                found = set(map(operator.sub, *values(key, B, in_lines[r])))
+                differences[key] = found.pop() if len(found) == 1 else None
+            wanted = (x // period - a // period) * period
+            if differences[key] != wanted:
+                read, held = values(key, B, in_lines[r])
+                j = next(j for j, (u, v) in enumerate(zip(read, held)) if u - v != wanted)
+                yield i, j, a - key[0] + read[j], x - key[1] + held[j]
+
+    (X, row_keys), (Y, column_keys) = keys(A, R), keys(B, S)
+    if by is None:
+        by = "rows" if len(set(row_keys)) * op.k <= len(set(column_keys)) * op.mn else "columns"
+    if by == "rows":
+        mn, k, read, held = next(misread_lines(A, X, row_keys, B, S), (None,) * 4)
+    else:      # each column's first misread row; the first in row order is the least (mn, k)
+        k, mn, read, held = min(misread_lines(B, Y, column_keys, A, R), key=lambda m: (m[1], m[0]),
+                                default=(None,) * 4)
+    return None if mn is None else {"element": {"mn": mn, "k": k}, "read_from": read, "held_at": held}

@@ -234,6 +234,25 @@ def k_part(op: Operand, k: int) -> tuple:
     return desc.start_address, _k_major_k_part(op, chunk, desc.leading_byte_offset) + byte
 
 
+def mn_parts(op: Operand) -> list:
+    """[mn_part(op, mn) for mn < op.mn], a unit at a time: mn_part(op, u*q + i) = mn_part(op, u*q) +
+    mn_part(op, i) for i < u, the unit u being a row group (8 rows, K-major) or the T*W/16 elements of
+    one swizzle row (MN-major; a chunk with no swizzle). tests/test_desc_fast.py checks the two equal."""
+    unit = 8 if op.major == "K" else op.elements_per_chunk * _row_bytes(op.desc.swizzle) // CHUNK
+    within = [mn_part(op, i) for i in range(min(unit, op.mn))]
+    return [mn_part(op, q) + w for q in range(0, op.mn, unit) for w in within][:op.mn]
+
+
+def k_parts(op: Operand) -> list:
+    """[k_part(op, k) for k < op.k], a K chunk at a time for K-major operands: k_part(op, T*q + i) is
+    k_part(op, T*q) moved by element i's byte in its chunk. tests/test_desc_fast.py checks the two equal."""
+    if op.major == "MN":
+        return [k_part(op, k) for k in range(op.k)]
+    within = [dtypes.byte_in_chunk(op.dtype, op.kind, i) for i in range(op.elements_per_chunk)]
+    return [(origin, offset + byte) for origin, offset in (k_part(op, q) for q in range(0, op.k, len(within)))
+            for byte in within][:op.k]
+
+
 def linear_address(op: Operand, mn: int, k: int) -> tuple:
     """(origin, linear address) of element (mn, k) before the swizzle."""
     origin, along_k = k_part(op, k)
@@ -261,6 +280,14 @@ def apply_swizzle(swizzle: str, origin: int, address: int, base_offset: int,
 def element_address(op: Operand, mn: int, k: int, model: str = "hardware") -> int:
     origin, linear = linear_address(op, mn, k)
     return apply_swizzle(op.desc.swizzle, origin, linear, op.desc.base_offset, model)
+
+
+def swizzle_row(op: Operand, base: int, offsets: list) -> list:
+    """[apply_swizzle(op's swizzle, _, base + o, op's base offset) for o in offsets] under the hardware
+    phase (rule readmap.swizzle_phase), computed as read_addresses computes it."""
+    swizzle, base_offset = op.desc.swizzle, op.desc.base_offset
+    mask, shift = pattern_rows(swizzle) - 1, DESCRIPTOR_SWIZZLES[swizzle].base
+    return [(a := base + o) ^ ((((a >> 7) - base_offset) & mask) << shift) for o in offsets]
 
 
 def read_addresses(op: Operand, model: str = "hardware") -> list:
