@@ -16,11 +16,13 @@ outcome: "refused" when the driver's encoder refuses (an enforced rule); otherwi
 """
 from __future__ import annotations
 
+import math
 import random
-from typing import Iterator
+from typing import Iterator, Optional
 
 from spec.tma import tensormap as spec_tensormap
 from spec.tma import place as tma_place
+from spec.tma import swizzle as tma_swizzle
 from spec.rules import SpecError
 
 from solver.model import tensormap as model
@@ -63,8 +65,9 @@ def misplaced_element(document: dict):
     spec places a box row after row (flat row index, dimension 0 fastest) at destination + row * pitch,
     the pitch set by the row alone: the first R rows of a box are placed as the box (dims[0], R) places
     them. The first misplaced element is nearly always in row 0 (the swizzle's phase shows there), so
-    row 0 is placed first, then rows 0-7 (PREFIX_ROWS), and the whole box only when they hold none
-    (misplaced_element_whole, the plain reading, is what tests compare it with)."""
+    row 0 is placed first, then rows 0-7 (PREFIX_ROWS), then the rows of one repeat (repeat_rows: no
+    row below them is misplaced unless one of them is), and the whole box only when the swizzle has no
+    repeat to go by (misplaced_element_whole, the plain reading, is what tests compare it with)."""
     box = _boxes(document)
     if box is None:
         return None
@@ -72,7 +75,8 @@ def misplaced_element(document: dict):
     rows = 1
     for c in written_box.counts[1:]:
         rows *= c
-    for prefix_rows in PREFIX_ROWS:
+    repeat = repeat_rows(written_box)
+    for prefix_rows in PREFIX_ROWS + ((repeat,) if repeat else ()):
         if rows <= prefix_rows:
             break
         dims, strides = (written_box.dims[0], prefix_rows), (written_box.element_strides[0], 1)
@@ -84,16 +88,33 @@ def misplaced_element(document: dict):
             found = None
         if found is not None:
             return found
+        if repeat and prefix_rows >= repeat:
+            return None
     return _first_misplaced(written_box, anchored_box)
 
 
 PREFIX_ROWS = (1, 8)
 
 
+def repeat_rows(box) -> Optional[int]:
+    """Rows q after which the misplacement repeats, or None: element (row + q, column) is misplaced
+    exactly when (row, column) is. The swizzle moves only the address bits below its period P (a power
+    of two; spec.tma.swizzle.period_deltas), so sw(x + j*P) = sw(x) + j*P; q rows of pitch p add
+    q*p = j*P for q = P / gcd(p, P), to the written address D + x and the expected one alike, so
+    sw(D + x + j*P) - (D + sw(x + j*P)) = sw(D + x) - (D + sw(x)). None when no period table stands
+    for the swizzle (a replaced swizzle_byte_address, say)."""
+    table = tma_swizzle.period_deltas(box.swizzle)
+    if table is None:
+        return None
+    period = table[0] + 1
+    _, _, pitch = tma_place.row_layout(box)
+    return period // math.gcd(pitch, period)
+
+
 def misplaced_element_whole(document: dict):
-    """misplaced_element, placing the whole box (the reference for tests)."""
+    """misplaced_element, placing the whole box element by element (the reference for tests)."""
     box = _boxes(document)
-    return None if box is None else _first_misplaced(*box)
+    return None if box is None else _first_misplaced(*box, place=tma_place.place)
 
 
 def _boxes(document: dict):
@@ -117,9 +138,11 @@ def _boxes(document: dict):
     return boxes
 
 
-def _first_misplaced(written_box, anchored_box):
+def _first_misplaced(written_box, anchored_box, place=tma_place.place_rows):
+    """The first element `place` (spec.tma.place.place, or place_rows: the same list by rows) puts
+    elsewhere than destination + its place in the box at 0."""
     try:
-        written, anchored = tma_place.place(written_box), tma_place.place(anchored_box)
+        written, anchored = place(written_box), place(anchored_box)
     except SpecError:
         return None
     destination, per_row = written_box.smem_address, written_box.counts[0]

@@ -292,15 +292,16 @@ def _hints(r: Record, rng: random.Random) -> list:
     return hints
 
 
+_TERMS = field_model.Terms(symbolic_record, constraints, domain)
+
+
 def Problem(arch: str, break_=()) -> field_model.Problem:
     """Recipe cases on `arch` that break exactly `break_` (and keep every other rule); next(seed) gives
     one more of a new shape (dtype, major, both swizzles, mn, steps), or None."""
-    r = symbolic_record()
-    return field_model.Problem(r, constraints(r), domain(r), [r.arch == ARCHES.index(arch)], break_, _hints,
-                               lambda r: [r.dtype, r.major, r.tma_swizzle, r.desc_swizzle, r.mn, r.steps])
+    return _TERMS.problem(lambda r: [r.arch == ARCHES.index(arch)], break_, _hints,
+                          lambda r: [r.dtype, r.major, r.tma_swizzle, r.desc_swizzle, r.mn, r.steps])
 
 
 def evaluate(values: dict) -> dict:
     """rule id -> whether concrete field values obey it (substituted into the constraints)."""
-    r = symbolic_record()
-    return field_model.evaluate(r, constraints(r), values)
+    return _TERMS.evaluate(values)

@@ -95,9 +95,11 @@ class Tile:
         return [[swizzle(self.start_address + byte(base + m + k)) for k in along_k] for m in along_mn]
 
 
-# What targets() inlines, as defined when this module was imported (a test may change either).
+# What targets() inlines, as defined when this module was imported (a test may change either); and
+# readmap.first_misread, which ignored_fields takes to read an operand through its parts alone.
 _BYTE_IN_CHUNK = dtypes.byte_in_chunk.__code__
 _SWIZZLE_CALL = Swizzle.__call__.__code__
+_FIRST_MISREAD = readmap.first_misread.__code__
 
 # What a series of syntheses over one tile shares (a recipe: one per K step), kept only inside
 # `shared_work()`: layout offsets and Z3 read-map terms. Outside it nothing is kept, so a definition a
@@ -121,9 +123,9 @@ def _mode_offsets(layout: Layout, mode: int, count: int) -> list:
     """[layout(i, 0) for i < count] (mode 0) or [layout(0, i) for i < count] (mode 1), kept inside
     shared_work(): a recipe asks for the same ones at every K step."""
     key = ("offsets", layout, mode)
-    found = None if _KEPT is None else _KEPT.get(key)
-    if found is None or len(found) < count:
-        found = [layout(i, 0) if mode == 0 else layout(0, i) for i in range(count)]
+    found = (None if _KEPT is None else _KEPT.get(key)) or []
+    if len(found) < count:          # the ones kept, and the rest (a later K step reads further along K)
+        found = found + [layout(i, 0) if mode == 0 else layout(0, i) for i in range(len(found), count)]
         if _KEPT is not None:
             _KEPT[key] = found
     return found
@@ -339,10 +341,20 @@ class _Search:
         finally:
             self.solver.pop()
 
+    def _read_parts(self, desc) -> tuple:
+        """What readmap.first_misread reads of the operand `desc` reads: its mn parts, its k parts, the
+        swizzle and the base offset (two descriptors alike in these read every element alike)."""
+        op = readmap.Operand(desc, dtypes.dtype(self.tile.dtype), self.tile.major, self.tile.mn,
+                             self.tile.k, self.tile.kind)
+        return ([readmap.mn_part(op, mn) for mn in range(op.mn)], [readmap.k_part(op, k) for k in range(op.k)],
+                desc.swizzle, desc.base_offset)
+
     def ignored_fields(self, desc) -> list:
-        """Fields whose value does not change what is read (checked with spec on every element)."""
+        """Fields whose value does not change what is read (checked with spec on every element; `desc`
+        reads every element right, so another value that leaves its read-map parts as they are does too)."""
         ignored = []
         fields = desc.fields_json()
+        parts = self._read_parts(desc) if readmap.first_misread.__code__ is _FIRST_MISREAD else None
         # One other value per field: far from any stride a tile uses, and a flipped phase parity.
         for name, alternatives in (("leading_byte_offset", (fields["leading_byte_offset"] ^ 0x1010,)),
                                    ("stride_byte_offset", (fields["stride_byte_offset"] ^ 0x2010,)),
@@ -352,6 +364,8 @@ class _Search:
                 try:
                     other = spec_descriptor.with_fields(desc, **{name: value})
                 except SpecError:
+                    continue
+                if parts is not None and self._read_parts(other) == parts:
                     continue
                 if self.first_wrong(other) is not None:
                     same = False

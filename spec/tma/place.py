@@ -130,12 +130,12 @@ def placeable(found) -> bool:
 def place(box: Box) -> list:
     """The absolute address of the first byte of every loaded element, dimension 0 fastest (a box that
     `placeable` refuses is malformed input here: SpecError)."""
-    rows, per_row, pitch = _rows(box)
+    rows, per_row, pitch = row_layout(box)
     return [tma_swizzle.swizzle_byte_address(box.swizzle, box.smem_address + row * pitch + i * box.element_bytes)
             for row in range(rows) for i in range(per_row)]
 
 
-def _rows(box: Box) -> tuple:
+def row_layout(box: Box) -> tuple:
     """(rows, elements per row, row pitch in bytes) of a box that `placeable` accepts; SpecError if not."""
     found = violations(box)
     if not placeable(found):
@@ -150,7 +150,7 @@ def _rows(box: Box) -> tuple:
 def place_rows(box: Box) -> list:
     """`place`, a box row at a time (spec.tma.swizzle.swizzle_byte_range: one table lookup per element):
     the same list, the same refusals. `place` is the reference; tests/test_fast_paths.py checks the two."""
-    rows, per_row, pitch = _rows(box)
+    rows, per_row, pitch = row_layout(box)
     placed = []
     for row in range(rows):
         placed += tma_swizzle.swizzle_byte_range(box.swizzle, box.smem_address + row * pitch, per_row,
@@ -158,9 +158,14 @@ def place_rows(box: Box) -> list:
     return placed
 
 
+def box_violations(box: Box) -> list:
+    """The rules of a tiled box (subject tma_box): where it lands, its coordinate, its sizes."""
+    return check_all("tma_box", box)
+
+
 def violations(box: Box):
     """The rules of a tiled box (subject tma_box) and the size rules of the load that brings it."""
-    return check_all("tma_box", box) + load_size_violations(box)
+    return box_violations(box) + load_size_violations(box)
 
 
 COORD0_ALIGNMENT = tensormap.COORD0_ALIGNMENT     # rule tma.load.coord0_16B (spec/tma/tensormap.py)

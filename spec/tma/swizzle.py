@@ -279,8 +279,9 @@ _DELTAS: dict = {}
 
 
 def _deltas(mode: str) -> Optional[tuple]:
-    """(period - 1, [swizzle_byte_address(r) - r for r in range(period)]) for `mode`; None when the
-    period is not a power of two (no mask can take the address apart)."""
+    """(period - 1, [swizzle_byte_address(r) - r for r in range(period)], whether r -> r + delta[r]
+    permutes range(period)) for `mode`; None when the period is not a power of two (no mask can take
+    the address apart)."""
     key = (mode, _TABLES.get(mode), id(MODES.get(mode)), ROW_BYTES, CHUNK_BYTES, FLIP_BYTES,
            swizzle_byte_address.__code__, flips_8b.__code__, pattern_period.__code__)
     found = _DELTAS.get(key)
@@ -290,8 +291,18 @@ def _deltas(mode: str) -> Optional[tuple]:
             return None
         if len(_DELTAS) > 64:
             _DELTAS.clear()
-        found = _DELTAS[key] = (period - 1, [swizzle_byte_address(mode, r) - r for r in range(period)])
+        delta = [swizzle_byte_address(mode, r) - r for r in range(period)]
+        found = _DELTAS[key] = (period - 1, delta, sorted(r + d for r, d in enumerate(delta)) == list(range(period)))
     return found
+
+
+def period_deltas(mode: str) -> Optional[tuple]:
+    """(mask, delta, permutes): swizzle_byte_address(mode, a) = a + delta[a & mask] for every address
+    a >= 0, and permutes says whether a -> a + delta[a & mask] permutes each period (then two addresses
+    land apart exactly when they were apart). None when no such table stands for the reference (a
+    period that is not a power of two, or a replaced swizzle_byte_address): call it element by element."""
+    mode_info(mode)
+    return _deltas(mode) if swizzle_byte_address is _REFERENCE_SWIZZLE else None
 
 
 def swizzle_byte_addresses(mode: str, addresses) -> list:
@@ -303,10 +314,10 @@ def swizzle_byte_addresses(mode: str, addresses) -> list:
         lowest = min(addresses[0], addresses[-1]) if isinstance(addresses, range) else min(addresses)
         if lowest < 0:
             _check_address(lowest)
-    found = _deltas(mode) if swizzle_byte_address is _REFERENCE_SWIZZLE else None
+    found = period_deltas(mode)
     if found is None:
         return [swizzle_byte_address(mode, a) for a in addresses]
-    mask, delta = found
+    mask, delta, _ = found
     return [a + delta[a & mask] for a in addresses]
 
 
