@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
-import subprocess
 import sys
 
 from solver.cli import render
@@ -61,21 +59,25 @@ def register(commands) -> None:
                         "ptx (desc: wgmma / tcgen05.mma kernels; tmem: one kernel per tcgen05.ld/st/ld.red case, "
                         "a module per target; tmem-alloc: a module per case, each warp running its operations)")
     p.add_argument("--jobs", type=job_count, default=1,
-                   help="run the campaign's chunks of 1000 cases in N local processes (same output as 1)")
+                   help="run the campaign's chunks of 1000 cases in N local processes, and with --against N "
+                        "adapter processes (same output as 1)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run the chunks on a Dask distributed cluster (tcp://host:8786, or 'local' for a local "
-                        "cluster; pip install 'layoutproof[distributed]'); same output as one process")
+                   help="run the chunks, and with --against the adapters, on a Dask distributed cluster "
+                        "(tcp://host:8786, or 'local' for a local cluster; pip install 'layoutproof[distributed]'); "
+                        "same output as one process")
     p.add_argument("--pretty", action="store_true",
                    help="jsonl on stdout: each case as indented JSON over several lines, for reading (files "
                         "under --out stay one line per case)")
     p.add_argument("--out", metavar="DIR", help="write the cases (and the program or kernels) into DIR")
     p.add_argument("--coverage", action="store_true", help="every rule per target: breakable alone, or tied to")
     p.add_argument("--against", metavar="CMD",
-                   help="pipe each case (a jsonl record) to CMD and report where its verdict differs from ours")
+                   help="pipe each case (a jsonl record) to CMD and report where its verdict differs from ours "
+                        "(--jobs N: N processes of CMD; --scheduler: CMD runs on the cluster's workers)")
 
 
 # --- Generation ------------------------------------------------------------------------------------------
-def _records(args) -> tuple:
+def _violated(args) -> frozenset:
+    """The rules asked for, once the arguments are checked (FuzzUsage before any work)."""
     if not args.target:
         raise FuzzUsage("fuzz: --target is required (desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma or cute-dsl) unless --coverage")
     if args.arch is None:
@@ -89,23 +91,35 @@ def _records(args) -> tuple:
         raise FuzzUsage(f"fuzz: --count {count}: at most {MAX_COUNT} cases per run; split a larger "
                         "campaign into runs with other --seed values")
     try:
-        violate = fuzz.parse_violate(args.target, args.violate)
+        return fuzz.parse_violate(args.target, args.violate)
     except ValueError as error:
         raise FuzzUsage(str(error)) from None
-    stats = fuzz.Stats()
+
+
+def _connect(args):
+    """The Dask client of --scheduler, or None."""
+    if not args.scheduler:
+        return None
+    from solver.fuzz import campaign
+    try:
+        return campaign.connect(args.scheduler)
+    except ImportError as error:
+        raise FuzzUsage(f"fuzz: {error}") from None
+    except (OSError, ValueError) as error:      # unreachable, or not an address Dask reads
+        raise FuzzUsage(f"fuzz: --scheduler {args.scheduler!r:.80}: cannot connect ({error})") from None
+
+
+def _records(args, violate, client) -> tuple:
+    """(the campaign's records, made as they are consumed: its chunks on the cluster, in --jobs processes
+    or here; its stats, complete once they are)."""
     from solver.fuzz import campaign
     mapper = None
-    if args.scheduler:
-        try:
-            mapper = campaign.dask_mapper(campaign.connect(args.scheduler))
-        except ImportError as error:
-            raise FuzzUsage(f"fuzz: {error}") from None
-        except (OSError, ValueError) as error:      # unreachable, or not an address Dask reads
-            raise FuzzUsage(f"fuzz: --scheduler {args.scheduler!r:.80}: cannot connect ({error})") from None
-    elif args.jobs > 1 and count > campaign.CHUNK:  # one chunk needs no pool
-        mapper = campaign.process_mapper(min(args.jobs, -(-count // campaign.CHUNK)))
-    records = campaign.run(args.target, args.arch, violate, count, args.seed, stats, mapper)
-    return records, stats, violate, count
+    if client is not None:
+        mapper = campaign.dask_mapper(client)
+    elif args.jobs > 1 and args.count > campaign.CHUNK:  # one chunk needs no pool
+        mapper = campaign.process_mapper(min(args.jobs, -(-args.count // campaign.CHUNK)))
+    stats = fuzz.Stats()
+    return campaign.run(args.target, args.arch, violate, args.count, args.seed, stats, mapper), stats
 
 
 def _streams(args) -> bool:
@@ -208,28 +222,27 @@ def _jsonl(records) -> str:
 
 
 # --- Differential ------------------------------------------------------------------------------------------
-def against(command: str, records: list) -> list:
-    """Run CMD once, one record per line on its stdin; one verdict line per record back. The records whose
-    verdict ("accept" / "refuse"; null = not applicable) differs from ours, with the command's detail."""
-    process = subprocess.run(command if os.name != "nt" else shlex.split(command), input=_jsonl(records),
-                             capture_output=True, text=True, shell=True)
-    lines = [line for line in process.stdout.splitlines() if line.strip()]
-    if process.returncode != 0 or len(lines) != len(records):
-        tail = (process.stderr.strip().splitlines() or ["no message"])[-1]
-        raise FuzzUsage(f"--against {command!r}: exit {process.returncode}, {len(lines)} answers for "
-                        f"{len(records)} cases ({tail})")
-    differences = []
-    for record, line in zip(records, lines):
-        try:
-            answer = json.loads(line)
-        except json.JSONDecodeError:
-            raise FuzzUsage(f"--against {command!r}: answer {line[:80]!r} is not JSON") from None
-        theirs = answer.get("verdict")
-        ours = "refuse" if record["outcome"] == "refused" else "accept"
-        if theirs is not None and theirs != ours:
-            differences.append({"index": record["index"], "ours": ours, "theirs": theirs,
-                                 "detail": answer.get("detail"), "violates": record["violates"],
-                                 "outcome": record["outcome"], "case": record["case"]})
+def against(command: str, records: list, jobs: int = 1, client=None) -> list:
+    """Ask CMD about every record (the line protocol, solver/fuzz/adapters/protocol.py): one process of it
+    per thread of `jobs`, or per worker thread of the Dask `client`'s cluster, each kept for the chunks of
+    cases it runs (solver/fuzz/compiler_campaign.py). The records whose verdict ("accept" / "refuse"; null
+    = not applicable) differs from ours, with the command's detail, in record order whatever ran them."""
+    from solver.fuzz import compiler_campaign
+    from solver.fuzz.adapters import protocol
+    try:
+        argv = compiler_campaign.shell_argv(command)
+    except ValueError as error:
+        raise FuzzUsage(f"fuzz: --against {command!r:.80}: {error}") from None
+    differences: list = []
+
+    def listed(_summary, row) -> None:
+        if row["judgement"] is not None:
+            differences.append(row["judgement"])
+    try:
+        compiler_campaign.run(compiler_campaign.ADAPTER, records, None, listed, jobs=jobs, client=client,
+                              command=argv)
+    except (compiler_campaign.AdapterError, protocol.ProtocolError) as error:
+        raise FuzzUsage(f"fuzz: {' '.join(str(error).split())}") from None
     return differences
 
 
@@ -254,7 +267,19 @@ def _report(args, made: int, stats, violate, count) -> None:
 def run(args) -> int:
     if args.coverage:
         return _coverage(args)
-    records, stats, violate, count = _records(args)
+    violate = _violated(args)
+    client = _connect(args)
+    try:
+        return _run(args, violate, client)
+    finally:
+        if client is not None:
+            from solver.fuzz import compiler_campaign
+            compiler_campaign.disconnect(client)
+
+
+def _run(args, violate, client) -> int:
+    count = args.count
+    records, stats = _records(args, violate, client)
     if args.out:
         _out_directory(args.out)
     if _streams(args):
@@ -263,7 +288,7 @@ def run(args) -> int:
         return EXIT_OK if made else EXIT_VIOLATION
     records = _gathered(args, records)
     _report(args, len(records), stats, violate, count)
-    differences = against(args.against, records) if args.against else None
+    differences = against(args.against, records, args.jobs, client) if args.against else None
     files = _rendered(args, records) if args.format != "jsonl" else {}
     if args.out:
         _write_out(args.out, {"cases.jsonl": _jsonl(records), **files})

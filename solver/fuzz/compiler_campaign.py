@@ -5,6 +5,9 @@ with the same bytes out whichever runs it; then merged, deduplicated, into a rec
 counterexample file. Triton (solver/fuzz/adapters/triton_gluon.py `campaign`) and the CuTe DSL
 (solver/fuzz/compilers/cute_dsl.py `main`) both run here; each brings a `Compiler`: its adapter module, the
 protocol record of a case, the answer for a compiler that killed its process, and its judge.
+`layoutproof fuzz --against CMD --jobs N | --scheduler ADDRESS` runs here too, with `ADAPTER`: any adapter
+given as a shell command line (`shell_argv`), each fuzz record sent as it is, the verdicts judged by
+solver/fuzz/adapters/protocol.py `difference`, and an adapter that ends early stopping the run.
 
 Work unit: a chunk of CHUNK consecutive cases (fewer when the campaign is short: at least 4 chunks for
 each worker thread, so that none waits on the last one). The worker compiles the chunk's cases that have no
@@ -29,6 +32,7 @@ merge of what is already recorded changes nothing. Nothing is merged unless the 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import sys
@@ -37,6 +41,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
+
+from solver.fuzz.adapters import protocol
 
 CHUNK = 50                  # cases per work unit: about a minute of Triton compiling
 MAX_CASES = 1_000_000       # cases per arch in one campaign (the issue's scale); more is several merged runs
@@ -54,6 +60,9 @@ class Compiler:
     judge: Callable[[dict, dict], dict]           # (case, answer) -> the judgement (plain JSON)
     log_env: Optional[str] = None                 # env variable naming the file the adapter writes the
                                                   # compiler's diagnostics to (else its stderr goes there)
+    clean_exit: bool = False                      # an adapter that exits non-zero at the end of its input
+                                                  # broke the protocol (fuzz --against's adapters; a
+                                                  # compiler's exit at shutdown is not judged)
 
 
 def case_key(case) -> str:
@@ -101,7 +110,7 @@ class Child:
         import tempfile
         self._remove_logs()
         for _ in range(2 if self.compiler.log_env else 1):
-            handle, path = tempfile.mkstemp(prefix=f"layoutproof-{self.compiler.name}-", suffix=".log")
+            handle, path = tempfile.mkstemp(prefix=f"layoutproof-{self.compiler.name.strip('-')}-", suffix=".log")
             os.close(handle)
             self.logs.append(path)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
@@ -114,7 +123,7 @@ class Child:
                                              stderr=stderr, text=True, env=env)
             except OSError as error:
                 raise AdapterError(f"cannot start the {self.compiler.name} adapter "
-                                   f"{' '.join(self.command)!r:.120}: {error.strerror or error}") from None
+                                   f"{shown(self.command)!r:.120}: {error.strerror or error}") from None
 
     def _log_lines(self) -> list:
         for path in self.logs:
@@ -137,6 +146,8 @@ class Child:
             self.proc.stdin.write(json.dumps(self.compiler.record(case)) + "\n")
             self.proc.stdin.flush()
             line = self.proc.stdout.readline()
+            while line and not line.strip():        # the protocol answers on non-blank lines
+                line = self.proc.stdout.readline()
         except BrokenPipeError:
             line = ""
         if line:
@@ -145,8 +156,8 @@ class Child:
                 return json.loads(line)
             except json.JSONDecodeError:
                 self.close()
-                raise AdapterError(f"the {self.compiler.name} adapter ({' '.join(self.command)}) answered "
-                                   f"{line[:80]!r}, not JSON") from None
+                raise AdapterError(f"the {self.compiler.name} adapter {shown(self.command)!r:.120} answered "
+                                   f"{line.strip()[:80]!r}, not JSON") from None
         code = self.proc.wait()
         self.proc = None
         lines = self._log_lines()
@@ -154,21 +165,33 @@ class Child:
         if code > 0 and not self.answered:
             # a Python error before its first answer: the adapter cannot run (no compiler in that
             # interpreter, ...), not a compiler that killed it (a signal) on one case
-            raise AdapterError(f"the {self.compiler.name} adapter {' '.join(self.command)!r:.120} exited with "
+            raise AdapterError(f"the {self.compiler.name} adapter {shown(self.command)!r:.120} exited with "
                                f"status {code} before answering: {lines[-1] if lines else 'no message'}")
         return self.compiler.crashed(code, lines)
 
-    def close(self) -> None:
+    def close(self) -> Optional[str]:
+        """End the process: its stdin closed (the protocol's end of input), what it still writes read to
+        its end. An answer line there is one more than the records it was sent (the answers it gave were
+        then not theirs): returned as the error, else None."""
+        extra = []
         if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.stdin.close()
-                try:
-                    self.proc.wait(timeout=30)
-                except Exception:                               # noqa: BLE001  a compiler that hangs on EOF
-                    self.proc.kill()
-                    self.proc.wait()
-            self.proc = None
+            try:
+                rest = self.proc.communicate(timeout=30)[0] or ""
+                extra = [line.strip() for line in rest.splitlines() if line.strip()]
+            except Exception:                                   # noqa: BLE001  a compiler that hangs on EOF
+                self.proc.kill()
+                self.proc.wait()
+            code, self.proc = self.proc.returncode, None
+            if code and self.compiler.clean_exit and not extra:
+                lines = self._log_lines()
+                self._remove_logs()
+                return (f"the {self.compiler.name} adapter {shown(self.command)!r:.120} exited with status {code} "
+                        f"at the end of its input: {lines[-1][:80] if lines else 'no message'}")
         self._remove_logs()
+        if extra:
+            return (f"the {self.compiler.name} adapter {shown(self.command)!r:.120} wrote {len(extra)} answer "
+                    f"line(s) more than the records it was sent, the first {extra[0][:80]!r}")
+        return None
 
 
 _CHILDREN: dict = {}
@@ -185,13 +208,13 @@ def _child(command: list, compiler: Compiler) -> Child:
         return _CHILDREN[key]
 
 
-def close_children() -> None:
-    """End every adapter process of this process (the client's threads, or a Dask worker's)."""
+def close_children() -> list:
+    """End every adapter process of this process (the client's threads, or a Dask worker's); the errors
+    of those that answered more lines than they were sent records."""
     with _CHILDREN_LOCK:
         children = list(_CHILDREN.values())
         _CHILDREN.clear()
-    for child in children:
-        child.close()
+    return [error for error in (child.close() for child in children) if error]
 
 
 atexit.register(close_children)
@@ -221,6 +244,16 @@ def run_chunk(job: tuple) -> list:
     return out
 
 
+def run_chunk_or_error(job: tuple):
+    """run_chunk's rows, or the AdapterError / ProtocolError of an adapter that cannot run or breaks the
+    protocol, returned rather than raised: the client raises it, as one line (a Dask worker would log a
+    task that raises with its traceback)."""
+    try:
+        return run_chunk(job)
+    except (AdapterError, protocol.ProtocolError) as error:
+        return error
+
+
 # --- Executors: fn(job) for every job, yielded as (job index, result) when each is done --------------------
 def thread_executor(jobs: int):
     """`jobs` threads here, each with its own adapter process."""
@@ -234,7 +267,9 @@ def thread_executor(jobs: int):
             _STOP.set()
             pool.shutdown(wait=True, cancel_futures=True)
             _STOP.clear()
-            close_children()
+            extra = close_children()
+        if extra:                   # every chunk done, but an adapter's answers were not its records'
+            raise AdapterError(extra[0])
     return mapper
 
 
@@ -251,10 +286,47 @@ def dask_executor(client):
         finally:
             client.cancel(futures)
             try:
-                client.run(close_children)
+                extra = [error for errors in client.run(close_children).values() for error in errors]
             except Exception:                                   # noqa: BLE001  a worker already gone
-                pass
+                extra = []
+        if extra:                   # every chunk done, but an adapter's answers were not its records'
+            raise AdapterError(extra[0])
     return mapper
+
+
+# --- An adapter given as a command line (`layoutproof fuzz --against CMD`) ---------------------------------
+SHELL = ["/bin/sh", "-c"]
+
+
+def shell_argv(command: str) -> list:
+    """CMD as a shell runs it, as subprocess's shell=True does (pipes, variables, `cd x && ...`); on
+    Windows, its words (shlex; ValueError when they do not parse)."""
+    if os.name == "nt":
+        import shlex
+        return shlex.split(command)
+    return SHELL + [command]
+
+
+def shown(command: list) -> str:
+    """An adapter's command as the user wrote it."""
+    return command[2] if command[:2] == SHELL and len(command) == 3 else " ".join(command)
+
+
+def _record_as_is(record: dict) -> dict:
+    return record
+
+
+def _ended(code: int, lines: list) -> dict:
+    """An adapter of `fuzz --against` that ends before answering every record breaks the protocol (its
+    compiler is not expected to kill it): the run stops."""
+    status = f"status {code}" if code >= 0 else f"signal {-code}"
+    raise AdapterError(f"the --against adapter ended ({status}) with cases unanswered: "
+                       f"{lines[-1] if lines else 'no message'}")
+
+
+# Any adapter: each fuzz record is its own protocol record; the judgement is the entry `fuzz --against`
+# lists when the verdicts differ (None when they agree or the adapter has none).
+ADAPTER = Compiler("--against", "", _record_as_is, _ended, protocol.difference, clean_exit=True)
 
 
 # --- The answer cache ------------------------------------------------------------------------------------
@@ -299,13 +371,14 @@ def plain_answer(answer: dict) -> dict:
 
 
 # --- The campaign ------------------------------------------------------------------------------------------
-def run(compiler: Compiler, cases: list, out_path: str, tally: Callable[[dict, dict], None], *,
+def run(compiler: Compiler, cases: list, out_path: Optional[str], tally: Callable[[dict, dict], None], *,
         jobs: int = 1, client=None, cache_path: Optional[str] = None, python: Optional[str] = None,
         command: Optional[list] = None, legacy_key: Optional[Callable[[dict], str]] = None) -> dict:
     """Compile and judge `cases` (chunks on `jobs` local threads, or on the Dask `client`'s cluster; each
     asks `command`, by default `PYTHON -m <the compiler's adapter>`);
-    write their rows to `out_path` in case order; returns {"summary": tally of every row (in order),
-    "compiled", "cached", "compile_seconds" (wall time), "worker_seconds", "configs_per_second"}."""
+    write their rows to `out_path` in case order (no file: None; the rows are only tallied); returns
+    {"summary": tally of every row (in order), "compiled", "cached", "compile_seconds" (wall time),
+    "worker_seconds", "configs_per_second"}."""
     from solver.cli.progress import Progress
     cache = AnswerCache(cache_path, legacy_key)
     slots = jobs if client is None else max(1, sum(w.get("nthreads", 1) for w in
@@ -321,10 +394,12 @@ def run(compiler: Compiler, cases: list, out_path: str, tally: Callable[[dict, d
     worker_seconds = 0.0
     started = time.monotonic()
     progress = Progress(f"{compiler.name} campaign", len(cases), "cases")
-    results = mapper(run_chunk, jobs_list)
+    results = mapper(run_chunk_or_error, jobs_list)
     try:
-        with open(out_path, "w") as out:
+        with (open(out_path, "w") if out_path is not None else contextlib.nullcontext()) as out:
             for index, result in results:
+                if isinstance(result, Exception):
+                    raise result
                 for case, (answer, _, seconds) in zip(chunks[index], result):
                     if seconds is not None:
                         cache.add(case, answer)
@@ -334,7 +409,8 @@ def run(compiler: Compiler, cases: list, out_path: str, tally: Callable[[dict, d
                 while written in pending:
                     for case, (answer, judgement, _) in zip(chunks[written], pending.pop(written)):
                         row = {"case": case, "answer": answer, "judgement": judgement}
-                        out.write(json.dumps(row, separators=(",", ":")) + "\n")
+                        if out is not None:
+                            out.write(json.dumps(row, separators=(",", ":")) + "\n")
                         tally(summary, row)
                     written += 1
                 progress.update(min(len(cases), written * size))
@@ -480,12 +556,24 @@ def connect(args):
 
 
 def disconnect(client) -> None:
-    """Close the --scheduler client, and the local cluster it started ('local')."""
+    """Close the --scheduler client, and the local cluster it started ('local'), whose workers then say
+    nothing of the tasks a stopped campaign cancelled (their log is this terminal)."""
     if client is not None:
         cluster = getattr(client, "cluster", None)
+        if cluster is not None:
+            try:
+                client.run(_quiet_worker_shutdown)
+            except Exception:                                   # noqa: BLE001  a worker already gone
+                pass
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _quiet_worker_shutdown() -> None:
+    """On a local cluster's worker about to be closed: its warnings of tasks cancelled mid-run are not shown."""
+    import logging
+    logging.getLogger("distributed.worker.state_machine").setLevel(logging.ERROR)
 
 
 def adapter_argument(args) -> Optional[list]:

@@ -3,7 +3,9 @@
 Run as `python -m solver.fuzz.adapters.ptxas [--ptxas PATH]`.
 
 Protocol (fixed):
-  * The adapter is started once and serves every record of a fuzz run.
+  * The adapter is started once and serves every record it is sent (`fuzz --against CMD --jobs N` starts N
+    of it, `--scheduler` one per worker thread, each sent the cases of its chunks), answering each line
+    before it reads the next.
   * stdin: fuzz records, one JSON object per line (the `jsonl` output of `layoutproof fuzz`).
     Blank lines are skipped.
   * stdout: exactly one JSON line per record, in input order, flushed after each:
