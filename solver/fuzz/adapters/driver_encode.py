@@ -5,7 +5,8 @@
 Protocol (fixed; every `fuzz --against` command speaks it):
 
   * The command is started once per adapter process of the run (`--jobs N`: N; `--scheduler`: one per
-    worker thread), and answers each line before it reads the next. It reads fuzz records on stdin, one JSON object per line (a line of
+    worker thread), and answers each line before it reads the next. It reads fuzz records on stdin, one
+    JSON object per line (a line of
     `layoutproof fuzz` output: {"index", "target", "arch", "violates", "outcome", "witness", "case"}).
   * For each record it writes exactly one JSON line on stdout, in input order, and flushes after it:
 
