@@ -7,13 +7,16 @@ commands: the whole command, `python -m layoutproof ...` in a fresh process with
 (start-up included, bytecode cached by one untimed run first), minimum of R runs. start-up: the same for
 `desc decode` (the least work a command does) and for `python -c pass`. work: in a fresh process, after
 `solver.cli.main` is imported, one call of main(argv) with stdout to a buffer (the command's own lazy
-imports, z3 for recipe, included), minimum over R processes; and a second call in the same process
-(imports done, z3's context made; nothing of synth's is kept between calls). The issue's aims: recipe
-under 200 ms, im2col under 100 ms, desc addresses under 20 ms of work.
+imports included: recipe 256x256 imports no z3, synth's direct path answering every K step), minimum
+over R processes; and a second call in the same process (imports done; nothing of synth's is kept
+between calls). The recipe again with LAYOUTPROOF_SYNTH_DIRECT=0 (every K step by Z3's search, z3
+imported): the same output, for comparison. The issue's aims: recipe under 200 ms, im2col under 100 ms,
+desc addresses under 20 ms of work.
 
 paths: in-process, minimum of R runs, the reference (per element) and the fast path (a row at a time)
 on the same input: the recipe proof (_prove / _prove_rows), synth's targets over the 16 K steps of the
-recipe (targets_reference / targets inside synth.shared_work(), as recipe.build calls it), im2col
+recipe (targets_reference / targets inside synth.shared_work(), as recipe.build calls it), synth over
+those 16 K steps (Z3's search / the direct path; tests/test_recipe_direct.py checks the two equal), im2col
 placement as JSON-able dicts (placement + as_json / placement_json) and as text (json.dumps of it /
 solver.cli.im2col.placement_text), TMA box placement (place / place_rows). tests/test_fast_paths.py
 checks each pair equal.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -37,7 +41,8 @@ ADDRESSES = ("desc addresses --arch sm90 0x4000004000010040 --dtype bf16 --major
              "--json").split()
 DECODE = "desc decode --arch sm90 0x4000004000010040".split()
 
-COMMANDS = [("recipe 256x256 (text)", RECIPE, 200), ("im2col 1024 px x 64 ch --json", IM2COL, 100),
+COMMANDS = [("recipe 256x256 (text)", RECIPE, 200),
+            ("recipe 256x256, LAYOUTPROOF_SYNTH_DIRECT=0", RECIPE, None), ("im2col 1024 px x 64 ch --json", IM2COL, 100),
             ("desc addresses 256x256 --json", ADDRESSES, None), ("desc decode (start-up)", DECODE, None)]
 
 _WORK = """
@@ -57,28 +62,34 @@ print(*spent)
 """
 
 
-def _wall(argv, repeat: int) -> float:
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)     # bytecode cached
+def _environment(name: str) -> dict:
+    """The environment a command row runs in: its name may set LAYOUTPROOF_SYNTH_DIRECT=0."""
+    return dict(os.environ, LAYOUTPROOF_SYNTH_DIRECT="0" if "LAYOUTPROOF_SYNTH_DIRECT=0" in name else "1")
+
+
+def _wall(argv, repeat: int, env=None) -> float:
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)     # bytecode cached
     times = []
     for _ in range(repeat):
         began = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         times.append(time.perf_counter() - began)
     return min(times)
 
 
-def _work(argv, repeat: int) -> tuple:
+def _work(argv, repeat: int, env=None) -> tuple:
     """(first call, second call) of main(argv) in one fresh process, each the minimum over `repeat`."""
     runs = [tuple(map(float, subprocess.run([sys.executable, "-c", _WORK, *argv], capture_output=True,
-                                            text=True).stdout.split())) for _ in range(repeat)]
+                                            text=True, env=env).stdout.split())) for _ in range(repeat)]
     return min(first for first, _ in runs), min(second for _, second in runs)
 
 
 def run_commands(repeat: int) -> str:
     rows = [("python -c pass", f"{_wall([sys.executable, '-c', 'pass'], repeat) * 1000:.0f}", "-", "-", "-")]
     for name, argv, aim in COMMANDS:
-        wall = _wall([sys.executable, "-m", "layoutproof", *argv], repeat)
-        first, second = _work(argv, repeat)
+        env = _environment(name)
+        wall = _wall([sys.executable, "-m", "layoutproof", *argv], repeat, env)
+        first, second = _work(argv, repeat, env)
         rows.append((name, f"{wall * 1000:.0f}", f"{first * 1000:.1f}", f"{second * 1000:.1f}",
                      f"< {aim}" if aim else "-"))
     return table(["command", "wall ms (min)", "work ms, 1st call", "work ms, 2nd call", "aim ms (wall)"], rows)
@@ -100,6 +111,13 @@ def _shared(tiles) -> list:
         return [t.targets() for t in tiles]
 
 
+def _synthesized(tiles, direct: bool) -> list:
+    """synthesize for every K step, as recipe.build asks (inside synth.shared_work()), by one path."""
+    from solver.synth import descriptor as synth
+    with synth.shared_work():
+        return [synth.synthesize(t, direct=direct) for t in tiles]
+
+
 def run_paths(repeat: int) -> str:
     from spec.mma import dtypes
     from spec.tma import im2col, place
@@ -119,6 +137,7 @@ def run_paths(repeat: int) -> str:
         ("recipe proof 256x256", lambda: recipe._prove(r, None, per_row, d, k_inst),
          lambda: recipe._prove_rows(r, per_row, d, k_inst)),
         ("synth targets, 16 K steps", lambda: [t.targets_reference() for t in tiles], lambda: _shared(tiles)),
+        ("synth, 16 K steps: Z3 / direct", lambda: _synthesized(tiles, False), lambda: _synthesized(tiles, True)),
         ("im2col placement dicts", lambda: [e.as_json(fill) for e in im2col.placement(load)],
          lambda: im2col.placement_json(load)),
         ("im2col placement JSON text", lambda: json.dumps([e.as_json(fill) for e in im2col.placement(load)]),

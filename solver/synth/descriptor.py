@@ -11,14 +11,18 @@ that make the Z3 read map (solver.model.readmap) hit the tile's address for a fe
 map then checks the candidate on every element read, and an element it gets wrong joins the query.
 A mode with no solution yields an unsat core over named constraints: the elements that cannot all be
 met, and the rules that tie them (their read-map rule, the field encodings).
+
+The direct path (_direct, on unless DIRECT is False or LAYOUTPROOF_SYNTH_DIRECT=0) first solves the
+first mode's fields from the tile's addresses with base offset 0, checks the answer with spec on every
+element, and returns what the Z3 search would (its docstring says why); z3 is imported only when a Z3
+query is made.
 """
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, field
 from typing import Optional
-
-import z3
 
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
@@ -28,10 +32,9 @@ from spec.cute.notation import parse_layout
 from spec.rules import SpecError
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, Swizzle
 
-from solver.model.bitvec import Arith, bv
-from solver.model.readmap import Fields, Shape, read_address
-
 MAX_ROUNDS = 64
+# The direct path of synthesize (_direct); off, every answer comes from the Z3 search (tests compare the two).
+DIRECT = os.environ.get("LAYOUTPROOF_SYNTH_DIRECT", "1") != "0"
 
 
 @dataclass(frozen=True)
@@ -228,7 +231,9 @@ def _modes(tile: Tile) -> tuple:
     return tried, excluded
 
 
-def _shape(tile: Tile, swizzle: str) -> Shape:
+def _shape(tile: Tile, swizzle: str):
+    """solver.model.readmap.Shape of the tile under `swizzle` (imported here: it brings in z3)."""
+    from solver.model.readmap import Shape
     d = dtypes.dtype(tile.dtype)
     return Shape(tile.major, swizzle, d.bits, dtypes.elements_per_chunk(d, tile.kind))
 
@@ -241,7 +246,7 @@ def _rule_for(tile: Tile, mode: Mode) -> str:
     return family[(tile.major, mode.swizzle == "none")].id
 
 
-def _seed_elements(tile: Tile, shape: Shape) -> list:
+def _seed_elements(tile: Tile, shape) -> list:
     T = shape.per_chunk
     wanted = [(0, 0), (1, 0), (0, 1), (8, 0), (0, T), (T, 0), (0, 8), (0, 4), (8 * T, 0), (16, 0),
               (tile.mn - 1, tile.k - 1), (0, tile.k - 1), (tile.mn - 1, 0)]
@@ -252,23 +257,71 @@ def _seed_elements(tile: Tile, shape: Shape) -> list:
     return seen
 
 
-def _read_term(shape: Shape, fields: Fields, absolute: bool, mn: int, k: int):
+def _read_term(shape, fields, absolute: bool, mn: int, k: int):
     """The Z3 read map of element (mn, k). Every _Search names its fields alike (start, lbo, sbo,
     base_offset), so the term depends on the shape, the LBO mode and the element only: inside
     shared_work() it is kept across searches (a recipe runs one per K step, over the same elements)."""
     key = ("term", shape, absolute, mn, k)
     term = None if _KEPT is None else _KEPT.get(key)
     if term is None:
+        from solver.model.bitvec import Arith, bv
+        from solver.model.readmap import read_address
         term = read_address(shape, fields, bv(mn), bv(k), Arith())
         if _KEPT is not None:
             _KEPT[key] = term
     return term
 
 
+def _operand(tile: Tile, desc) -> readmap.Operand:
+    return readmap.Operand(desc, dtypes.dtype(tile.dtype), tile.major, tile.mn, tile.k, tile.kind)
+
+
+def first_wrong(tile: Tile, targets: list, desc) -> Optional[tuple]:
+    """The first element spec's read map puts somewhere else than the tile, or None."""
+    return readmap.first_misread(_operand(tile, desc), targets)     # read_addresses, a row at a time
+
+
+def _read_parts(tile: Tile, desc) -> tuple:
+    """What readmap.first_misread reads of the operand `desc` reads: its mn parts, its k parts, the
+    swizzle and the base offset (two descriptors alike in these read every element alike)."""
+    op = _operand(tile, desc)
+    return ([readmap.mn_part(op, mn) for mn in range(op.mn)], [readmap.k_part(op, k) for k in range(op.k)],
+            desc.swizzle, desc.base_offset)
+
+
+def ignored_fields(tile: Tile, targets: list, desc) -> list:
+    """Fields whose value does not change what is read (checked with spec on every element; `desc`
+    reads every element right, so another value that leaves its read-map parts as they are does too)."""
+    ignored = []
+    fields = desc.fields_json()
+    parts = _read_parts(tile, desc) if readmap.first_misread.__code__ is _FIRST_MISREAD else None
+    # One other value per field: far from any stride a tile uses, and a flipped phase parity.
+    for name, alternatives in (("leading_byte_offset", (fields["leading_byte_offset"] ^ 0x1010,)),
+                               ("stride_byte_offset", (fields["stride_byte_offset"] ^ 0x2010,)),
+                               ("base_offset", (fields["base_offset"] ^ 1,))):
+        same = True
+        for value in alternatives:
+            try:
+                other = spec_descriptor.with_fields(desc, **{name: value})
+            except SpecError:
+                continue
+            if parts is not None and _read_parts(tile, other) == parts:
+                continue
+            # the first two row groups first: a changed stride or phase shows there, as a rule
+            if first_wrong(tile, targets[:16], other) is not None or first_wrong(tile, targets, other) is not None:
+                same = False
+                break
+        if same:
+            ignored.append(name)
+    return ignored
+
+
 class _Search:
     """One swizzle mode: Z3 over the fields, checked by spec on every element."""
 
     def __init__(self, tile: Tile, mode: Mode, targets: list):
+        import z3
+        from solver.model.readmap import Fields
         self.tile, self.mode, self.targets = tile, mode, targets
         self.shape = _shape(tile, mode.swizzle)
         self.start, self.lbo, self.sbo = (z3.BitVec(n, 14) for n in ("start", "lbo", "sbo"))
@@ -288,11 +341,13 @@ class _Search:
             self.add_element(mn, k)
 
     def _track(self, constraint, name: str, rule_id: str):
+        import z3
         flag = z3.Bool(f"c{len(self.names)}")
         self.names[flag.get_id()] = (name, rule_id, flag)
         self.solver.assert_and_track(constraint, flag)
 
     def add_element(self, mn: int, k: int):
+        from solver.model.bitvec import bv
         self.elements.append((mn, k))
         address = _read_term(self.shape, self.fields, self.mode.lbo_mode == "absolute", mn, k)
         self._track(address == bv(self.targets[mn][k]), f"element ({mn},{k}) at {self.targets[mn][k]:#x}",
@@ -305,19 +360,18 @@ class _Search:
                                       self.mode.lbo_mode)
 
     def first_wrong(self, desc) -> Optional[tuple]:
-        """The first element spec's read map puts somewhere else than the tile, or None."""
-        op = readmap.Operand(desc, dtypes.dtype(self.tile.dtype), self.tile.major, self.tile.mn,
-                             self.tile.k, self.tile.kind)
-        return readmap.first_misread(op, self.targets)     # read_addresses, a row at a time
+        return first_wrong(self.tile, self.targets, desc)
 
     def _exclude(self, blocked):
         """Solutions already found are not wanted again (in the current solver scope)."""
+        import z3
         for d in blocked:
             self.solver.add(z3.Or(self.start != d.start_address >> 4, self.lbo != d.leading_byte_offset >> 4,
                                   self.sbo != d.stride_byte_offset >> 4, self.base_offset != d.base_offset))
 
     def solve(self, blocked=()):
         """A descriptor that reads every element right, or None with the unsat core."""
+        import z3
         self.solver.push()
         self._exclude(blocked)
         try:
@@ -341,38 +395,97 @@ class _Search:
         finally:
             self.solver.pop()
 
-    def _read_parts(self, desc) -> tuple:
-        """What readmap.first_misread reads of the operand `desc` reads: its mn parts, its k parts, the
-        swizzle and the base offset (two descriptors alike in these read every element alike)."""
-        op = readmap.Operand(desc, dtypes.dtype(self.tile.dtype), self.tile.major, self.tile.mn,
-                             self.tile.k, self.tile.kind)
-        return ([readmap.mn_part(op, mn) for mn in range(op.mn)], [readmap.k_part(op, k) for k in range(op.k)],
-                desc.swizzle, desc.base_offset)
-
     def ignored_fields(self, desc) -> list:
-        """Fields whose value does not change what is read (checked with spec on every element; `desc`
-        reads every element right, so another value that leaves its read-map parts as they are does too)."""
-        ignored = []
-        fields = desc.fields_json()
-        parts = self._read_parts(desc) if readmap.first_misread.__code__ is _FIRST_MISREAD else None
-        # One other value per field: far from any stride a tile uses, and a flipped phase parity.
-        for name, alternatives in (("leading_byte_offset", (fields["leading_byte_offset"] ^ 0x1010,)),
-                                   ("stride_byte_offset", (fields["stride_byte_offset"] ^ 0x2010,)),
-                                   ("base_offset", (fields["base_offset"] ^ 1,))):
-            same = True
-            for value in alternatives:
-                try:
-                    other = spec_descriptor.with_fields(desc, **{name: value})
-                except SpecError:
-                    continue
-                if parts is not None and self._read_parts(other) == parts:
-                    continue
-                if self.first_wrong(other) is not None:
-                    same = False
-                    break
-            if same:
-                ignored.append(name)
-        return ignored
+        return ignored_fields(self.tile, self.targets, desc)
+
+
+# --- the direct path -----------------------------------------------------------------------------------
+# (stride, the other stride): the two fields the read map multiplies by element coordinates.
+_STRIDES = (("stride_byte_offset", "leading_byte_offset"), ("leading_byte_offset", "stride_byte_offset"))
+
+
+def _direct_plan(tile: Tile, mode: Mode) -> Optional[dict]:
+    """How to read the fields off the tile's addresses, from spec's read-map parts (readmap.mn_parts,
+    k_parts) of probe descriptors: the linear address of (mn, k) is start + P(mn, k) + LBO * l(mn, k) +
+    SBO * s(mn, k), P the parts with both strides 0, l and s their growth per byte of LBO and of SBO.
+    For each stride: the element where it counts once and the other not at all (its value is that
+    element's linear address less start and P), or None where no element reads it. None for the whole
+    plan where some stride is read but by no such element. Kept inside shared_work() per shape."""
+    key = ("direct", tile.arch, tile.dtype, tile.kind, tile.major, tile.mn, tile.k, mode.swizzle, mode.lbo_mode)
+    if _KEPT is not None and key in _KEPT:
+        return _KEPT[key]
+    d = dtypes.dtype(tile.dtype)
+
+    def parts(lbo: int, sbo: int) -> tuple:
+        op = readmap.Operand(spec_descriptor.encode(tile.arch, 0, lbo, sbo, mode.swizzle, 0, mode.lbo_mode),
+                             d, tile.major, tile.mn, tile.k, tile.kind)
+        return readmap.mn_parts(op), [origin + offset for origin, offset in readmap.k_parts(op)]
+
+    base_mn, base_k = parts(0, 0)
+    growth = {}
+    for name, (mn_parts, k_parts) in (("leading_byte_offset", parts(16, 0)), ("stride_byte_offset", parts(0, 16))):
+        along_mn = [a - b for a, b in zip(mn_parts, base_mn)]
+        along_k = [a - b for a, b in zip(k_parts, base_k)]
+        if any(g % 16 for g in along_mn + along_k):
+            plan = None
+            break
+        growth[name] = ([g // 16 for g in along_mn], [g // 16 for g in along_k])
+    else:
+        plan = {"origin": base_mn[0] + base_k[0], "base": (base_mn, base_k), "fields": {}}
+        if any(growth[name][0][0] or growth[name][1][0] for name in growth):
+            plan = None                 # (0, 0) does not give the start alone
+        for name, other in _STRIDES if plan else ():
+            (mn_grow, k_grow), (mn_other, k_other) = growth[name], growth[other]
+            if not any(mn_grow) and not any(k_grow):
+                plan["fields"][name] = None             # no element reads it
+                continue
+            element = next(((mn, 0) for mn in range(tile.mn) if mn_grow[mn] == 1 and mn_other[mn] == 0), None) \
+                or next(((0, k) for k in range(tile.k) if k_grow[k] == 1 and k_other[k] == 0), None)
+            if element is None:
+                plan = None
+                break
+            plan["fields"][name] = element
+    if _KEPT is not None:
+        _KEPT[key] = plan
+    return plan
+
+
+def _direct(tile: Tile, mode: Mode, targets: list) -> Optional[spec_descriptor.Descriptor]:
+    """The descriptor of `mode` that reads the tile with base offset 0, solved from the tile's addresses
+    and checked by spec on every element (first_wrong); None where it misreads an element, or where this
+    solve gives no answer the Z3 search must give too: the absolute LBO mode, an SBO no element reads
+    (the search prints the value Z3 picked), a stride no element reads alone.
+
+    Why the search returns this descriptor, so that synthesize's output is the same with either path
+    (tests/test_recipe_direct.py compares them over recipes and random tiles): with base offset 0 the
+    swizzle (rule readmap.swizzle_phase) XORs address bits [M, M+B) with bits [7, 7+B), M + B <= 7, so it
+    is its own inverse and each element's linear address is known; the linear address is start plus
+    strides times non-negative whole multiples (readmap.k_major.*, mn_major.*), so (0, 0) fixes start and
+    the element of each stride fixes it: every descriptor with base offset 0 that reads the whole tile
+    right has these start and strides (an LBO no element reads aside, printed as 16 by
+    _canonical_ignored either way). The search asks Z3 for base offset 0 first; as one exists, each of its
+    candidates has base offset 0 (Z3's read map, solver.model.readmap, agrees with spec's: the prover checks
+    the two), and it returns the first that spec finds right on every element (within MAX_ROUNDS: seeds
+    that fix start and strides make it the first)."""
+    if mode.lbo_mode == "absolute":
+        return None
+    plan = _direct_plan(tile, mode)
+    if plan is None or plan["fields"]["stride_byte_offset"] is None:
+        return None
+    (base_mn, base_k), swizzle = plan["base"], mode.swizzle
+    linear = lambda mn, k: readmap.apply_swizzle(swizzle, 0, targets[mn][k], 0)     # base offset 0
+    start = linear(0, 0) - plan["origin"]
+    values = {"leading_byte_offset": 16}
+    for name, element in plan["fields"].items():
+        if element is not None:
+            mn, k = element
+            values[name] = linear(mn, k) - start - base_mn[mn] - base_k[k]
+    try:
+        desc = spec_descriptor.encode(tile.arch, start, values["leading_byte_offset"],
+                                      values["stride_byte_offset"], swizzle, 0, mode.lbo_mode)
+    except SpecError:
+        return None                     # not a descriptor field value
+    return desc if first_wrong(tile, targets, desc) is None else None
 
 
 def _canonical_ignored(desc, ignored: list):
@@ -385,9 +498,31 @@ def _canonical_ignored(desc, ignored: list):
     return spec_descriptor.with_fields(desc, **changes) if changes else desc
 
 
-def synthesize(tile: Tile, all_solutions: bool = False, limit: int = 32) -> Outcome:
+def _direct_outcome(tile: Tile, targets: list, modes: list, excluded: dict) -> Optional[Outcome]:
+    """synthesize's Outcome (all_solutions off) from the direct path, or None where it gives none."""
+    desc = _direct(tile, modes[0], targets) if modes else None     # what the search would return (_direct)
+    if desc is None:
+        return None
+    ignored = ignored_fields(tile, targets, desc)
+    return Outcome("found", _canonical_ignored(desc, ignored), ignored=ignored, excluded=excluded)
+
+
+def solve_directly(tile: Tile) -> Optional[Outcome]:
+    """synthesize(tile) without Z3, or None where the direct path gives no answer (synthesize's search then
+    does)."""
+    return _direct_outcome(tile, tile.targets(), *_modes(tile))
+
+
+def synthesize(tile: Tile, all_solutions: bool = False, limit: int = 32, direct: Optional[bool] = None) -> Outcome:
+    """The descriptor that reads `tile` (every one with all_solutions, up to `limit`); `direct` (default
+    DIRECT): the direct path first."""
     targets = tile.targets()
     modes, excluded = _modes(tile)
+    if (DIRECT if direct is None else direct) and not all_solutions:
+        outcome = _direct_outcome(tile, targets, modes, excluded)
+        if outcome is not None:
+            return outcome
+    import z3
     found, reasons = [], {}
     for mode in modes:
         search = _Search(tile, mode, targets)

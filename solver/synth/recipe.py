@@ -110,16 +110,31 @@ def build(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, swizzle:
         return r
     r.tma = _tma(r, per_row, d)
     synth.make_tile(arch, d.name, major, mn, r.layout, smem_address, kind=kind)    # its checks of the tile
-    with synth.shared_work():       # the K steps share layout offsets and Z3 read-map terms
-        for k0 in range(0, k_tile, k_inst):
-            outcome = synth.synthesize(synth.Tile(arch, d.name, major, mn, k_inst, k0, r.layout, smem_address, kind))
-            r.instructions.append({"k_offset": k0, "status": outcome.status,
+    tiles = [synth.Tile(arch, d.name, major, mn, k_inst, k0, r.layout, smem_address, kind)
+             for k0 in range(0, k_tile, k_inst)]
+    with synth.shared_work():       # the K steps share layout offsets, direct plans and Z3 read-map terms
+        outcomes = _direct_outcomes(tiles) if synth.DIRECT else None
+        for tile, outcome in zip(tiles, outcomes or [synth.synthesize(tile, direct=False) for tile in tiles]):
+            r.instructions.append({"k_offset": tile.k_offset, "status": outcome.status,
                                    "descriptor": outcome.descriptor.hex if outcome.descriptor else None,
                                    "fields": outcome.descriptor.fields_json() if outcome.descriptor else None,
                                    "reason": outcome.reason or None})
     r.proof = (_prove_rows(r, per_row, d, k_inst) if _element_paths() == _ELEMENT_PATHS
                else _prove(r, None, per_row, d, k_inst))     # a changed per-element definition: the reference
     return r
+
+
+def _direct_outcomes(tiles: list):
+    """synth's direct outcome for every K step, or None when one step has none. All or none: then every
+    step goes to Z3's search, as with the direct path off, since Z3's answers (the order of an unsat core,
+    say) can depend on the queries made before in the process."""
+    outcomes = []
+    for tile in tiles:
+        outcome = synth.solve_directly(tile)
+        if outcome is None:
+            return None
+        outcomes.append(outcome)
+    return outcomes
 
 
 def _tma(r: Recipe, per_row: int, d) -> dict:
