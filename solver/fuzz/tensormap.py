@@ -16,6 +16,7 @@ outcome: "refused" when the driver's encoder refuses (an enforced rule); otherwi
 """
 from __future__ import annotations
 
+import functools
 import math
 import random
 from typing import Iterator, Optional
@@ -56,7 +57,7 @@ def _element_bytes(document: dict):
     return bits // 8 if bits % 8 == 0 else None
 
 
-def misplaced_element(document: dict):
+def misplaced_element(document: dict, memo: Optional[dict] = None):
     """Rule tma.map.smem_alignment's witness: with a destination off the swizzle's repeat, TMA takes the
     swizzle phase from the absolute address (PTX 5.5.7; tma.place.tiled, H100), so an element lands
     elsewhere than a consumer that starts the pattern at the destination expects. The first such
@@ -67,8 +68,11 @@ def misplaced_element(document: dict):
     them. The first misplaced element is nearly always in row 0 (the swizzle's phase shows there), so
     row 0 is placed first, then rows 0-7 (PREFIX_ROWS), then the rows of one repeat (repeat_rows: no
     row below them is misplaced unless one of them is), and the whole box only when the swizzle has no
-    repeat to go by (misplaced_element_whole, the plain reading, is what tests compare it with)."""
-    box = _boxes(document)
+    repeat to go by (misplaced_element_whole, the plain reading, is what tests compare it with).
+
+    memo: a dict that keeps what spec answered for each box (Placements) across the documents of one
+    generation run; None: nothing kept."""
+    box = _boxes(document, memo)
     if box is None:
         return None
     written_box, anchored_box = box
@@ -83,14 +87,14 @@ def misplaced_element(document: dict):
         try:
             prefix = [tma_place.make_box(b.swizzle, b.element_bytes, dims, b.smem_address, strides)
                       for b in box]
-            found = _first_misplaced(*prefix)
+            found = _first_misplaced(*prefix, memo=memo)
         except SpecError:
             found = None
         if found is not None:
             return found
         if repeat and prefix_rows >= repeat:
             return None
-    return _first_misplaced(written_box, anchored_box)
+    return _first_misplaced(written_box, anchored_box, memo=memo)
 
 
 PREFIX_ROWS = (1, 8)
@@ -117,7 +121,7 @@ def misplaced_element_whole(document: dict):
     return None if box is None else _first_misplaced(*box, place=tma_place.place)
 
 
-def _boxes(document: dict):
+def _boxes(document: dict, memo: Optional[dict] = None):
     """(the box written at smemAddress, the same box at 0), both placeable by spec; None when the
     witness does not apply or spec does not place the box."""
     element_bytes = _element_bytes(document)
@@ -133,17 +137,16 @@ def _boxes(document: dict):
                  tma_place.make_box(swizzle, element_bytes, dims, 0, strides))
     except SpecError:
         return None
-    if not all(tma_place.placeable(tma_place.violations(b)) for b in boxes):
+    if not all(Placements.placeable(b, memo) for b in boxes):
         return None             # spec's place refuses it (SpecError)
     return boxes
 
 
-def _first_misplaced(written_box, anchored_box, place=tma_place.place_rows):
+def _first_misplaced(written_box, anchored_box, place=tma_place.place_rows, memo: Optional[dict] = None):
     """The first element `place` (spec.tma.place.place, or place_rows: the same list by rows) puts
     elsewhere than destination + its place in the box at 0."""
-    try:
-        written, anchored = place(written_box), place(anchored_box)
-    except SpecError:
+    written, anchored = (Placements.placed(b, place, memo) for b in (written_box, anchored_box))
+    if written is None or anchored is None:
         return None
     destination, per_row = written_box.smem_address, written_box.counts[0]
     for i, (at, offset) in enumerate(zip(written, anchored)):
@@ -155,7 +158,46 @@ def _first_misplaced(written_box, anchored_box, place=tma_place.place_rows):
     return None
 
 
-def _runtime_outcome(rule_id: str, document: dict):
+class Placements:
+    """spec's answers about boxes (spec.tma.place: whether it places one, where), kept in a dict for one
+    generation run: the samples around an anchor redraw other arguments far more often than the box,
+    so a run of 1000 smem_alignment cases places a few dozen distinct boxes about 2000 times. A box
+    (spec.tma.place.Box, a frozen dataclass) is its own key. The dict lives as long as one generate()
+    call, within which spec does not change (a test's spec mutant is applied before a run, never
+    during one). Memory stays bounded: boxes of more than MOST_ELEMENTS elements are placed again each
+    time, and the dict is emptied when it holds MOST_KEPT answers."""
+    MOST_ELEMENTS = 1 << 11
+    MOST_KEPT = 1 << 10
+
+    @staticmethod
+    def placeable(box, memo: Optional[dict]) -> bool:
+        """spec.tma.place.placeable(violations(box))."""
+        def answer():
+            return tma_place.placeable(tma_place.violations(box))
+        return answer() if memo is None else Placements._kept(memo, ("placeable", box), answer)
+
+    @staticmethod
+    def placed(box, place, memo: Optional[dict]):
+        """place(box) (spec.tma.place.place or place_rows), None where spec refuses the box (SpecError)."""
+        def answer():
+            try:
+                return place(box)
+            except SpecError:
+                return None
+        if memo is None or math.prod(box.counts) > Placements.MOST_ELEMENTS:
+            return answer()
+        return Placements._kept(memo, (place, box), answer)
+
+    @staticmethod
+    def _kept(memo: dict, key, answer):
+        if key not in memo:
+            if len(memo) >= Placements.MOST_KEPT:
+                memo.clear()
+            memo[key] = answer()
+        return memo[key]
+
+
+def _runtime_outcome(rule_id: str, document: dict, memo: Optional[dict] = None):
     """(outcome, witness) of breaking a rule the encoder accepts."""
     if rule_id == "tma.box.destination_alignment":
         return "trap", {"note": f"destination {document['smemAddress']:#x} is off 128 bytes: the H100 stopped such "
@@ -163,15 +205,16 @@ def _runtime_outcome(rule_id: str, document: dict):
     if rule_id == "tma.map.smem_alignment":
         if document["smemAddress"] % 128:        # the copy traps first (tma.box.destination_alignment)
             return "unknown", {"note": "the copy traps before anyone reads it"}
-        witness = misplaced_element(document)
+        witness = misplaced_element(document, memo)
         return ("wrong-data", witness) if witness else ("ok", None)
     outcome, why = RUNTIME.get(rule_id, ("unknown", "the encoder accepts it; no observation of a copy"))
     return outcome, {"note": why}
 
 
-def label(document: dict, arch: str, expect=None) -> Label:
+def label(document: dict, arch: str, expect=None, memo: Optional[dict] = None) -> Label:
     """What spec/tma/tensormap.py says of a document on `arch` (SpecError when it is malformed). With
-    `expect` (a set of rule ids), None as soon as the broken rules are known to differ from it."""
+    `expect` (a set of rule ids), None as soon as the broken rules are known to differ from it. memo:
+    a dict kept across one generation run's documents (Placements), or None."""
     params = spec_tensormap.parse_params(document)
     broken = spec_tensormap.violations(params, arch)
     ids = broken_ids(broken, expect)
@@ -182,7 +225,7 @@ def label(document: dict, arch: str, expect=None) -> Label:
                      driver_result="CUDA_ERROR_INVALID_VALUE")
     if refusal:
         return Label(ids, "refused", refusal)
-    outcomes = [_runtime_outcome(rule_id, document) for rule_id in ids]
+    outcomes = [_runtime_outcome(rule_id, document, memo) for rule_id in ids]
     outcome = worst(o for o, _ in outcomes)
     witness = next((w for o, w in outcomes if o == outcome), None)
     return Label(ids, outcome, witness)
@@ -308,5 +351,6 @@ def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats)
     def copy(doc):          # values are ints, names and flat lists of ints
         return {key: list(value) if isinstance(value, list) else value for key, value in doc.items()}
 
-    yield from anchored(next_anchor, lambda doc: doc, exactly(label, arch, violate), _mutators(rng), copy,
+    labelled = functools.partial(label, memo={})         # spec's box placements, kept for this run
+    yield from anchored(next_anchor, lambda doc: doc, exactly(labelled, arch, violate), _mutators(rng), copy,
                         count, rng, stats, violate, anchor_every=ANCHOR_EVERY, adapt=True)
