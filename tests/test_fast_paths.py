@@ -382,3 +382,24 @@ def test_desc_addresses_prints_what_it_printed(extra):
         if "--map" in extra:
             expected += "\n" + render.chunk_map(op, addresses)
     assert _cli(argv) == expected.rstrip("\n") + "\n"
+
+
+# --- solver.cli.render.int_rows: `desc addresses --json` writes its rows as text --------------------------
+@pytest.mark.parametrize("rows", [[], [[]], [[0]], [[1, -2, 3], [], [2 ** 70, 0]],
+                                  [[random.Random(seed).randrange(-10 ** 6, 10 ** 9) for _ in range(seed % 7)]
+                                   for seed in range(40)]])
+def test_int_rows_is_json_dumps(rows):
+    assert render.int_rows(rows).text == json.dumps(rows)
+
+
+def test_desc_addresses_json_is_the_document_json_dumps_writes():
+    from spec.mma import descriptor, readmap
+    argv = ["desc", "addresses", "--arch", "sm90", "0x4000004000010040", "--dtype", "bf16", "--major", "K",
+            "--mn", "256", "--json"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(argv) == 0
+    document = json.loads(out.getvalue())
+    op = readmap.make_operand(descriptor.decode("sm90", 0x4000004000010040), "bf16", "K", 256)
+    assert document["addresses"] == readmap.read_addresses(op)
+    assert out.getvalue() == json.dumps(document) + "\n"

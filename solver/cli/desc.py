@@ -47,6 +47,8 @@ def run_addresses(args) -> int:
                   [f"swizzle {d.swizzle}, start {d.start_address:#x}, LBO {d.leading_byte_offset}, SBO "
                    f"{d.stride_byte_offset}, base offset {d.base_offset}; phase model {args.phase_model}"],
                   addresses, max(1, op.dtype.bits // 8))
+    if args.json:
+        document["addresses"] = render.int_rows(addresses)
     def text() -> str:         # only without --json
         table = render.address_table(op, addresses, found, full=args.full)
         return table + "\n" + render.chunk_map(op, addresses) if args.map else table

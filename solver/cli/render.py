@@ -11,8 +11,6 @@ import textwrap
 
 from spec.mma import descriptor as desc_mod
 from spec.mma import readmap
-from spec.tma import im2col
-from spec.tma import swizzle as tma_swizzle
 
 
 class JSONText:
@@ -21,6 +19,12 @@ class JSONText:
 
     def __init__(self, text: str):
         self.text = text
+
+
+def int_rows(rows) -> JSONText:
+    """json.dumps(rows) for a list of lists of ints (str of an int is its JSON), written a row at a time:
+    the JSON encoder takes longer on 64K addresses than computing them."""
+    return JSONText("[" + ", ".join("[" + ", ".join(map(str, row)) + "]" for row in rows) + "]")
 
 
 def dumps(document: dict) -> str:
@@ -354,39 +358,6 @@ def tma_box_text(document: dict, rows: int, inner: int, arch: str) -> str:
     return (f"{document['dataType']} tile {rows} x {inner} on {arch}: swizzle "
             f"{document['swizzle']}, box {document['box']} ({document['bytes_per_load']} bytes per load), "
             f"{document['loads']} loads ({along_inner} along the inner extent x {along_rows} along the rows)")
-
-
-def im2col_text(load, box: dict, found: list) -> str:
-    """`im2col`: one line per shared-memory row: its pixel, halo / out-of-bounds marks, the row's
-    (unswizzled) start address and where its first channel lands after swizzling. `box` is the
-    bounding box document {"w": [low, high], ...}."""
-    loaded = im2col.pixels(load)
-    starts = im2col.row_addresses(load)
-    spans = ", ".join(f"{name} [{a}, {b}]" for name, (a, b) in box.items())
-    lines = [f"{im2col.MODES[load.mode]} load of a {load.layout} tensor {'x'.join(map(str, load.tensor))}: "
-             f"{len(loaded)} rows of {load.channels_per_pixel} channels ({load.row_bytes} bytes), "
-             f"channels {load.coords[0]}..{load.coords[0] + load.channels_per_pixel - 1}, box {spans}, "
-             f"swizzle {load.swizzle}, destination {load.smem_address:#x}",
-             f"{'row':>5} {'n':>6} {'d':>5} {'h':>5} {'w':>6}  {'kind':<5} {'oob':<4} {'row at':>9} {'c0 at':>9}"]
-    for p, row_start in zip(loaded, starts):
-        first = tma_swizzle.swizzle_byte_address(load.swizzle, row_start)
-        lines.append(f"{p.row:>5} {p.n:>6} {p.d:>5} {p.h:>5} {p.w:>6}  {'halo' if p.halo else 'main':<5} "
-                     f"{'OOB' if p.oob else '':<4} {row_start:>#9x} {first:>#9x}")
-    channels = [c for c in range(load.coords[0], load.coords[0] + load.channels_per_pixel)
-                if not 0 <= c < load.tensor[0]]
-    if channels:
-        lines.append(f"channels {channels[0]}..{channels[-1]} are outside C = {load.tensor[0]}: "
-                     f"filled ({im2col.fill_value(load)}) in every row")
-    lines.append("violations: none" if not found else "violations:\n" + "\n".join(f"  {v}" for v in found))
-    return "\n".join(lines)
-
-
-def im2col_refused_text(load, box: dict, found: list) -> str:
-    """`im2col` of a load too large to exist (spec.tma.im2col.listable): what it is, and the rules."""
-    spans = ", ".join(f"{name} [{a}, {b}]" for name, (a, b) in box.items())
-    return "\n".join([f"{im2col.MODES[load.mode]} load of a {load.layout} tensor {'x'.join(map(str, load.tensor))}: "
-                      f"{load.channels_per_pixel} channels per pixel, box {spans}: not listed, the load breaks "
-                      f"the rules below", "violations:\n" + "\n".join(f"  {v}" for v in found)])
 
 
 # --- tmem ----------------------------------------------------------------------------------------------

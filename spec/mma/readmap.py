@@ -300,8 +300,20 @@ def read_addresses(op: Operand, model: str = "hardware") -> list:
         rows, shift = pattern_rows(swizzle), DESCRIPTOR_SWIZZLES[swizzle].base
         # rows is a power of two: (x mod rows) = x & (rows - 1), also for negative x; LINE = 2^7
         mask = rows - 1
-        return [[(a := origin + m + offset) ^ ((((a >> 7) - base_offset) & mask) << shift)
-                 for origin, offset in along_k] for m in along_mn]
+        # The swizzle reads address bits [7, 7 + log2 rows) and flips bits below 7: adding a multiple of its
+        # period LINE * rows to an address adds it to the swizzled one. So rows whose MN parts agree modulo
+        # the period are one row moved by the difference (an MN part that is a multiple of the period
+        # apart), computed once: a tile's rows repeat a few of them.
+        period = LINE * rows
+        patterns, addresses = {}, []
+        for m in along_mn:
+            low = m % period
+            if low not in patterns:
+                patterns[low] = [(a := origin + low + offset) ^ ((((a >> 7) - base_offset) & mask) << shift)
+                                 for origin, offset in along_k]
+            moved = m - low
+            addresses.append([a + moved for a in patterns[low]] if moved else list(patterns[low]))
+        return addresses
     return [[apply_swizzle(swizzle, origin, origin + m + offset, base_offset, model)
              for origin, offset in along_k] for m in along_mn]
 
