@@ -63,7 +63,7 @@ def test_threads_and_a_dask_local_cluster_give_the_recorded_answers_in_the_same_
     cases = [r["case"] for r in rows]
     one = _run(cases, tmp_path / "one.jsonl", jobs=1)
     threads = _run(cases, tmp_path / "threads.jsonl", jobs=3)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as \
             cluster, distributed.Client(cluster) as client:
         dask = _run(cases, tmp_path / "dask.jsonl", client=client)
     texts = [(tmp_path / f"{name}.jsonl").read_bytes() for name in ("one", "threads", "dask")]

@@ -41,7 +41,7 @@ def test_one_chunk_is_one_generate_call():
 
 def test_a_dask_local_cluster_gives_the_same_bytes(small_chunks):
     import distributed               # the test extra installs it (the optional extra `distributed`)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         on_cluster = _run("desc", "sm100", (), 90, 11, campaign.dask_mapper(client))
     assert json.dumps(on_cluster) == json.dumps(_run("desc", "sm100", (), 90, 11))

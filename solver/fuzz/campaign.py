@@ -122,5 +122,7 @@ def connect(address: str):
     except ImportError:
         raise ImportError("--scheduler needs Dask distributed: pip install 'layoutproof[distributed]'") from None
     if address == "local":
-        return Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None))
+        # the dashboard on any free port: 8787 may be taken (another cluster, a parallel test), which
+        # distributed reports with a warning
+        return Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"))
     return Client(address, timeout=CONNECT_SECONDS)
