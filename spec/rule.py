@@ -160,6 +160,11 @@ _RULES_FOR: dict = {}      # (subject, catalogue size) -> the sorted rules; rule
 
 def rules_for(subject: str) -> list[Rule]:
     """The rules about `subject`, in catalogue order (the order spec.rules.all_rules gives)."""
+    return list(_sorted_rules(subject))
+
+
+def _sorted_rules(subject: str) -> list[Rule]:
+    """rules_for(subject), the cached list itself (not to be changed)."""
     key = (subject, len(CATALOGUE))
     cached = _RULES_FOR.get(key)
     if cached is None:
@@ -168,14 +173,14 @@ def rules_for(subject: str) -> list[Rule]:
         else:
             found = [r for r in CATALOGUE.values() if subject in r.subjects]
         cached = _RULES_FOR[key] = sorted(found, key=catalogue_position)
-    return list(cached)
+    return cached
 
 
 def check_all(subject: str, value: Any, only: Optional[Iterable[str]] = None) -> list[Violation]:
     """Run every constraint rule about `subject` on `value`, in catalogue order."""
     wanted = None if only is None else set(only)
     found = []
-    for r in rules_for(subject):
+    for r in _sorted_rules(subject):
         check = r.checks.get(subject)
         if check is None or (wanted is not None and r.id not in wanted):
             continue

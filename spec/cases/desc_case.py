@@ -38,7 +38,7 @@ from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
 from spec.mma import shape as mma_shape
-from spec.cute.layout import ComposedLayout, flatten
+from spec.cute.layout import ComposedLayout, evaluate, flatten
 from spec.cute.notation import parse_layout
 from spec.rule import SpecError, check_all, rule
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, pattern_rows
@@ -129,7 +129,7 @@ def _byte(c: DescCase, offset: int) -> int:
 
 def linear_address(c: DescCase, mn: int, k: int) -> int:
     """The tile's address of element (mn, k) before its swizzle."""
-    return c.start_address + _byte(c, c.layout.offset + c.layout.layout(mn, k))
+    return c.start_address + _byte(c, c.layout.offset + evaluate(c.layout.layout, mn, k))
 
 
 def tile_address(c: DescCase, mn: int, k: int) -> int:
@@ -276,6 +276,13 @@ def first_misread_by_element(c: DescCase) -> Optional[dict]:
     return None
 
 
+@lru_cache(maxsize=256)
+def _line_differences(values_from: tuple) -> dict:
+    """The memo of first_misread's line differences for the lines whose values are computed from
+    `values_from` (a line's difference is a function of these and of its key): initially empty."""
+    return {}
+
+
 def first_misread(c: DescCase, by: Optional[str] = None) -> Optional[dict]:
     """first_misread_by_element, by rows or by columns (tests/test_desc_fast.py checks the two equal).
 
@@ -319,17 +326,26 @@ def first_misread(c: DescCase, by: Optional[str] = None) -> Optional[dict]:
     def misread_lines(A, X, line_keys, B, S):
         """(i, j, read, held) of the first j where line i differs, for each such line i in order."""
         in_lines = {}        # R mod T -> [byte(R mod T + S[j]) for each j]
-        differences = {}     # key -> the one difference read - held of its lines, or None
+        # key -> the one difference read - held of its lines for B moved by a multiple of P (which moves
+        # sw_read(A mod P + B[j]) by as much), or None; shared by the cases whose lines are computed from
+        # the same values (the same moved B, S, swizzles and bytes in a chunk)
+        moved = B[0] // period * period if B else 0
+        B_moved = [b - moved for b in B]
+        differences = _line_differences((op.desc.swizzle, op.desc.base_offset, tile_swizzle, tuple(in_chunk),
+                                         tuple(B_moved), tuple(S)))
+
+        def in_line(r: int) -> list:
+            if r not in in_lines:
+                in_lines[r] = [((z := r + s) // T) * 16 + in_chunk[z % T] for s in S]
+            return in_lines[r]
+
         for i, (a, x, key) in enumerate(zip(A, X, line_keys)):
-            r = key[2]
             if key not in differences:
-                if r not in in_lines:
-                    in_lines[r] = [((z := r + s) // T) * 16 + in_chunk[z % T] for s in S]
-                found = set(map(operator.sub, *values(key, B, in_lines[r])))
+                found = set(map(operator.sub, *values(key, B_moved, in_line(key[2]))))
                 differences[key] = found.pop() if len(found) == 1 else None
             wanted = (x // period - a // period) * period
-            if differences[key] != wanted:
-                read, held = values(key, B, in_lines[r])
+            if differences[key] != wanted - moved:
+                read, held = values(key, B, in_line(key[2]))
                 j = next(j for j, (u, v) in enumerate(zip(read, held)) if u - v != wanted)
                 yield i, j, a - key[0] + read[j], x - key[1] + held[j]
 
