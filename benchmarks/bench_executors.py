@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from benchmarks.common import table
+from benchmarks.common import run_times, table
 
 RECIPE = ("recipe --arch sm90 --dtype bf16 --major K --mn 256 --k-tile 256 --swizzle 128B "
           "--smem-address 0x400").split()
@@ -95,15 +95,6 @@ def run_commands(repeat: int) -> str:
     return table(["command", "wall ms (min)", "work ms, 1st call", "work ms, 2nd call", "aim ms (wall)"], rows)
 
 
-def _best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - began)
-    return min(times)
-
-
 def _shared(tiles) -> list:
     """The targets of every K step, as recipe.build asks for them (inside synth.shared_work())."""
     from solver.synth import descriptor as synth
@@ -146,7 +137,7 @@ def run_paths(repeat: int) -> str:
     ]
     rows = []
     for name, reference, fast in pairs:
-        slow, quick = _best(reference, repeat), _best(fast, repeat)
+        slow, quick = min(run_times(reference, repeat)), min(run_times(fast, repeat))
         rows.append((name, f"{slow * 1000:.1f}", f"{quick * 1000:.1f}", f"{slow / quick:.1f}x"))
     return table(["path", "reference ms", "fast ms", "speed-up"], rows)
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import time
 
-from benchmarks.common import median, table
+from benchmarks.common import median, run_times, table
 from solver.cli.main import main
 from spec.tmem import accumulator, ld_st
 
@@ -31,15 +30,6 @@ def _argv(shape: str, num: int, pack: bool) -> list:
     return argv
 
 
-def _seconds(fn, repeat: int) -> list:
-    times = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - began)
-    return times
-
-
 def run(repeat: int) -> str:
     rows = []
     for shape in ld_st.SHAPES:
@@ -50,9 +40,9 @@ def run(repeat: int) -> str:
                     main(_argv(shape, num, pack))
             split = num * (2 if pack else 1) if shape == "16x32bx2" else None
             command()                                             # warm-up: imports
-            whole = _seconds(command, repeat)
+            whole = run_times(command, repeat)
             # the map computed afresh (fragment_map caches each form; its cache is what the command sees)
-            alone = _seconds(lambda: ld_st._fragment_map.__wrapped__(shape, num, pack, split), repeat)
+            alone = run_times(lambda: ld_st._fragment_map.__wrapped__(shape, num, pack, split), repeat)
             rows.append([shape, f"x{num}", "pack" if pack else "-", f"{median(whole) * 1000:.1f}",
                          f"{max(whole) * 1000:.1f}", f"{median(alone) * 1000:.1f}"])
     return table(["shape", "num", "pack", "tmem map ms (median)", "ms (max)", "fragment_map alone ms"], rows)
@@ -70,9 +60,9 @@ def run_plans(repeat: int) -> str:
             def command():
                 with contextlib.redirect_stdout(io.StringIO()):
                     main(argv + extra)
-            first = _seconds(command, 1)
-            whole = _seconds(command, repeat)
-            alone = _seconds(lambda: accumulator.d_locations(M, N, cta_group), repeat)
+            first = run_times(command, 1)
+            whole = run_times(command, repeat)
+            alone = run_times(lambda: accumulator.d_locations(M, N, cta_group), repeat)
             rows.append([f"{M} x {N} {dtype}" + (" ::2" if cta_group == 2 else ""), "json" if extra else "text",
                          f"{first[0] * 1000:.1f}", f"{median(whole) * 1000:.1f}", f"{max(whole) * 1000:.1f}",
                          f"{median(alone) * 1000:.1f}"])

@@ -23,6 +23,16 @@ def timed(fn, *args):
     return value, time.perf_counter() - began
 
 
+def run_times(fn, repeat: int) -> list:
+    """Seconds of each of `repeat` calls of fn()."""
+    times = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - began)
+    return times
+
+
 def table(headers, rows) -> str:
     cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]

@@ -22,6 +22,20 @@ from solver.synth import recipe
 MODES = tuple(tma_swizzle.MODES)
 
 
+def assert_same(reference, fast):
+    """fast() returns what reference() returns, or raises the SpecError it raises (the same message);
+    the reference's value."""
+    try:
+        expected = reference()
+    except SpecError as error:
+        with pytest.raises(SpecError) as raised:
+            fast()
+        assert str(raised.value) == str(error)
+        return None
+    assert fast() == expected
+    return expected
+
+
 # --- spec.tma.swizzle.swizzle_byte_addresses / swizzle_byte_range ------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_swizzle_batch_exhaustive_over_small_addresses(mode):
@@ -69,14 +83,7 @@ def test_place_rows_is_place(case):
         box = tma_place.make_box(mode, elem, dims, address)
     except SpecError:
         return
-    try:
-        expected = tma_place.place(box)
-    except SpecError as error:
-        with pytest.raises(SpecError) as raised:
-            tma_place.place_rows(box)
-        assert str(raised.value) == str(error)
-        return
-    assert tma_place.place_rows(box) == expected
+    assert_same(lambda: tma_place.place(box), lambda: tma_place.place_rows(box))
 
 
 # --- solver.synth.descriptor.Tile.targets ------------------------------------------------------------
@@ -182,14 +189,8 @@ def test_prove_rows_is_prove(case):
         word = int(wrong[target]["descriptor"], 16) ^ (1 << rng.choice((0, 1, 2, 16, 17, 32, 33, 49)))
         wrong[target]["descriptor"] = f"{word:#018x}"
         tampered = recipe.Recipe(**{**r.__dict__, "instructions": wrong})
-        try:
-            expected = recipe._prove(tampered, None, per_row, d, k_inst)
-        except SpecError as error:
-            with pytest.raises(SpecError) as raised:
-                recipe._prove_rows(tampered, per_row, d, k_inst)
-            assert str(raised.value) == str(error)
-            continue
-        assert recipe._prove_rows(tampered, per_row, d, k_inst) == expected
+        assert_same(lambda: recipe._prove(tampered, None, per_row, d, k_inst),
+                    lambda: recipe._prove_rows(tampered, per_row, d, k_inst))
     missing = [dict(i) for i in r.instructions]
     missing[-1].update(status="none", descriptor=None)
     tampered = recipe.Recipe(**{**r.__dict__, "instructions": missing})
@@ -228,17 +229,10 @@ def _loads():
 @pytest.mark.parametrize("index", range(19))
 def test_im2col_placement_fast_paths(index):
     load = list(_loads())[index]
-    try:
-        reference = im2col.placement(load)
-    except SpecError as error:
-        with pytest.raises(SpecError) as raised:
-            im2col.placement_json(load)
-        assert str(raised.value) == str(error)
-        return
-    fill = im2col.fill_value(load)
-    fast = im2col.placement_json(load)
-    assert fast == [e.as_json(fill) for e in reference]
-    assert cli_im2col.placement_text(load).text == json.dumps(fast)
+    placed = assert_same(lambda: [e.as_json(im2col.fill_value(load)) for e in im2col.placement(load)],
+                         lambda: im2col.placement_json(load))
+    if placed is not None:
+        assert cli_im2col.placement_text(load).text == json.dumps(placed)
 
 
 def test_dumps_with_json_text_is_json_dumps():
