@@ -155,16 +155,63 @@ def catalogue_position(r: Rule) -> tuple:
     return chapter, path, int(line or 0)
 
 
+# Where the rules about each subject are defined. Rules register themselves when their module is imported,
+# so a query must first import every module that defines rules about its subject: otherwise a caller that
+# imported only this module (or only some topic modules) would get "no violations" for a broken input.
+# tests/test_catalogue_loading.py checks this table against the whole catalogue (every rule's module is
+# listed under each of its subjects) and queries each subject in a fresh process. "definition" rules live
+# everywhere: asking for them loads the whole catalogue (spec/rules.py).
+SUBJECT_MODULES: dict[str, tuple] = {
+    "swizzle": ("spec.cute.swizzle",),
+    "descriptor": ("spec.mma.descriptor",),
+    "instr_desc": ("spec.mma.instr_desc",),
+    "mma_shape": ("spec.mma.shape",),
+    "operand": ("spec.mma.readmap",),
+    "tmem_address": ("spec.tmem.address",),
+    "tmem_access": ("spec.tmem.address", "spec.tmem.ld_st"),
+    "tmem_alloc_sequence": ("spec.tmem.alloc",),
+    "tmem_instruction": ("spec.tmem.address", "spec.tmem.alloc", "spec.tmem.cp", "spec.tmem.instruction",
+                         "spec.tmem.shift"),
+    "tensormap": ("spec.tma.tensormap",),
+    "tma_box": ("spec.tma.tensormap",),
+    "tma_swizzle_use": ("spec.tma.swizzle",),
+    "im2col_load": ("spec.tma.im2col", "spec.tma.tensormap"),
+    "desc_case": ("spec.cases.desc_case",),
+    "recipe": ("spec.cases.recipe_case", "spec.tma.tensormap"),
+    "recipe_case": ("spec.cases.recipe_case",),
+    DEFINITION: ("spec.rules",),
+}
+
+_LOADED_SUBJECTS: set = set()
+
+
+def load_rules_about(subject: str) -> None:
+    """Import every module that defines rules about `subject` (once), so that the registry holds them all.
+    SpecError for a subject no rule is about: a misspelt subject must not read as "no violations"."""
+    if subject in _LOADED_SUBJECTS:
+        return
+    modules = SUBJECT_MODULES.get(subject)
+    if modules is None:
+        raise SpecError("subject", subject, "no rule is about this subject; the subjects: "
+                        + ", ".join(sorted(SUBJECT_MODULES)))
+    import importlib    # the topic modules import this one: they are loaded on first query, not here
+    for name in modules:
+        importlib.import_module(name)
+    _LOADED_SUBJECTS.add(subject)
+
+
 _RULES_FOR: dict = {}      # (subject, catalogue size) -> the sorted rules; rules are only ever added
 
 
 def rules_for(subject: str) -> list[Rule]:
-    """The rules about `subject`, in catalogue order (the order spec.rules.all_rules gives)."""
+    """The rules about `subject`, in catalogue order (the order spec.rules.all_rules gives). Loads the
+    modules that define them first (SUBJECT_MODULES); SpecError for an unknown subject."""
     return list(_sorted_rules(subject))
 
 
 def _sorted_rules(subject: str) -> list[Rule]:
     """rules_for(subject), the cached list itself (not to be changed)."""
+    load_rules_about(subject)
     key = (subject, len(CATALOGUE))
     cached = _RULES_FOR.get(key)
     if cached is None:

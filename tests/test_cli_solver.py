@@ -155,3 +155,35 @@ def test_prove_in_processes_gives_the_same_answers_and_saves_the_same_bytes(tmp_
     files = sorted(p.name for p in (tmp_path / "one").iterdir())
     assert files and files == sorted(p.name for p in (tmp_path / "two").iterdir())
     assert all((tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes() for f in files)
+
+
+def test_check_exits_1_when_the_descriptor_reads_right_but_breaks_a_rule(capsys):
+    """Issue 25 item 5: the descriptor (sm100, swizzle bits [61,64) = 0: none) reads this MN-major tf32 tile
+    element by element, but PTX 9.7.16.10.3 Table 54 gives 32-bit MN-major operands only 128B_atom32B."""
+    code, out, _ = run(capsys, "check", "0x00004020000807d8", "--arch", "sm100", "--dtype", "tf32", "--major", "MN",
+                       "--mn", "8", "--k-offset", "24", "--layout", "((4,3),(8,4)):((1,128),(4,32))",
+                       "--start-address", "0x7c00", "--json")
+    doc = json.loads(out)
+    assert doc["match"] is True
+    assert "operand.swizzle.table54" in [v["rule"] for v in doc["violations"]]
+    assert code == 1
+
+
+RECIPE_SM100 = ["recipe", "--arch", "sm100", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
+                "--swizzle", "128B", "--smem-address", "0x400"]
+
+
+def test_recipe_instr_n_zero_breaks_the_n_rule_not_the_m_rule(capsys):
+    """N = 0 is encodable (the field holds N >> 3, PTX 9.7.16.4.2 Table 44) and Table 39 lists no such
+    shape: a violation of mma.shape.n (exit 1), not malformed input blamed on mma.shape.m."""
+    code, out, _ = run(capsys, *RECIPE_SM100, "--instr", "128,0", "--json")
+    assert code == 1
+    assert [v["rule"] for v in json.loads(out)["instr_desc"]["violations"]] == ["mma.shape.n"]
+    code, out, _ = run(capsys, *RECIPE_SM100, "--instr", "0,64", "--json")
+    assert code == 1
+    assert [v["rule"] for v in json.loads(out)["instr_desc"]["violations"]] == ["mma.shape.m"]
+
+
+def test_recipe_instr_negative_n_is_malformed_and_names_n(capsys):
+    code, _, err = run(capsys, *RECIPE_SM100, "--instr", "128,-8")
+    assert code == 2 and err.startswith("layoutproof: error: n=-8") and err.count("\n") == 1

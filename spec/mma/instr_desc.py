@@ -92,6 +92,9 @@ def encode(kind: str, arch: str = "sm100", **values: int) -> InstrDescriptor:
     for name, field_name, shift in (("m", "m_shr4", 4), ("m", "m_shr7", 7), ("n", "n_shr3", 3)):
         if name in values and field_name in layout:
             value = values.pop(name)
+            if value < 0:
+                raise SpecError(name, value, "must not be negative: the field holds it shifted right by "
+                                f"{shift}", LAYOUT_RULE.id)
             if value % (1 << shift):
                 raise SpecError(name, value, f"must be a multiple of {1 << shift}: the field drops "
                                 f"its {shift} low bits", LAYOUT_RULE.id)

@@ -65,12 +65,14 @@ class MmaShape:
 def make_shape(arch: str, kind: str, cta_group: int, m: int, n: int, k: int, b_dtype: str,
                b_major: str) -> MmaShape:
     """Validate what is malformed (SpecError) and build the shape; a shape outside the tables is a rule
-    violation, not malformed."""
+    violation, not malformed. M = 0 or N = 0 is a shape an instruction descriptor can encode (its fields
+    hold M >> 4 and N >> 3, PTX 9.7.16.4.2 Table 44), so it is a violation of mma.shape.m / mma.shape.n
+    (Table 39 lists no such shape), not malformed input; a negative or non-integer one is malformed."""
     if cta_group not in CTA_GROUPS:
         raise SpecError("cta_group", cta_group, "expected 1 or 2 (.cta_group::1 or ::2)", M_RULE.id)
-    for name, value in (("m", m), ("n", n), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise SpecError(name, value, "a positive number", M_RULE.id)
+    for name, value, smallest, rule_id in (("m", m, 0, M_RULE.id), ("n", n, 0, N_RULE.id), ("k", k, 1, K96_M.id)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < smallest:
+            raise SpecError(name, value, "a whole number" if smallest == 0 else "a positive number", rule_id)
     d = dtypes.dtype(b_dtype)
     return MmaShape(arch, dtypes.check_kind(d, kind), cta_group, m, n, k, d, b_major)
 
