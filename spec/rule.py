@@ -289,6 +289,34 @@ NUMBER_CHARACTERS = 100
 _NUMBER = re.compile(r"[+-]?(?:0x[0-9a-f]+|[0-9]+)")
 
 
+def word_ambiguity(text: str, bits: int) -> Optional[str]:
+    """Why `text`, a `bits`-bit word (a descriptor) written without a prefix, cannot be read; None when it
+    can, or when it is no bare number at all (its parser says what is wrong then).
+
+    Words are printed in hex; pasted without its 0x, 4000004000010040 would read as a decimal number and
+    decode to another descriptor (issue 25, item 3). So a bare string of decimal digits is refused when
+    its hex reading is another word of the same width; it is read as decimal only where that is the one
+    reading: a single digit (the same value both ways) or a string whose hex reading does not fit `bits`
+    bits (17 or more significant digits for 64 bits), which cannot be the hex word. Hex digits without
+    the 0x (12ab) get the same hint."""
+    if not isinstance(text, str):
+        return None
+    digits = text.strip().replace("_", "").lstrip("+")
+    if not digits or len(digits) > NUMBER_CHARACTERS or not digits.isascii():
+        return None
+    hexadecimal = all(c in "0123456789abcdefABCDEF" for c in digits)
+    if hexadecimal and not digits.isdigit():               # 12ab: hex without its 0x
+        return f"a {bits}-bit word in hex needs its 0x prefix: write 0x{digits}"
+    if not digits.isdigit():
+        return None
+    as_hex, as_decimal = int(digits, 16), int(digits, 10)
+    if as_hex == as_decimal or as_hex >> bits:
+        return None
+    width = bits // 4
+    return (f"a {bits}-bit word needs its 0x: read as hex it is 0x{as_hex:0{width}x}, as decimal "
+            f"0x{as_decimal:0{width}x}; write 0x for hex")
+
+
 def parse_number(text: str) -> int:
     """A number as users write them: decimal or 0x-hex, '_' separators allowed, ASCII digits only
     ('١٦' and '１６' are not numbers). ValueError if not, or if longer than NUMBER_CHARACTERS."""

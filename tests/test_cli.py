@@ -239,9 +239,11 @@ def test_decode_hand_checked_sm103_absolute(capsys):
                              "swizzle": "128B"}
 
 
-def test_decode_accepts_decimal(capsys):
-    _, hexa = run_json(capsys, "desc", "decode", "--arch", "sm90", "0x0000001000080000")
-    _, decimal = run_json(capsys, "desc", "decode", "--arch", "sm90", str(0x0000001000080000))
+def test_decode_accepts_decimal_only_where_it_cannot_be_hex(capsys):
+    # issue 25: a bare word whose hex reading is another 64-bit word is refused (tests/test_cli_input_issue25.py);
+    # 4611686293305360448 read as hex has 76 bits, so it can only be the decimal word
+    _, hexa = run_json(capsys, "desc", "decode", "--arch", "sm90", "0x4000004000010040")
+    _, decimal = run_json(capsys, "desc", "decode", "--arch", "sm90", str(0x4000004000010040))
     assert hexa == decimal
 
 

@@ -14,7 +14,7 @@ import sys
 
 from spec.mma import descriptor as desc_mod
 from spec.mma import dtypes, readmap
-from spec.rule import SpecError, parse_number, shown
+from spec.rule import NUMBER_CHARACTERS, SpecError, parse_number, shown
 from spec.tma import swizzle as tma_swizzle
 
 # Exit statuses (docs/CLI.md): 0 valid / found / as expected; 1 well-formed but breaks a rule, or no solution;
@@ -93,6 +93,13 @@ def number_list(text: str) -> tuple:
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"{shown(text)} is not a comma-separated list of numbers: "
                                          f"{error}") from None
+
+
+# --- words: descriptors as users paste them from a debugger or a dump -------------------------------------
+# The 64-bit shared-memory matrix descriptor of `desc decode`, `desc addresses` and `check`: the text as
+# given; spec.mma.descriptor.parse_word reads it, refusing a bare number that reads as another word in hex
+# (spec.rule.word_ambiguity, issue 25 item 3)
+DESCRIPTOR_HELP = "the 64-bit descriptor, 0x-hex (decimal only where it cannot be hex: its hex reading over 64 bits)"
 
 
 _DIGIT_RUN = re.compile(r"(?<![A-Za-z_])[0-9][0-9a-fA-FxX_]{100,}")
@@ -221,10 +228,29 @@ def add_mn(p) -> None:
     p.add_argument("--mn", required=True, type=number, help="M or N extent, a multiple of 8")
 
 
+def _not_empty(text: str, what: str) -> str:
+    """An argument that names something (a file, a command): an empty one is refused, not taken for 'none
+    asked for' (issue 25: `--svg ""` drew nothing and said nothing)."""
+    if not text:
+        raise argparse.ArgumentTypeError(f"empty: name the {what}")
+    return text
+
+
+def output_path(text: str) -> str:
+    """--svg, --png, --out, --save: the file or folder to write."""
+    return _not_empty(text, "file or folder to write")
+
+
+def command_text(text: str) -> str:
+    """--against: the command to run."""
+    return _not_empty(text, "command to run")
+
+
 def add_picture(p) -> None:
     """--svg FILE and --png FILE: a picture of where things go (solver.cli.pictures)."""
-    p.add_argument("--svg", metavar="FILE", default=None, help="also draw the picture as SVG into FILE")
-    p.add_argument("--png", metavar="FILE", default=None,
+    p.add_argument("--svg", metavar="FILE", default=None, type=output_path,
+                   help="also draw the picture as SVG into FILE")
+    p.add_argument("--png", metavar="FILE", default=None, type=output_path,
                    help="also draw it as PNG into FILE (needs matplotlib: pip install 'layoutproof[pictures]')")
 
 

@@ -5,8 +5,8 @@ from spec.mma import descriptor as desc_mod
 from spec.mma import readmap
 
 from solver.cli import pictures, render
-from solver.cli.args import (add_arch, add_command, add_group, add_descriptor_swizzle, add_dtype, add_kind,
-                             add_major, add_mn, add_picture, exit_status, number)
+from solver.cli.args import (DESCRIPTOR_HELP, add_arch, add_command, add_group, add_descriptor_swizzle, add_dtype,
+                             add_kind, add_major, add_mn, add_picture, exit_status, number)
 
 
 def descriptor_document(d: desc_mod.Descriptor) -> dict:
@@ -64,7 +64,7 @@ def register(commands) -> None:
         help="decode a 64-bit descriptor into its fields",
         description="Decode a 64-bit descriptor; list the rules it breaks.")
     add_arch(decode)
-    decode.add_argument("descriptor", metavar="HEX", help="the descriptor, 0x-hex (or decimal)")
+    decode.add_argument("descriptor", metavar="HEX", help=DESCRIPTOR_HELP)
 
     encode = add_command(
         desc_commands, "encode", run_encode,
@@ -87,7 +87,7 @@ def register(commands) -> None:
         description="addresses[i][j] is the absolute shared-memory byte address of the first byte of "
                     "operand element (mn=i, k=j) read through this descriptor.")
     add_arch(addresses)
-    addresses.add_argument("descriptor", metavar="HEX", help="the descriptor, 0x-hex (or decimal)")
+    addresses.add_argument("descriptor", metavar="HEX", help=DESCRIPTOR_HELP)
     add_dtype(addresses)
     add_major(addresses)
     add_mn(addresses)

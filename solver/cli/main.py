@@ -10,6 +10,7 @@ the rule), 3 an internal error (one line; LAYOUTPROOF_DEBUG=1 shows the tracebac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -17,7 +18,7 @@ import sys
 from spec.rule import SpecError
 from spec.rule import one_line as spec_one_line
 
-from solver.cli.args import EXIT_INTERNAL, EXIT_MALFORMED, EXIT_OK, Parser, UsageError
+from solver.cli.args import EXIT_INTERNAL, EXIT_MALFORMED, EXIT_OK, EXIT_VIOLATION, Parser, UsageError
 
 # The command modules, in the order `--help` lists them, and the commands each registers. A run imports
 # only the module of the command it names (start-up is most of a small command's time); `--help`, no
@@ -77,11 +78,100 @@ def _error(prefix: str, text) -> None:
     print(one_line(f"{prefix}{text}"), file=sys.stderr)
 
 
-def main(argv=None) -> int:
+class OutputError(OSError):
+    """Standard output cannot take the answer (a full disk, /dev/full, a closed stream): exit 2 naming
+    stdout, as for any other place the command was told to write (issue 25)."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"stdout: cannot write the answer: {reason}")
+
+
+class _GuardedStdout:
+    """sys.stdout while a command runs: a write or flush that fails raises OutputError (a broken pipe
+    stays BrokenPipeError: the reader has gone, which is no error of ours) and is remembered in
+    `failure`, for the writers that swallow it (argparse's --help); everything else is the stream's own."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.failure = None
+
+    def _do(self, action, *arguments):
+        try:
+            if self.stream is None:                 # `layoutproof ... >&-`: Python leaves sys.stdout None
+                raise OSError("standard output is closed")
+            return getattr(self.stream, action)(*arguments)
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as error:      # ValueError: the stream itself was closed
+            self.failure = OutputError(getattr(error, "strerror", None) or str(error))
+            raise self.failure from None
+
+    def write(self, text):
+        return self._do("write", text)
+
+    def writelines(self, lines):
+        return self._do("writelines", lines)
+
+    def flush(self):
+        return self._do("flush")
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _discard_stdout() -> None:
+    """Point the failed standard output at /dev/null, so that the interpreter's own flush at exit finds
+    nothing to fail on (it would print 'Exception ignored' and exit 120)."""
+    stream = getattr(sys.stdout, "stream", sys.stdout)      # under _guarded_stdout, the stream it guards
     try:
-        return _main(argv)
-    except KeyboardInterrupt:          # Ctrl-C: quietly, with the status a shell gives an interrupted command
-        return EXIT_INTERRUPTED
+        descriptor = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (AttributeError, OSError, ValueError):   # not a file (a test's StringIO) or none at all
+        return
+    try:
+        os.dup2(null, descriptor)
+    finally:
+        os.close(null)
+
+
+@contextlib.contextmanager
+def _guarded_stdout():
+    stream = sys.stdout
+    sys.stdout = _GuardedStdout(stream)
+    try:
+        yield
+    finally:
+        sys.stdout = stream
+
+
+def _written(status: int) -> int:
+    """`status`, once what the command printed has left the buffer (its failure reported now, when it can
+    still change the exit status); exit 2 when it cannot be written."""
+    guard = sys.stdout
+    try:
+        guard.flush()
+        if guard.failure is not None:               # a write that failed and was swallowed
+            raise guard.failure
+    except BrokenPipeError:
+        _discard_stdout()
+    except OutputError as error:
+        _discard_stdout()
+        if status in (EXIT_OK, EXIT_VIOLATION):     # an exit 2 or 3 has printed its one line already
+            _error("layoutproof: error: ", error)
+            return EXIT_MALFORMED
+    return status
+
+
+def main(argv=None) -> int:
+    with _guarded_stdout():
+        try:
+            return _written(_main(argv))
+        except KeyboardInterrupt:          # Ctrl-C: quietly, with the status a shell gives an interrupted command
+            return EXIT_INTERRUPTED
+        except SystemExit as stop:         # --help, --version: their text is written, or exit 2 says why not
+            if _written(EXIT_OK) != EXIT_OK:
+                raise SystemExit(EXIT_MALFORMED) from None
+            raise stop
 
 
 def _main(argv) -> int:
@@ -91,6 +181,10 @@ def _main(argv) -> int:
         return args.run(args)
     except UsageError as error:
         _error("", error)
+        return EXIT_MALFORMED
+    except OutputError as error:
+        _discard_stdout()
+        _error("layoutproof: error: ", error)
         return EXIT_MALFORMED
     except ValueError as error:          # SpecError and the commands' own input errors
         if os.environ.get("LAYOUTPROOF_DEBUG") and not isinstance(error, SpecError):
@@ -104,6 +198,7 @@ def _main(argv) -> int:
                                        "instruction this command reads")
         return EXIT_MALFORMED
     except BrokenPipeError:
+        _discard_stdout()
         return EXIT_OK
     except Exception as error:  # never a traceback for users; LAYOUTPROOF_DEBUG=1 shows it
         if os.environ.get("LAYOUTPROOF_DEBUG"):

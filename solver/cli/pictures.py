@@ -7,7 +7,7 @@ from spec.rule import SpecError
 
 
 def wanted(args) -> bool:
-    return bool(getattr(args, "svg", None) or getattr(args, "png", None))
+    return getattr(args, "svg", None) is not None or getattr(args, "png", None) is not None
 
 
 def save(args, figure, *arguments) -> None:
@@ -16,16 +16,16 @@ def save(args, figure, *arguments) -> None:
     if not wanted(args):
         return
     from solver.pictures import places, png, svg
-    if args.png and not png.available():
+    if args.png is not None and not png.available():
         raise SpecError("png", args.png, png.INSTALL)
     drawn = (getattr(places, figure) if isinstance(figure, str) else figure)(*arguments)
-    if args.svg:
+    if args.svg is not None:
         try:
             with open(args.svg, "w", encoding="utf-8") as handle:
                 handle.write(svg.render(drawn))
         except OSError as error:
             raise SpecError("svg", args.svg, f"cannot write: {error.strerror or error}") from None
-    if args.png:
+    if args.png is not None:
         try:
             png.render(drawn, args.png)
         except OSError as error:

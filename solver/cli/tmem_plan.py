@@ -105,15 +105,26 @@ def _instruction_rows(result) -> list:
             found = result.cells.get((ins.lane + lane, ins.column + column))
             return f"D[{found[0]}][{found[1]}]" if found else "-"
 
-        if ins.pack:
-            sample = f"t0 %r0 = {element(0, 0)},{element(0, 1)}; t0 %r1 = {element(0, 2)},{element(0, 3)}; " \
-                     f"t1 %r0 = {element(1, 0)},{element(1, 1)}"
-        elif result.acc.bits == 16:
-            sample = f"t0 %r0 = {element(0, 0)} (low half); t0 %r1 = {element(0, 2)}; t1 %r0 = {element(1, 0)}"
-        else:
-            sample = f"t0 %r0 = {element(0, 0)}; t0 %r1 = {element(0, 2)}; t1 %r0 = {element(1, 0)}"
-        rows.append([index, _span({m for m, _ in elements}), _span({n for _, n in elements}), sample])
+        rows.append([index, _span({m for m, _ in elements}), _span({n for _, n in elements}),
+                     _sample(element, len(pieces[0]) // 2, ins.pack, result.acc.bits)])
     return rows
+
+
+SAMPLE_REGISTERS = ((0, 0), (0, 1), (1, 0))     # (thread, register) shown per instruction: t0 %r0, t0 %r1, t1 %r0
+
+
+def _sample(element, registers: int, pack: bool, bits: int) -> str:
+    """What the first registers of threads 0 and 1 hold, as far as the instruction has registers (one
+    register per thread, --registers 1, has no t0 %r1). Register j holds pieces 2j and 2j+1
+    (spec.tmem.ld_st.fragment_map): with .pack::16b two elements of D, else one cell, whose low half is
+    the element of a 16-bit D."""
+    def held(thread, register):
+        low = element(thread, 2 * register)
+        if pack:
+            return f"{low},{element(thread, 2 * register + 1)}"
+        return f"{low} (low half)" if bits == 16 and (thread, register) == (0, 0) else low
+    return "; ".join(f"t{thread} %r{register} = {held(thread, register)}"
+                     for thread, register in SAMPLE_REGISTERS if register < registers)
 
 
 def plan_text(result, document: dict, at=None) -> str:
@@ -122,7 +133,7 @@ def plan_text(result, document: dict, at=None) -> str:
             f"(cta_group::{acc['cta_group']}{', .ws' if acc['ws'] else ''}{', sparse A' if acc['sparse'] else ''}), "
             f"{acc['rows_per_cta']} rows per CTA; "
             f"%taddr = {acc['address']} (lane 0, column {acc['column']}); warps "
-            f"{','.join(map(str, document['warps']))}; budget {document['registers']} registers per thread "
+            f"{','.join(map(str, document['warps']))}; budget {_count(document['registers'], 'register')} per thread "
             f"per instruction")
     lines = [head, f"objective: {document['objective']}"]
     if result.status != "found":
@@ -133,7 +144,7 @@ def plan_text(result, document: dict, at=None) -> str:
     lines.append(f"plan: {len(document['instructions'])} tcgen05.ld .{document['shape']}"
                  f"{' .pack::16b' if document['pack'] else ''}, .num "
                  + " ".join(f"x{n}" for n in nums)
-                 + f"; at most {max(i['registers'] for i in document['instructions'])} registers per thread"
+                 + f"; at most {_count(max(i['registers'] for i in document['instructions']), 'register')} per thread"
                  + (f"; idle warps {','.join(map(str, document['idle_warps']))}" if document["idle_warps"] else ""))
     if acc["cta_group"] == 2:
         lines.append(f"cta_group::2: each CTA of the pair runs this plan on its own {acc['rows_per_cta']} rows "

@@ -52,5 +52,7 @@ def render(figure: Figure, path: str) -> None:
         x, y = MARGIN + (i % 2) * half, g["legend_y"] + (i // 2) * LINE
         ax.add_patch(Rectangle((x, y), 12, 12, facecolor=fill, edgecolor="#999999", linewidth=0.5))
         ax.text(x + 18, y + 6, label, **text)
-    fig.savefig(path, dpi=DPI, facecolor="white")
-    pyplot.close(fig)
+    try:      # format given: matplotlib would otherwise write `path`.png when `path` has no suffix (--png /dev/full)
+        fig.savefig(path, format="png", dpi=DPI, facecolor="white")
+    finally:
+        pyplot.close(fig)

@@ -102,7 +102,7 @@ def parse_case(case: dict, arch: str) -> DescCase:
     for key in ("descriptor", "dtype", "major", "mn", "layout", "start_address"):
         if key not in case:
             raise SpecError(key, None, "missing from the desc case", MISREAD.id)
-    desc = spec_descriptor.decode(spec_descriptor.check_arch(arch), spec_descriptor.parse_word(str(case["descriptor"])))
+    desc = spec_descriptor.decode(spec_descriptor.check_arch(arch), spec_descriptor.parse_word(case["descriptor"]))
     operand = readmap.make_operand(desc, case["dtype"], case["major"], case["mn"], case.get("k"), case.get("kind"))
     layout = _parsed(case["layout"]) if isinstance(case["layout"], str) else case["layout"]
     if not isinstance(layout, ComposedLayout):

@@ -134,7 +134,7 @@ def parse_case(case: dict, arch: str) -> RecipeCase:
         if not isinstance(step, dict) or step.get("k_offset") != j * k_inst or "descriptor" not in step:
             raise SpecError(f"descriptors[{j}]", step, f"expected {{'k_offset': {j * k_inst}, "
                             f"'descriptor': '0x...'}}", READS.id)
-        desc = spec_descriptor.decode(arch, spec_descriptor.parse_word(str(step["descriptor"])))
+        desc = spec_descriptor.decode(arch, spec_descriptor.parse_word(step["descriptor"]))
         steps.append((j * k_inst, readmap.make_operand(desc, d.name, case["major"], mn, k_inst)))
     return RecipeCase(arch, d, case["major"], mn, k_tile, smem, swizzle, inner, rows, count, stride, tuple(steps))
 

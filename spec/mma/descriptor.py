@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from spec.rule import SpecError, check_all, parse_number, rule
+from spec.rule import SpecError, check_all, parse_number, rule, word_ambiguity
 
 ARCHES = ("sm90", "sm100", "sm103")
 
@@ -156,8 +156,17 @@ def encode(arch: str, start_address: int, leading_byte_offset: int, stride_byte_
     return decode(arch, word)
 
 
-def parse_word(text: str) -> int:
-    """A descriptor given on the command line: 0x-hex (or decimal), 64 bits."""
+def parse_word(text) -> int:
+    """A descriptor as users give it: a 64-bit integer (a JSON number), or text in 0x-hex; bare decimal
+    digits only where they cannot be read as hex (spec.rule.word_ambiguity: a descriptor pasted without
+    its 0x is refused, not decoded as another word)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        if not 0 <= text < 1 << 64:
+            raise SpecError("descriptor", text, "does not fit in 64 bits", FIELD_ENCODING.id)
+        return text
+    ambiguity = word_ambiguity(text, 64)
+    if ambiguity:
+        raise SpecError("descriptor", text, ambiguity, FIELD_ENCODING.id)
     try:
         word = parse_number(text)
     except ValueError:

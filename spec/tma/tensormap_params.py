@@ -292,20 +292,33 @@ def rank_is_encodable(encode: str, rank: int) -> bool:
 
 
 class _Document:
-    """A parameter document being read for one encoder: each getter returns the key's value as the C
-    argument it stands for, or raises SpecError naming the key."""
+    """A parameter document being read for one encoder (`encode` None: the encoder is unknown, and only
+    what every encoder takes is read): each getter returns the key's value as the C argument it stands
+    for, or raises SpecError naming the key."""
 
-    def __init__(self, document: dict, encode: str):
+    def __init__(self, document: dict, encode: Optional[str]):
         self.document = document
         self.encode = encode
-        self.rank = self.unsigned("rank")   # the list lengths below depend on it
-        # A rank the encoder refuses (rules tma.map.rank, tma.map.im2col.rank) gives the lists no length to
-        # have: they are read as given, and the verdict is the rank's (spec.tma.tensormap.violations).
-        self.lengths_checked = rank_is_encodable(encode, self.rank)
+        self.rank: Optional[int] = None          # read_rank: the list lengths depend on it
+        self.lengths_checked = False
+
+    def read_rank(self) -> int:
+        """The rank. A malformed rank (left None), an unknown encoder or a rank the encoder refuses (rules
+        tma.map.rank, tma.map.im2col.rank) gives the lists no length to have: they are read as given
+        (their entries are still C integers or not), and the verdict is the rank's
+        (spec.tma.tensormap.violations) or the malformed key's."""
+        self.rank = self.unsigned("rank")
+        self.lengths_checked = self.encode is not None and rank_is_encodable(self.encode, self.rank)
+        return self.rank
+
+    def entries(self, below_rank: int) -> Optional[int]:
+        """The length the rank gives a list of rank - below_rank entries (None: unchecked, see above)."""
+        return max(self.rank - below_rank, 0) if self.lengths_checked else None
 
     def value(self, key: str):
         if key not in self.document:
-            raise _malformed(key, None, f"missing (an argument of {ENCODER_NAMES[self.encode]})")
+            encoder = ENCODER_NAMES[self.encode] if self.encode is not None else "every encoder"
+            raise _malformed(key, None, f"missing (an argument of {encoder})")
         return self.document[key]
 
     def unsigned(self, key: str, bits: int = 32) -> int:
@@ -314,13 +327,11 @@ class _Document:
     def signed(self, key: str) -> int:
         return _c_integer(key, self.value(key), 32, signed=True)
 
-    def unsigned_list(self, key: str, bits: int, length: int) -> tuple:
-        return _c_integer_list(key, self.value(key), bits, False, length if self.lengths_checked else None,
-                               self.rank)
+    def unsigned_list(self, key: str, bits: int, below_rank: int = 0) -> tuple:
+        return _c_integer_list(key, self.value(key), bits, False, self.entries(below_rank), self.rank)
 
-    def signed_list(self, key: str, length: int) -> tuple:
-        return _c_integer_list(key, self.value(key), 32, True, length if self.lengths_checked else None,
-                               self.rank)
+    def signed_list(self, key: str, below_rank: int = 0) -> tuple:
+        return _c_integer_list(key, self.value(key), 32, True, self.entries(below_rank), self.rank)
 
     def enum(self, key: str, names) -> str:
         return _enum(key, self.value(key), names)
@@ -339,11 +350,11 @@ def _common_fields(d: _Document, e: _Errors) -> dict:
     return dict(
         encode=d.encode,
         data_type=e.read(lambda: d.enum("dataType", DATA_TYPES)),
-        rank=d.rank,
+        rank=e.read(d.read_rank),                # before the lists, whose lengths it gives
         global_address=e.read(lambda: _address("globalAddress", d.value("globalAddress"))),
-        global_dim=e.read(lambda: d.unsigned_list("globalDim", 64, d.rank)),
-        global_strides=e.read(lambda: d.unsigned_list("globalStrides", 64, max(d.rank - 1, 0))),
-        element_strides=e.read(lambda: d.unsigned_list("elementStrides", 32, d.rank)),
+        global_dim=e.read(lambda: d.unsigned_list("globalDim", 64)),
+        global_strides=e.read(lambda: d.unsigned_list("globalStrides", 64, below_rank=1)),
+        element_strides=e.read(lambda: d.unsigned_list("elementStrides", 32)),
         interleave=e.read(lambda: d.enum("interleave", INTERLEAVES)),
         swizzle=e.read(lambda: _swizzle(d.value("swizzle"))),
         l2_promotion=e.read(lambda: d.enum("l2Promotion", L2_PROMOTIONS)),
@@ -352,11 +363,11 @@ def _common_fields(d: _Document, e: _Errors) -> dict:
 
 
 def _tiled_fields(d: _Document, e: _Errors) -> dict:
-    return dict(box_dim=e.read(lambda: d.unsigned_list("boxDim", 32, d.rank)))
+    return dict(box_dim=e.read(lambda: d.unsigned_list("boxDim", 32)))
 
 
 def _im2col_fields(d: _Document, e: _Errors) -> dict:
-    spatial = max(d.rank - 2, 0)   # one corner offset per spatial dimension (D, H, W)
+    spatial = 2                    # one corner offset per spatial dimension (D, H, W): rank - 2 of them
     return dict(pixel_box_lower_corner=e.read(lambda: d.signed_list("pixelBoxLowerCorner", spatial)),
                 pixel_box_upper_corner=e.read(lambda: d.signed_list("pixelBoxUpperCorner", spatial)),
                 channels_per_pixel=e.read(lambda: d.unsigned("channelsPerPixel")),
@@ -377,7 +388,7 @@ _ENCODE_FIELDS = {"tiled": _tiled_fields, "im2col": _im2col_fields, "im2col_wide
 def _optional_fields(document: dict, d: "_Document", e: _Errors) -> dict:
     fields = {}
     if "coordinates" in document:
-        fields["coordinates"] = e.read(lambda: d.signed_list("coordinates", d.rank))
+        fields["coordinates"] = e.read(lambda: d.signed_list("coordinates"))
     if "smemAddress" in document:
         fields["smem_address"] = e.read(lambda: _address("smemAddress", document["smemAddress"]))
     if "direction" in document:
@@ -413,21 +424,29 @@ class _Errors:
         return None
 
 
-def parse_params(document: dict) -> TensorMapParams:
-    """The encoder call a parameter document describes. A malformed document raises DocumentErrors (a
-    SpecError) listing every malformed key at once (an unknown `encode` or an unreadable rank stops the
-    reading there: the keys that follow depend on them)."""
-    if not isinstance(document, dict):
-        raise _malformed("params", document, "a parameter document is a JSON object")
+def _encode(document: dict) -> str:
     if "encode" not in document:
         raise _malformed("encode", None, "missing (expected one of " + ", ".join(ENCODES) + ")")
-    encode = _enum("encode", document["encode"], ENCODES)
+    return _enum("encode", document["encode"], ENCODES)
+
+
+def parse_params(document: dict) -> TensorMapParams:
+    """The encoder call a parameter document describes. A malformed document raises DocumentErrors (a
+    SpecError) listing every malformed key at once: every key that does not depend on a malformed one
+    (issue 25). With `encode` missing or unknown, the keys every encoder takes are still read (which keys
+    are unknown, and the encoder's own keys, depend on it); with a malformed rank, every key is read, the
+    lists without the length the rank would give them."""
+    if not isinstance(document, dict):
+        raise _malformed("params", document, "a parameter document is a JSON object")
     errors = _Errors()
-    errors.read(lambda: _check_keys(document, encode))
+    encode = errors.read(lambda: _encode(document))
+    if encode is not None:
+        errors.read(lambda: _check_keys(document, encode))
     d = _Document(document, encode)
     fields: dict = {}
-    for part in (_common_fields, _ENCODE_FIELDS[encode]):
-        fields.update(part(d, errors))
+    for part in (_common_fields, _ENCODE_FIELDS.get(encode)):
+        if part is not None:
+            fields.update(part(d, errors))
     fields.update(_optional_fields(document, d, errors))
     if errors.found:
         raise DocumentErrors(errors.found)

@@ -122,7 +122,7 @@ def a_tile_bytes(rows: int, chunks: int) -> int:
 
 
 def parse_descriptor(text) -> int:
-    return desc_mod.parse_word(str(text))
+    return desc_mod.parse_word(text)
 
 
 def tcgen05_type_code(kind: str, dtype_name: str) -> int:
