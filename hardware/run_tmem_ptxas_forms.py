@@ -25,9 +25,19 @@ The grid (see `full_grid` and `core_grid`):
     pairs, repeated qualifiers, .sync/.aligned, a type, other qualifier orders) and operand forms
     ([%r0+16], immediate addresses, [%rd0], [sh], s-desc %r1 / an immediate / [%rd1]);
   * shift: .cta_group::1/::2 (none, ::3) x .down (none, .up, twice), a written .31x256b, .sync, a type,
-    the other qualifier order, operand forms ([%r0+4], immediate lanes 0 / 1 / 32 / 256, [%rd0], ...).
+    the other qualifier order, operand forms ([%r0+4], immediate lanes 0 / 1 / 32 / 256, [%rd0], ...);
+  * edge forms (`edge_forms`, issue 25): integer constants in every style (hex, octal, binary, U
+    suffix, negative, above 32 bits) in st's source vector (with and without a register), in ld's
+    vector, as redval, address offsets ([%r0+-4], [%r0-4]), nCols, taddr of dealloc, the half-split
+    offset and s-desc; repeated and conflicting qualifiers on every op (.x2.x4, two shapes, two types,
+    .pack::16b.unpack::16b, .sync.sync, .aligned.aligned, .min.max, .abs.abs, .NaN.NaN, two
+    .cta_group, two .shared::cta, tcgen05.wait::ld::st, tcgen05.wait::mma); the decompression
+    qualifiers on ops other than cp, and cp's pair split by other qualifiers; operands swapped,
+    missing, extra, or followed by a stray comma. A core subset (the four forms of issue 25 item 6
+    and a decompression qualifier on ld) goes to every pair.
 
-The full grid runs on sm_100a under PTX 9.0, the full ld.red grid on sm_103a under 9.0; a core subset
+The full grid runs on sm_100a under PTX 9.0, the full ld.red grid (and the ld.red edge forms) on sm_103a
+under 9.0; a core subset
 (legal and illegal samples of every rule) on every other (target, version) pair of sm_100a sm_100f
 sm_103a sm_103f sm_110a sm_110f sm_120a x PTX 8.6 8.7 8.8 9.0 that ptxas supports, and on sm_90a
 (which has no tcgen05) under 9.0; eight valid forms (SAMPLE_FORMS) on the pairs ptxas does not
@@ -40,7 +50,8 @@ number; a form with an error line is refused with its first error (the location 
 solver.fuzz.adapters.ptxas.first_error); the rest are assembled again until a batch assembles
 cleanly, and only then are they accepted (ptxas prints an identical message once per file, so one run
 does not flag every form that has it). A batch whose failure names no form's line, or names the
-.version/.target lines, is assembled one form at a time. A form on which ptxas crashes without a
+.version/.target lines, or holds a syntax error ("Parsing error ...": after one, ptxas 13.0 blames
+other kernels for errors they do not have) is assembled one form at a time. A form on which ptxas crashes without a
 message (13.0: SIGSEGV on tcgen05.cp / tcgen05.shift with an immediate address) is refused with the
 error "crashed with signal 11 and no message". When ptxas refuses the (target, version) pair
 itself, the recorded error is that refusal ("PTX .version 8.6 does not support .target sm_120a"),
@@ -244,12 +255,12 @@ def wait_forms(core: bool) -> list:
 
 def full_grid() -> list:
     return (ldst_forms(False) + ld_red_forms(False) + alloc_forms(False) + wait_forms(False)
-            + cp_shift_forms(False))
+            + cp_shift_forms(False) + edge_forms(False))
 
 
 def core_grid() -> list:
     return (ldst_forms(True) + ld_red_forms(True) + alloc_forms(True) + wait_forms(True)
-            + cp_shift_forms(True))
+            + cp_shift_forms(True) + edge_forms(True))
 
 
 def cp(shape="128x256b", multicast=None, fmt=None, cta="::1", taddr="[%r0]", sdesc="%rd1", extra="") -> str:
@@ -295,6 +306,73 @@ def cp_shift_forms(core: bool) -> list:
                 "tcgen05.shift.down.cta_group::2 [%r0]"]
         out += [shift(taddr=t) for t in ("[%r0+4]", "[0]", "[0x10000]", "[0x200000]", "[0x1000000]",
                                          "[%rd0]", "[sh]", "%r0", "[%r0], %rd1")]
+    return out
+
+
+def edge_forms(core: bool) -> list:
+    """Immediates, repeated and conflicting qualifiers, operand orders (issue 25): the forms ptxas decides
+    otherwise than the manual's syntax suggests. core: the few that every (target, version) pair gets."""
+    st2 = "tcgen05.st.sync.aligned.32x32b.x2.b32 [%r0], {}"
+    ld2 = "tcgen05.ld.sync.aligned.32x32b.x2.b32 {}, [%r0]"
+    out = [st2.format("{%r1, 0}"), st2.format("{0, 0}"), "tcgen05.st.sync.aligned.32x32b.x2.x2.b32 [%r0], {%r1, %r2}",
+           "tcgen05.st.sync.aligned.32x32b.x2.pack::16b.unpack::16b.b32 [%r0], {%r1, %r2}",
+           "tcgen05.wait::mma.sync.aligned", "tcgen05.ld.sync.aligned.32x32b.x2.b8x16.b32 {%r1, %r2}, [%r0]"]
+    if core:
+        return out
+    # immediates: in st's source vector (not all of it), in ld's, as redval, in addresses, as nCols
+    out += [st2.format(v) for v in ("{0, %r2}", "{%r1, -1}", "{%r1, 0x10}", "{%r1, 4294967296}", "{%r1, 017}",
+                                    "{%r1, 0b101}", "{%r1, 5U}", "{%r1, %rd2}", "{%r1, sh}")]
+    out += ["tcgen05.st.sync.aligned.32x32b.x1.b32 [%r0], {5}",
+            "tcgen05.st.sync.aligned.32x32b.x4.b32 [%r0], {0, 0, 0, %r1}",
+            "tcgen05.st.sync.aligned.16x32bx2.x2.b32 [%r0], 16, {%r1, 7}",
+            "tcgen05.st.sync.aligned.16x128b.x1.unpack::16b.b32 [%r0], {%r1, -16}",
+            ld2.format("{%r1, 0}"), ld2.format("{0, %r2}"),
+            "tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32 {%r1, 0}, %r3, [%r0]",
+            "tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32 {%r1, %r2}, 5, [%r0]"]
+    out += [ld("32x32b", 2).replace("[%r0]", a) for a in ("[%r0+-4]", "[%r0-4]", "[%r0+040]", "[%r0+4U]",
+                                                          "[%r0+0x100000000]", "[-4]", "[%r0+%r1]", "[sh]")]
+    out += [ld("16x32bx2", 2, offset=o) for o in ("16U", "0x100000000", "0b10000", "020")]
+    out += [alloc(columns=c) for c in ("040", "0b100000", "32U", "0x20U", "0X20", "4294967328", "-32", "08", "32u")]
+    out += [dealloc(columns=c) for c in ("-32", "4294967264", "0x100000020")]
+    out += [dealloc(taddr=t) for t in ("-1", "0x100000000")]
+    out += [cp(sdesc=d) for d in ("0x10", "-1")]
+    # repeated and conflicting qualifiers
+    for mods in (".sync.aligned.32x32b.x2.x4.b32", ".sync.aligned.32x32b.32x32b.x2.b32",
+                 ".sync.aligned.32x32b.16x64b.x2.b32", ".sync.aligned.32x32b.x2.b32.b32",
+                 ".sync.aligned.32x32b.x2.b32.u32", ".sync.sync.aligned.32x32b.x2.b32",
+                 ".sync.aligned.aligned.32x32b.x2.b32", ".x2.b32.sync.32x32b.aligned"):
+        out.append(f"tcgen05.st{mods} [%r0], {{%r1, %r2}}")
+    for pack in (".pack::16b.pack::16b", ".unpack::16b.pack::16b", ".pack::16b.unpack::16b"):
+        out.append(f"tcgen05.ld.sync.aligned.32x32b.x2{pack}.b32 {{%r1, %r2}}, [%r0]")
+    red = "tcgen05.ld.red.sync.aligned.32x32b.x2{} {{%r1, %r2}}, %r3, [%r0]"
+    out += [red.format(m) for m in (".min.max.u32", ".min.min.u32", ".min.abs.abs.f32", ".min.NaN.NaN.f32",
+                                    ".min.f32.u32", ".f32.min", ".min.f32.abs")]
+    out += [alloc(cta="::1.cta_group::1"), alloc(cta="::1.cta_group::2"), alloc(space=".shared::cta.shared::cta"),
+            alloc(qual=".sync.sync.aligned"), alloc(qual=".sync.aligned.aligned"), alloc(btype=".b32.b32"),
+            dealloc(cta="::1.cta_group::1"), relinquish(cta="::1.cta_group::2"),
+            relinquish(qual=".sync.aligned.sync"), wait("ld", ".sync.aligned.sync"), wait("ld", ".sync.aligned.aligned"),
+            "tcgen05.wait::ld::st.sync.aligned", "tcgen05.wait::ld.wait::st.sync.aligned", "tcgen05.wait.sync.aligned"]
+    # decompression qualifiers where the manual has none, and cp's pair with other qualifiers between
+    out += ["tcgen05.st.sync.aligned.32x32b.x2.b6x16_p32.b8x16.b32 [%r0], {%r1, %r2}",
+            "tcgen05.st.sync.aligned.32x32b.x2.b8x16.b8x16.b32 [%r0], {%r1, %r2}",
+            "tcgen05.st.sync.aligned.32x32b.x2.b8x16.b6x16_p32.b8x16.b32 [%r0], {%r1, %r2}",
+            "tcgen05.st.sync.aligned.32x32b.x2.b8x16 [%r0], {%r1, %r2}",
+            wait("st", ".sync.aligned.b4x16_p64"), alloc(btype=".b8x16.b32"), shift(extra=".b6x16_p32"),
+            "tcgen05.cp.cta_group::1.b8x16.128x256b.b6x16_p32 [%r0], %rd1",
+            "tcgen05.cp.cta_group::1.128x256b.b8x16.b8x16 [%r0], %rd1"]
+    # operand orders, missing and extra operands
+    out += ["tcgen05.ld.sync.aligned.32x32b.x2.b32 [%r0], {%r1, %r2}",
+            "tcgen05.st.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r0]",
+            "tcgen05.ld.sync.aligned.16x32bx2.x2.b32 {%r1, %r2}, 16, [%r0]",
+            "tcgen05.st.sync.aligned.16x32bx2.x2.b32 [%r0], {%r1, %r2}, 16",
+            "tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32 %r3, {%r1, %r2}, [%r0]",
+            "tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32 {%r1, %r2}, [%r0], %r3",
+            "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}", "tcgen05.ld.sync.aligned.32x32b.x2.b32 {}, [%r0]",
+            "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r0],",
+            "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r0], [%r0]",
+            alloc(dst="32", columns="[sh]"), alloc(dst="[sh]", columns="32, 32"), dealloc(taddr="32", columns="%r0"),
+            cp(taddr="%rd1", sdesc="[%r0]"), "tcgen05.cp.cta_group::1.128x256b [%r0]",
+            "tcgen05.shift.cta_group::1.down", relinquish() + " %r1", wait("ld") + " %r1"]
     return out
 
 
@@ -369,6 +447,10 @@ def assemble_alone(ptxas, target, version, index, instruction) -> tuple:
     return False, (f"crashed with signal {-rc} and no message" if rc < 0 else f"exit status {rc} and no message")
 
 
+def parse_error_in(per_form: dict) -> bool:
+    return any(message.startswith("Parsing error") for entries in per_form.values() for _, message in entries)
+
+
 def assemble_batch(ptxas, target, version, items: list) -> dict:
     """{index: (accepted, error)} for the (index, instruction) items of one (target, version)."""
     verdicts = {}
@@ -386,7 +468,10 @@ def assemble_batch(ptxas, target, version, items: list) -> dict:
             if match and match.group(2) != "warning" and int(match.group(1)) in owner:
                 per_form.setdefault(owner[int(match.group(1))], []).append(
                     (match.group(2), match.group(3)))
-        if not per_form or module_level:    # a failure no form's line explains: one form at a time
+        if not per_form or module_level or parse_error_in(per_form):
+            # a failure no form's line explains, or a syntax error (after which ptxas 13.0 blames other
+            # kernels for errors they do not have: "Illegal modifier '.sync' for instruction 'brkpt'"):
+            # one form at a time
             for index, instruction in pending:
                 verdicts[index] = assemble_alone(ptxas, target, version, index, instruction)
             break
@@ -412,7 +497,8 @@ def plan(ptxas: str) -> list:
             if (target, version) == FULL_GRID_AT:
                 forms = full_grid()
             elif (target, version) == LD_RED_GRID_AT:
-                forms = core_grid() + ld_red_forms(False)
+                forms = core_grid() + ld_red_forms(False) + [f for f in edge_forms(False)
+                                                             if f.startswith("tcgen05.ld.red")]
             elif CORE_ONLY_UNDER.get(target, version) == version and pair_supported(ptxas, target, version):
                 forms = core_grid()
             else:

@@ -46,8 +46,10 @@ def forms(document):
     return document["forms"]
 
 
-def op_of(instruction: str) -> str:
-    return _OP.match(instruction).group(1)
+def op_of(instruction: str):
+    """The op a form names (None for a name that is no op: tcgen05.wait without ::ld / ::st)."""
+    match = _OP.match(instruction)
+    return match.group(1) if match else None
 
 
 def shape_num(instruction: str):
@@ -212,6 +214,46 @@ def test_what_ptxas_decides_about_cp_and_shift(forms):
         assert verdict(forms, cp.format(g=1, shape="128x256b"), target)
 
 
+def test_what_ptxas_decides_about_immediates_repeats_and_operand_order(forms):
+    """The edge forms (issue 25): ptxas 13.0 reads constants and qualifiers more loosely than the manual's
+    syntax in places, and more strictly in others."""
+    v = lambda text, target="sm_100a": verdict(forms, text, target)  # noqa: E731
+    st = "tcgen05.st.sync.aligned.32x32b.x2.b32 [%r0], {}"
+    # st's source vector may hold constants, of any spelling, but not constants only; ld's may not
+    for target in ("sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f"):
+        assert v(st.format("{%r1, 0}"), target) and not v(st.format("{0, 0}"), target), target
+    for constant in ("-1", "0x10", "4294967296", "017", "0b101", "5U"):
+        assert v(st.format(f"{{%r1, {constant}}}")), constant
+    assert not v("tcgen05.st.sync.aligned.32x32b.x1.b32 [%r0], {5}")
+    assert not v("tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, 0}, [%r0]")
+    # every kind of qualifier once, but .sync and .NaN may repeat; .pack::16b and .unpack::16b are one kind
+    assert not v("tcgen05.st.sync.aligned.32x32b.x2.x2.b32 [%r0], {%r1, %r2}")
+    assert not v("tcgen05.st.sync.aligned.32x32b.x2.pack::16b.unpack::16b.b32 [%r0], {%r1, %r2}")
+    assert not v("tcgen05.st.sync.aligned.aligned.32x32b.x2.b32 [%r0], {%r1, %r2}")
+    assert v("tcgen05.st.sync.sync.aligned.32x32b.x2.b32 [%r0], {%r1, %r2}")
+    assert v("tcgen05.ld.red.sync.aligned.32x32b.x2.min.NaN.NaN.f32 {%r1, %r2}, %r3, [%r0]", "sm_103a")
+    assert not v("tcgen05.ld.red.sync.aligned.32x32b.x2.min.abs.abs.f32 {%r1, %r2}, %r3, [%r0]", "sm_103a")
+    # tcgen05.wait::mma and tcgen05.wait are syntax errors (the first one on every target)
+    for target in TARGETS:
+        assert any(f["instruction"] == "tcgen05.wait::mma.sync.aligned" and f["target"] == target
+                   and f["error"].startswith("Parsing error") for f in forms), target
+    # addresses: [base+imm] with a negative imm, never [base-imm]; .b32 constants keep their low 32 bits
+    assert v("tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r0+-4]")
+    assert not v("tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r0-4]")
+    assert v("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sh], 4294967328")
+    assert v("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sh], 040")      # octal 32
+    assert not v("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [sh], 08")
+    # the decompression qualifiers: up to two anywhere (ignored?), cp's pair in order, split or not
+    assert v("tcgen05.ld.sync.aligned.32x32b.x2.b8x16.b32 {%r1, %r2}, [%r0]")
+    assert v("tcgen05.st.sync.aligned.32x32b.x2.b6x16_p32.b8x16.b32 [%r0], {%r1, %r2}")
+    assert not v("tcgen05.st.sync.aligned.32x32b.x2.b8x16.b6x16_p32.b8x16.b32 [%r0], {%r1, %r2}")
+    assert v("tcgen05.cp.cta_group::1.b8x16.128x256b.b6x16_p32 [%r0], %rd1")
+    # operand order is fixed, but dealloc's two .b32 operands may be either a register or a constant
+    assert not v("tcgen05.st.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r0]")
+    assert not v("tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r0],")
+    assert v("tcgen05.dealloc.cta_group::1.sync.aligned.b32 32, %r0")
+
+
 # --- (b) agreement with spec/tmem -------------------------------------------------------------------
 def _reason(violations) -> str:
     """The first violation as 'rule id: message' ('(none)' when spec lets the form through)."""
@@ -253,6 +295,17 @@ def test_spec_agrees_with_ptxas(forms):
             spread = collections.Counter((f["target"], f["ptx_version"]) for f in group)
             lines.append("      on " + ", ".join(f"{t} {v} ({n})" for (t, v), n in sorted(spread.items())))
         pytest.fail("\n".join(lines))
+
+
+def test_what_ptxas_cannot_parse_gets_a_verdict(forms):
+    """A tcgen05 text ptxas refuses with a syntax error ("Parsing error near ...") is an instruction
+    ptxas refuses, not malformed input: spec gives its verdict (the CLI exits 1, not 2)."""
+    from spec.tmem import instruction
+    texts = {(f["instruction"], f["target"], f["ptx_version"]) for f in forms
+             if (f["error"] or "").startswith("Parsing error")}
+    assert len(texts) > 100
+    for text, target, version in sorted(texts):
+        assert not instruction.check(text, target, version)["ptxas_accepts"], text
 
 
 # --- (c) the same ptxas, where present ----------------------------------------------------------------

@@ -363,11 +363,19 @@ def test_run_time_rules_wait_for_an_address():
     assert instruction.check(text, "sm_100a", warp=3, address=address.encode(96, 0))["undefined"] == []
 
 
-@pytest.mark.parametrize("text", ["mov.b32 %r1, %r2;", "tcgen05.mma.cta_group::1.kind::f16 [%r0], %rd1, %rd2, %r3, p;",
-                                  "tcgen05.ld.sync.aligned.32x32b.x2.b32 [%r0];", "tcgen05.frobnicate;", ""])
+@pytest.mark.parametrize("text", ["mov.b32 %r1, %r2;", "tcgen05.mma.cta_group::1.kind::f16 [%r0], %rd1, %rd2, %r3, p;", ""])
 def test_not_a_modelled_tcgen05_instruction_is_malformed(text):
     with pytest.raises(SpecError):
         instruction.check(text, "sm_100a")
+
+
+@pytest.mark.parametrize("text", ["tcgen05.ld.sync.aligned.32x32b.x2.b32 [%r0];", "tcgen05.frobnicate;",
+                                  "tcgen05.wait::mma.sync;"])
+def test_a_tcgen05_text_ptxas_cannot_parse_is_refused_for_its_syntax(text):
+    """ptxas 13.0 refuses each ("Arguments mismatch", "Unknown modifier", "Parsing error"): a verdict,
+    not malformed input."""
+    result = instruction.check(text, "sm_100a")
+    assert not result["ptxas_accepts"] and [v.rule.id for v in result["violations"]] == ["tmem.instruction.syntax"]
 
 
 def test_unknown_target_is_malformed():
@@ -390,6 +398,7 @@ INSTRUCTION_BREAKERS = {   # every rule about "tmem_instruction", each broken by
     "tmem.instruction.sync_aligned": ("tcgen05.wait::ld.sync;", "sm_100a"),
     "tmem.ld.aligned": ("tcgen05.ld.sync.32x32b.x2.b32 {%r1, %r2}, [%r0];", "sm_100a"),
     "tmem.target_ptx_version": ("tcgen05.wait::ld.sync.aligned;", "sm_100f", "8.7"),
+    "tmem.instruction.syntax": ("tcgen05.wait::mma.sync;", "sm_100a"),
     "tmem.instruction.qualifiers": ("tcgen05.dealloc.sync.aligned.b32 %r0, 32;", "sm_100a"),
     "tmem.instruction.operands": ("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %rd0, 32;", "sm_100a"),
     "tmem.alloc.columns": ("tcgen05.alloc.cta_group::1.sync.aligned.b32 [sv], 96;", "sm_100a"),
@@ -399,6 +408,7 @@ INSTRUCTION_BREAKERS = {   # every rule about "tmem_instruction", each broken by
     "tmem.cp.shape": ("tcgen05.cp.cta_group::1.16x256b [%r0], %rd1;", "sm_100a"),
     "tmem.cp.multicast": ("tcgen05.cp.cta_group::1.64x128b [%r0], %rd1;", "sm_100a"),
     "tmem.cp.format": ("tcgen05.cp.cta_group::1.128x256b.b8x16 [%r0], %rd1;", "sm_100a"),
+    "tmem.cp.format_only": ("tcgen05.wait::ld.sync.aligned.b8x16;", "sm_100a"),
     "tmem.cp.lane_alignment": ("tcgen05.cp.cta_group::1.128x128b [%r0], %rd1;", "sm_100a", "9.0",
                                {"address": address.encode(32, 0)}),
     "tmem.shift.target": ("tcgen05.shift.cta_group::1.down [%r0];", "sm_100f"),

@@ -162,8 +162,10 @@ def register(commands) -> None:
         description="Judge one tcgen05 instruction (ld, st, ld.red, cp, shift, alloc, dealloc, "
                     "relinquish_alloc_permit, wait) given as PTX text: whether ptxas of the target assembles it, the rules that make "
                     "ptxas refuse it (violations) and the rules it breaks that ptxas lets through (undefined "
-                    "at run time). Operands: %r<n> .b32, %rd<n> .b64, a bare name a .shared variable. Exit 0 "
-                    "when both lists are empty, 1 otherwise, 2 when the text is not a tcgen05 instruction.")
+                    "at run time). Operands: %r<n> .b32, %rd<n> .b64, a bare name a .shared variable, integer "
+                    "constants. Exit 0 when both lists are empty, 1 otherwise (a tcgen05 text ptxas cannot parse "
+                    "included: rule tmem.instruction.syntax), 2 when the text is not a tcgen05 instruction, is "
+                    "one not modelled (mma, commit, fence) or names an operand outside that convention.")
     check.add_argument("--arch", required=True, help="ptxas target: " + " ".join(TARGETS) + " (sm100 = sm_100a, ...)")
     check.add_argument("--ptx", required=True, metavar="INSTRUCTION", help="one tcgen05 instruction, as PTX text")
     check.add_argument("--ptx-version", default="9.0", type=ptx_version, help="the PTX ISA version of the module (default 9.0)")

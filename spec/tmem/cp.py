@@ -41,6 +41,7 @@ from spec.tmem import address as tmem_address
 SHAPES = ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b")
 MULTICASTS = ("warpx2::02_13", "warpx2::01_23", "warpx4")
 FORMATS = ("b8x16.b6x16_p32", "b8x16.b4x16_p64")
+FORMAT_QUALIFIERS = ("b8x16", "b6x16_p32", "b4x16_p64")      # the qualifiers the pairs are written with
 SHAPE_MULTICASTS = {"128x256b": (None,), "4x256b": (None,), "128x128b": (None,),
                     "64x128b": ("warpx2::02_13", "warpx2::01_23"), "32x128b": ("warpx4",)}
 SHAPE_ROWS = {"128x256b": 128, "4x256b": 4, "128x128b": 128, "64x128b": 64, "32x128b": 32}
@@ -235,6 +236,23 @@ def _format(instr):
         return None
     if instr.format_parts:
         return f"tcgen05.cp: .{'.'.join(instr.format_parts)} is not .b8x16.b6x16_p32 or .b8x16.b4x16_p64"
+    return None
+
+
+FORMAT_ONLY = rule(
+    "tmem.cp.format_only", "PTX 9.7.16.9.1; PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4; PTX 9.7.16.9.2",
+    "The decompression qualifiers .b8x16, .b6x16_p32 and .b4x16_p64 are tcgen05.cp's: the syntax of no "
+    "other tcgen05 instruction has them.", subject="tmem_instruction", enforced_by="nobody",
+    note="ptxas 13.0 assembles one or two of them, in any order, repeated or alone, on tcgen05.ld, st, "
+         "ld.red, alloc, dealloc, relinquish_alloc_permit, wait and shift (a third: \"Unexpected number of "
+         "'format conversion' modifiers specified\", rule tmem.instruction.qualifiers); the manual says "
+         "nothing of what they do there (tests/hardware/tmem_ptxas_heldout.json.gz).")
+
+
+@FORMAT_ONLY.checker
+def _format_only(instr):
+    if instr.kind != "cp" and instr.format_parts:
+        return f"tcgen05.{instr.kind} takes no decompression qualifier (.{'.'.join(instr.format_parts)})"
     return None
 
 

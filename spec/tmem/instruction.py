@@ -4,8 +4,12 @@
 Modelled: tcgen05.ld, tcgen05.ld.red, tcgen05.st, tcgen05.alloc, tcgen05.dealloc,
 tcgen05.relinquish_alloc_permit, tcgen05.wait::ld, tcgen05.wait::st, tcgen05.cp (spec/tmem/cp.py) and
 tcgen05.shift (spec/tmem/shift.py). Operands: %r<n> (a .b32 register),
-%rd<n> (a .b64 register), a bare name (a .shared variable), integer immediates; addresses in brackets,
-[reg], [reg+imm], [imm] or [name].
+%rd<n> (a .b64 register), a bare name (a .shared variable), integer constants as PTX spells them (PTX
+4.5.1: decimal, 0x hex, 0 octal, 0b binary, an optional U); addresses in brackets, [reg], [reg+imm],
+[imm] or [name]. A text outside this convention (another register, a floating-point constant, an
+expression) is malformed input (SpecError); a text that names a tcgen05 instruction but is written
+against PTX's syntax (a misspelt name such as tcgen05.wait::mma, operands missing, extra or out of
+order, [reg-imm]) is an instruction ptxas refuses: rule tmem.instruction.syntax.
 
 `check` sorts the broken rules in two: `violations`, those ptxas enforces (it refuses the text), and
 `undefined`, those it lets through (wrong at run time: lanes outside the warp's quarter, cells outside
@@ -20,7 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from spec.rule import SpecError, check_all, rule
+from spec.rule import SpecError, check_all, one_line, rule
 from spec.tmem import address as tmem_address
 from spec.tmem import alloc as tmem_alloc
 from spec.tmem import cp as tmem_cp
@@ -39,19 +43,40 @@ COPY_RULES = (tmem_cp.SHAPE, tmem_cp.MULTICAST, tmem_cp.FORMAT, tmem_cp.LANE_ALI
               tmem_shift.LANE_ALIGNMENT)
 
 SYNTAX = rule(
-    "tmem.instruction.syntax", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4; PTX 9.7.16.9",
+    "tmem.instruction.syntax", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4; PTX 9.7.16.9; PTX 4.5.1",
+    "An instruction named tcgen05.<name> is one of the family, written as the manual's syntax has it: "
     "tcgen05.ld: tcgen05.ld.sync.aligned.shape.num{.pack::16b}.b32 r, [taddr]{, immHalfSplitoff}; "
     "tcgen05.ld.red: ...shape.num.redOp{.abs}{.NaN}.type r, redval, [taddr]{, imm}; tcgen05.st: "
     "...shape.num{.unpack::16b}.b32 [taddr]{, imm}, r; tcgen05.alloc.cta_group.sync.aligned"
     "{.shared::cta}.b32 [dst], nCols; tcgen05.dealloc.cta_group.sync.aligned.b32 taddr, nCols; "
     "tcgen05.relinquish_alloc_permit.cta_group.sync.aligned; tcgen05.wait::{ld,st}.sync.aligned; "
     "tcgen05.cp.cta_group.shape{.multicast}{.dst_fmt.src_fmt} [taddr], s-desc; "
-    "tcgen05.shift.cta_group.down [taddr].")
+    "tcgen05.shift.cta_group.down [taddr]: the operands in that order and number, an address [base] or "
+    "[base+imm], integer constants decimal, 0x hex, 0 octal or 0b binary with an optional U suffix.",
+    subject="tmem_instruction", enforced_by="ptxas",
+    note="ptxas 13.0 refuses the rest before any other check: \"Parsing error near ':': syntax error\" "
+         "(tcgen05.wait::mma), \"Parsing error near '-'\" ([%r0-4]; [%r0+-4] assembles), \"Arguments "
+         "mismatch for instruction 'tcgen05.ld'\" (operands missing, extra or out of order), \"Vector "
+         "expected for argument 0\" (an unbraced x1 vector), \".wait::<ld/st> modifier required\" "
+         "(tests/hardware/tmem_ptxas_forms.json.gz, tests/hardware/tmem_ptxas_heldout.json.gz).")
+
+
+class PtxSyntaxError(SpecError):
+    """The text names a tcgen05 instruction but is not written as the manual's syntax has it: ptxas
+    refuses it (rule tmem.instruction.syntax). `check` turns it into that rule's violation; `parse`
+    callers that want only well-formed instructions may treat it as any SpecError."""
+
+
+@SYNTAX.checker
+def _syntax(instr):
+    return instr.syntax
+
 
 _REGISTER = re.compile(r"^%(r|rd)(\d+)$")
 _NAME = re.compile(r"^[A-Za-z_$][\w$]*$")
 _SHAPE = re.compile(r"^\d+x\d+b(x2)?$")
-_NUM = re.compile(r"^x(\d+)$")
+_NUM = re.compile(r"^x([1-9]\d*)$")             # ptxas 13.0: ".x02" is an unknown modifier
+_CTA_GROUP = re.compile(r"^cta_group::([1-9]\d*)$")   # and so is ".cta_group::01"
 
 
 @dataclass(frozen=True)
@@ -84,9 +109,10 @@ class TmemInstruction:
     unknown: tuple = ()                     # qualifiers this model does not know
     multicast: Optional[str] = None         # cp: "warpx2::02_13" / "warpx2::01_23" / "warpx4"
     format: Optional[str] = None            # cp: "b8x16.b6x16_p32" / "b8x16.b4x16_p64"
-    format_parts: tuple = ()                # cp: format qualifiers that do not make one of the pairs
+    format_parts: tuple = ()                # format qualifiers in the order written, unless (cp) they
+                                            # make one of the pairs
     down: bool = False                      # shift
-    repeated: tuple = ()                    # cp/shift: a qualifier of a kind already given
+    repeated: tuple = ()                    # a qualifier of a kind already given (REPEATABLE aside)
     sdesc: Optional[Operand] = None         # cp: the shared-memory descriptor
     vector: Optional[Operand] = None        # ld/st registers
     redval: Optional[Operand] = None
@@ -97,9 +123,12 @@ class TmemInstruction:
     target: Optional[str] = None            # set by check()
     ptx_version: Optional[tuple] = None     # set by check()
     address_value: Optional[int] = None     # cp/shift: taddr's value where known (set by check())
+    syntax: Optional[str] = None            # why ptxas cannot parse the text (set by check(); rule SYNTAX)
 
 
 def _split_operands(text: str) -> list:
+    """The comma-separated operands, braces and brackets kept whole; an empty one (a stray comma) is
+    kept as "" for the binding to refuse."""
     parts, depth, current = [], 0, ""
     for char in text:
         if char in "{[":
@@ -111,79 +140,163 @@ def _split_operands(text: str) -> list:
             current = ""
         else:
             current += char
-    if current.strip():
+    if current.strip() or parts:
         parts.append(current.strip())
     return parts
 
 
+# PTX 4.5.1 Integer Constants: hexadecimal 0[xX]hex+, binary 0[bB][01]+, octal 0[0-7]+, decimal
+# [1-9][0-9]* (and 0), each with an optional U; a leading minus is the negation of one.
+_INTEGER = re.compile(r"^(-?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)U?$")
+# A word that starts with a digit but is no constant ptxas reads: "08", "32u" (ptxas 13.0: "Parsing error
+# near '8'"); floating-point constants (PTX 4.5.2: 0f/0F + 8 hex digits, 0d/0D + 16, or with a point or an
+# exponent) are outside this model's operands, not errors.
+_NOT_A_CONSTANT = re.compile(r"^-?[0-9][0-9A-Za-z_]*$")
+_FLOAT = re.compile(r"^-?(0[fFdD][0-9a-fA-F]*|[0-9]+[eE][0-9]*)$")
+CONSTANT_CHARACTERS = 70          # -0b, 64 binary digits and U; longer text is no 64-bit constant (nor read)
+
+
 def _number(text: str) -> Optional[int]:
-    """A PTX integer literal: decimal or 0x-hex, optionally negative (no '_' separators)."""
-    if not re.match(r"^-?(0[xX][0-9a-fA-F]+|\d+)$", text):
+    """A PTX integer constant (PTX 4.5.1), or None when the text is not one."""
+    match = _INTEGER.match(text) if len(text) <= CONSTANT_CHARACTERS else None
+    if not match:
         return None
-    return int(text, 16 if "x" in text.lower() else 10)
+    digits = match.group(2)
+    if digits[:2] in ("0x", "0X"):
+        value = int(digits[2:], 16)
+    elif digits[:2] in ("0b", "0B"):
+        value = int(digits[2:], 2)
+    elif digits.startswith("0"):
+        value = int(digits, 8)
+    else:
+        value = int(digits)
+    return -value if match.group(1) else value
+
+
+# ptxas 13.0 on constants wider than 64 bits is irregular: it assembles 2^64 and 2^65 (decimal and hex) and
+# 2^65 - 1 in octal, but refuses 2^65 - 1 in binary and 10^20 ("Constant overflow"). Every constant of
+# magnitude below 2^64 assembles in every base; wider ones are not modelled (exit 2), never guessed.
+CONSTANT_LIMIT = 1 << 64
+
+
+def _constant(text: str) -> Optional[int]:
+    """_number(text), refused (SpecError: not modelled) when its magnitude does not fit 64 bits."""
+    value = _number(text)
+    if value is not None and abs(value) >= CONSTANT_LIMIT:
+        raise SpecError("operand", text, "a constant wider than 64 bits: ptxas 13.0 refuses some such "
+                        "('Constant overflow') and assembles others; not modelled", SYNTAX.id)
+    return value
+
+
+def _syntax_error(field_name: str, text: str, problem: str) -> PtxSyntaxError:
+    return PtxSyntaxError(field_name, text, problem, SYNTAX.id)
 
 
 def parse_operand(text: str) -> Operand:
+    """One operand. PtxSyntaxError for one written against PTX's grammar (an empty operand, an address that
+    is not [base] or [base+imm]); SpecError for a token outside this model's operand convention (a
+    register other than %r<n> / %rd<n>, a floating-point constant, an expression)."""
     text = text.strip()
+    if not text:
+        raise _syntax_error("operand", text, "an empty operand (a stray comma)")
     if text.startswith("{") and text.endswith("}"):
         inner = text[1:-1].strip()
         items = tuple(parse_operand(t) for t in inner.split(",")) if inner else ()
         return Operand("vector", text, items=items)
     if text.startswith("[") and text.endswith("]"):
-        inner = text[1:-1].replace(" ", "")
-        split = re.match(r"^(.+?)([+-])(\w+)$", inner)
-        base, offset = inner, 0
-        if split and not inner.lstrip("-").isdigit():
-            base, offset = split.group(1), _number(split.group(3))
-            if offset is None:
-                raise SpecError("operand", text, "an address offset is an integer", SYNTAX.id)
-            offset = -offset if split.group(2) == "-" else offset
-        return Operand("address", text, value=parse_operand(base), offset=offset)
+        return _address(text)
     register = _REGISTER.match(text)
     if register:
         return Operand("b32" if register.group(1) == "r" else "b64", text)
-    value = _number(text)
+    value = _constant(text)
     if value is not None:
         return Operand("imm", text, value=value)
     if _NAME.match(text):
         return Operand("shared", text)
-    raise SpecError("operand", text, "expected %r<n>, %rd<n>, a name, an immediate, {...} or [...]", SYNTAX.id)
+    if _NOT_A_CONSTANT.match(text) and not _FLOAT.match(text) and len(text) <= CONSTANT_CHARACTERS:
+        raise _syntax_error("operand", text, "not a PTX constant (PTX 4.5.1: 08 and 32u are none)")
+    raise SpecError("operand", text, "expected %r<n>, %rd<n>, a name, an integer constant, {...} or [...]",
+                    SYNTAX.id)
+
+
+def _address(text: str) -> Operand:
+    """[base] or [base+imm] (PTX 6.4.1 Addresses as Operands; ptxas 13.0 refuses [base-imm] and
+    [base+register] as syntax errors and takes [base+-imm])."""
+    inner = text[1:-1].replace(" ", "")
+    base, plus, offset_text = inner.partition("+")
+    if not plus:
+        if "-" in inner.lstrip("-"):
+            raise _syntax_error("operand", text, "an address is [base] or [base+imm]")
+        return Operand("address", text, value=parse_operand(inner), offset=0)
+    offset = _constant(offset_text)
+    if offset is None:
+        raise _syntax_error("operand", text, "an address offset is an integer constant")
+    return Operand("address", text, value=parse_operand(base), offset=offset)
+
+
+TYPES = ("b32", "f32", "u32", "s32", "b64", "f16", "s16", "u16")
+# ptxas 13.0 lets these be written twice (.sync.sync, .NaN.NaN assemble); every other kind is refused
+# twice: "Multiple .num modifiers specified", "Multiple matrix shape modifiers", "Unexpected instruction
+# types", "Multiple instruction post-operation flags", "Unexpected number of state spaces".
+REPEATABLE = ("sync", "NaN")
+# ptxas 13.0 assembles one or two decompression qualifiers on the instructions other than cp (rule
+# tmem.cp.format_only) and refuses a third: "Unexpected number of 'format conversion' modifiers specified".
+MAX_FOREIGN_FORMATS = 2
+
+
+def _qualifier_group(kind: str, q: str) -> str:
+    """The kind of qualifier `q` is: a second of the same kind repeats or contradicts the first."""
+    if _SHAPE.match(q):
+        return "shape"
+    if _NUM.match(q):
+        return "num"
+    if q in ("pack::16b", "unpack::16b"):
+        return "pack"                    # ptxas 13.0: "Multiple .unpack::16b modifiers" for both
+    if q in TYPES:
+        return "type"
+    if _CTA_GROUP.match(q):
+        return "cta_group"
+    if q in tmem_cp.MULTICASTS:
+        return "multicast"
+    if kind == "ld.red" and q.isalpha() and q not in ("sync", "aligned", "abs", "NaN", "down"):
+        return "red_op"
+    return q
 
 
 def parse(text: str) -> TmemInstruction:
-    """One tcgen05 instruction. SpecError if the text is not one of the modelled tcgen05 instructions."""
+    """One tcgen05 instruction. SpecError if the text is not a tcgen05 instruction this module models or
+    names an operand outside its convention; PtxSyntaxError (a SpecError) if it names a tcgen05
+    instruction but is not written as PTX's syntax has it."""
     body = text.strip().rstrip(";").strip()
-    mnemonic, _, rest = body.partition(" ")
+    mnemonic, _, rest = re.sub(r"\s", " ", body).partition(" ")        # a tab may end the mnemonic too
     if not mnemonic.startswith("tcgen05."):
         raise SpecError("instruction", text, "not a tcgen05 instruction", SYNTAX.id)
     parts = mnemonic.split(".")[1:]
-    if not parts or not parts[0]:
-        raise SpecError("instruction", text, "not a tcgen05 instruction", SYNTAX.id)
     kind = parts[0]
     if kind == "ld" and len(parts) > 1 and parts[1] == "red":
         kind, parts = "ld.red", parts[1:]
+    if kind.split("::")[0] in NOT_MODELLED:
+        raise SpecError("instruction", text, "not modelled here", SYNTAX.id)
     if kind not in KINDS:
-        why = "not modelled here" if kind.split("::")[0] in NOT_MODELLED else "not a tcgen05 instruction"
-        raise SpecError("instruction", text, why, SYNTAX.id)
+        why = ("tcgen05.wait is written tcgen05.wait::ld or tcgen05.wait::st" if kind.startswith("wait") else
+               f"no tcgen05 instruction is named tcgen05.{one_line(kind, 60)}")
+        raise _syntax_error("instruction", text, why)
     fields = {"sync": False, "aligned": False, "shape": None, "num": None, "pack": None, "type": None,
               "red_op": None, "abs": False, "nan": False, "cta_group": None, "shared_cta": False,
               "multicast": None, "format": None, "down": False}
     unknown, format_parts, seen, repeated = [], [], set(), []
     qualifiers = list(parts[1:])
-    copying = kind in ("cp", "shift")
     while qualifiers:
         q = qualifiers.pop(0)
+        if q in tmem_cp.FORMAT_QUALIFIERS:
+            format_parts.append(q)           # read as a sequence below, wherever each is written
+            continue
         num = _NUM.match(q)
-        group = ("shape" if _SHAPE.match(q) else "cta_group" if q.startswith("cta_group::") else
-                 "multicast" if q in tmem_cp.MULTICASTS else "format" if q == "b8x16" else q)
-        if copying and group in seen:
+        group = _qualifier_group(kind, q)
+        if group in seen and group not in REPEATABLE:
             repeated.append(q)
         seen.add(group)
-        if kind == "cp" and q == "b8x16" and qualifiers and qualifiers[0] in ("b6x16_p32", "b4x16_p64"):
-            fields["format"] = f"{q}.{qualifiers.pop(0)}"
-        elif kind == "cp" and q in ("b8x16", "b6x16_p32", "b4x16_p64"):
-            format_parts.append(q)
-        elif kind == "cp" and q in tmem_cp.MULTICASTS:
+        if kind == "cp" and q in tmem_cp.MULTICASTS:
             fields["multicast"] = q
         elif kind == "shift" and q == "down":
             fields["down"] = True
@@ -195,20 +308,23 @@ def parse(text: str) -> TmemInstruction:
             fields["num"] = int(num.group(1))
         elif q in ("pack::16b", "unpack::16b"):
             fields["pack"] = q
-        elif q in ("b32", "f32", "u32", "s32", "b64", "f16", "s16", "u16"):
+        elif q in TYPES:
             fields["type"] = q
         elif q == "abs":
             fields["abs"] = True
         elif q == "NaN":
             fields["nan"] = True
-        elif q.startswith("cta_group::") and q[len("cta_group::"):].isdigit():
-            fields["cta_group"] = int(q[len("cta_group::"):])
+        elif group == "cta_group":
+            fields["cta_group"] = int(_CTA_GROUP.match(q).group(1))
         elif q == "shared::cta":
             fields["shared_cta"] = True
-        elif kind == "ld.red" and fields["red_op"] is None and q.isalpha():
+        elif group == "red_op":
             fields["red_op"] = q
         else:
             unknown.append(q)
+    if kind == "cp" and ".".join(format_parts) in tmem_cp.FORMATS:
+        # ptxas 13.0 reads the format qualifiers in the order written, other qualifiers between them or not
+        fields["format"], format_parts = ".".join(format_parts), []
     operands = [parse_operand(t) for t in _split_operands(rest)]
     found = dict(kind=kind, text=text, qualifiers=tuple(parts[1:]), unknown=tuple(unknown),
                  format_parts=tuple(format_parts), repeated=tuple(repeated), **fields)
@@ -216,11 +332,17 @@ def parse(text: str) -> TmemInstruction:
     return TmemInstruction(**found)
 
 
+def _b32_value(operand: Operand):
+    """An immediate as the .b32 operand it fills: ptxas 13.0 keeps its low 32 bits (alloc of
+    4294967328 = 2^32 + 32 columns assembles); a register: its text."""
+    return operand.value % (1 << 32) if operand.kind == "imm" else operand.text
+
+
 def _bind_operands(kind: str, operands: list, text: str) -> dict:
     kinds = [o.kind for o in operands]
 
     def malformed(expected: str):
-        return SpecError("operands", text, f"tcgen05.{kind} takes {expected}", SYNTAX.id)
+        return _syntax_error("operands", text, f"tcgen05.{kind} takes {expected}")
 
     if kind in ("ld", "ld.red"):
         lead = 2 if kind == "ld.red" else 1
@@ -236,7 +358,7 @@ def _bind_operands(kind: str, operands: list, text: str) -> dict:
     if kind in ("alloc", "dealloc"):
         if len(operands) != 2 or (kind == "alloc" and kinds[0] != "address"):
             raise malformed("[dst], nCols" if kind == "alloc" else "taddr, nCols")
-        ncols = operands[1].value if operands[1].kind == "imm" else operands[1].text
+        ncols = _b32_value(operands[1])
         if kind == "alloc":
             return dict(dst=operands[0], ncols=ncols)
         return dict(taddr=operands[0], ncols=ncols)
@@ -351,12 +473,17 @@ QUALIFIERS = rule(
     "Each instruction takes only its own qualifiers: a shape and .num for ld/st/ld.red, .cta_group::1 or "
     "::2 (and only it) for alloc/dealloc/relinquish_alloc_permit/cp/shift, .shared::cta for alloc only, "
     ".b32 as the type of ld/st/alloc/dealloc and no type on cp/shift, .down (required) for shift only, "
-    "no written shape on shift (.31x256b is implicit), each kind of qualifier once on cp/shift; no "
-    "unknown qualifier.",
+    "no written shape on shift (.31x256b is implicit); at most two decompression qualifiers (.b8x16, "
+    ".b6x16_p32, .b4x16_p64) on an instruction other than cp; each kind of qualifier at most once (a second shape, "
+    ".num, packing, type, .cta_group, reduction, .abs, .aligned, ... repeats or contradicts the first; "
+    ".pack::16b and .unpack::16b are one kind), but .sync and .NaN may repeat; no unknown qualifier.",
     subject="tmem_instruction", enforced_by="ptxas",
     note="ptxas 13.0: \"Unknown modifier '.x3'\", \".num modifier required\", \"Unexpected instruction "
          "types specified\", \".down modifier required for instruction 'tcgen05.shift'\", \"Multiple "
-         ".cta_group::2 modifiers specified\"; a written .31x256b is a syntax error.")
+         ".cta_group::2 modifiers specified\", \"Multiple .num modifiers specified\" (.x2.x2), \"Multiple "
+         ".unpack::16b modifiers specified\" (.pack::16b.unpack::16b), \"Multiple matrix shape modifiers\", "
+         "\"Multiple .aligned modifiers\", \"Multiple .abs modifiers\", \"Multiple instruction post-operation "
+         "flags set\" (.min.max); it assembles .sync.sync and .NaN.NaN; a written .31x256b is a syntax error.")
 
 
 @QUALIFIERS.checker
@@ -364,7 +491,10 @@ def _qualifiers(instr: TmemInstruction):
     if instr.unknown:
         return f"tcgen05.{instr.kind}: unknown qualifier .{instr.unknown[0]}"
     if instr.repeated:
-        return f"tcgen05.{instr.kind}: .{instr.repeated[0]} repeats a qualifier already given"
+        return f"tcgen05.{instr.kind}: .{instr.repeated[0]} repeats or contradicts a qualifier of its kind"
+    if instr.kind != "cp" and len(instr.format_parts) > MAX_FOREIGN_FORMATS:
+        return (f"tcgen05.{instr.kind}: {len(instr.format_parts)} format qualifiers "
+                f"(.{'.'.join(instr.format_parts)}); ptxas takes at most {MAX_FOREIGN_FORMATS}")
     data = instr.kind in ("ld", "ld.red", "st")
     managing = instr.kind in ("alloc", "dealloc", "relinquish_alloc_permit", "cp", "shift")
     if data and (instr.shape is None or instr.num is None):
@@ -391,13 +521,17 @@ def _qualifiers(instr: TmemInstruction):
 OPERAND_TYPES = rule(
     "tmem.instruction.operands", "PTX 9.7.16.7.1; PTX 9.7.16.8.3; PTX 9.7.16.8.4",
     "taddr of ld/st/ld.red is a .b32 register, [%r] or [%r+imm]; taddr of dealloc a .b32 register or an "
-    "immediate; the data vector and redval are .b32 registers; immHalfSplitoff is an immediate; nCols is "
+    "immediate; the destination vector of ld/ld.red and redval are .b32 registers; the source vector of st "
+    "holds .b32 registers and integer constants, at least one register; immHalfSplitoff is an immediate; nCols is "
     "a .b32 register or an immediate; the dst of alloc is a shared-memory address ([name], [name+imm], "
     "[%r], [%rd]), not an immediate; taddr of cp/shift is [%r] or [%r+imm], s-desc of cp a .b64 "
     "register or an immediate.",
     subject="tmem_instruction", enforced_by="ptxas",
     note="ptxas 13.0: \"Arguments mismatch for instruction 'tcgen05.ld'\" for [%rd], [imm], {%rd...} or a "
-         "register immHalfSplitoff; \"Immediate addresses allowed only for .local state space\" for alloc [imm]; "
+         "register immHalfSplitoff; \"Result register required for instruction 'tcgen05.ld'\" for an immediate "
+         "in ld's vector; it assembles st with constants in its source vector ({%r8, 0}, {0, 0, 0, %r1}) but "
+         "not with constants only ({0, 0}: \"Arguments mismatch\"); "
+         "\"Immediate addresses allowed only for .local state space\" for alloc [imm]; "
          "for cp/shift it refuses [%rd], [name] and a .b32 s-desc (\"Arguments mismatch\"), accepts an immediate "
          "s-desc, and crashes (SIGSEGV, no message, no output) on an immediate address [imm].")
 
@@ -411,9 +545,13 @@ def _operand_types(instr: TmemInstruction):
     if instr.kind in ("ld", "ld.red", "st"):
         if instr.taddr.value.kind != "b32":
             return f"taddr {instr.taddr.text} is not a .b32 register (with an optional offset)"
-        bad = [o.text for o in instr.vector.items if o.kind != "b32"]
+        allowed = ("b32", "imm") if instr.kind == "st" else ("b32",)
+        bad = [o.text for o in instr.vector.items if o.kind not in allowed]
         if bad:
-            return f"the register vector holds {bad[0]}, not a .b32 register"
+            return f"the register vector holds {bad[0]}, not a .b32 register" + (
+                " or an integer constant" if instr.kind == "st" else "")
+        if instr.vector.items and not any(o.kind == "b32" for o in instr.vector.items):
+            return "the source vector holds constants only; ptxas wants at least one .b32 register"
         redval = instr.redval
         if redval is not None and redval.kind == "vector" and len(redval.items) == 1:
             redval = redval.items[0]                  # ptxas 13.0 accepts {%r} as redval
@@ -475,11 +613,19 @@ _RUN_TIME_ACCESS_RULES = ("tmem.address.range", "tmem.access.lane_quarter", "tme
 def check(text: str, target: str, ptx_version: str = "9.0", *, warp: Optional[int] = None,
           address: Optional[int] = None) -> dict:
     """{"ptxas_accepts": bool, "violations": [Violation] (rules ptxas enforces), "undefined": [Violation]
-    (broken rules ptxas lets through)}. `address` (the value of taddr) and `warp` (the issuing warp) let
+    (broken rules ptxas lets through)}. A text that names a tcgen05 instruction but is not written as PTX's
+    syntax has it breaks rule tmem.instruction.syntax alone; SpecError for a text that is no tcgen05
+    instruction, one not modelled (mma, commit, fence), an operand outside the convention, a bad target. `address` (the value of taddr) and `warp` (the issuing warp) let
     the run-time rules of an ld/st be checked (taddr + any [%r+imm] offset is the caller's to add)."""
     if target not in TARGETS:
         raise SpecError("target", target, "expected one of " + " ".join(TARGETS), TARGET.id)
-    instr = replace(parse(text), target=target, ptx_version=parse_version(ptx_version))
+    try:
+        instr = replace(parse(text), target=target, ptx_version=parse_version(ptx_version))
+    except PtxSyntaxError as error:
+        # ptxas refuses a text it cannot parse before it checks anything else (target, version, ...)
+        unparsed = TmemInstruction(kind="", text=text, syntax=error.problem)
+        return {"ptxas_accepts": False, "violations": check_all("tmem_instruction", unparsed, only=[SYNTAX.id]),
+                "undefined": []}
     if instr.kind in ("cp", "shift"):
         base = instr.taddr.value
         known = (base.value + instr.taddr.offset) % (1 << 32) if base.kind == "imm" else address
