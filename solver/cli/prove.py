@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
 
 from spec.rule import SpecError
@@ -17,7 +18,9 @@ from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_command, a
 
 
 def check_save_folder(path) -> None:
-    """--save DIR must be a folder, or a path where one can be made: refused before any proof runs."""
+    """--save DIR must be a folder this process can write a file into, or a path where one can be made:
+    it is made, and a file written into it and removed, before any proof runs (permission bits do not
+    tell: a superuser passes os.access, and /proc, read-only mounts and full disks refuse anyway)."""
     if path is None:
         return
     if path == "" or "\x00" in path:
@@ -27,14 +30,23 @@ def check_save_folder(path) -> None:
             raise SpecError("save", path, "exists and is not a folder: counterexamples are written into a folder")
         if not os.access(path, os.W_OK | os.X_OK):
             raise SpecError("save", path, "is a folder this user cannot write into")
-        return
-    parent = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise SpecError("save", path, f"cannot be made: {parent} is not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise SpecError("save", path, f"cannot be made: {parent} is not writable")
+    else:
+        parent = os.path.dirname(os.path.abspath(path))
+        while not os.path.exists(parent):
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent):
+            raise SpecError("save", path, f"cannot be made: {parent} is not a folder")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise SpecError("save", path, f"cannot be made: {parent} is not writable")
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as error:
+            raise SpecError("save", path, f"cannot be made: {error.strerror or error}") from None
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise SpecError("save", path, f"cannot be written into: {error.strerror or error}") from None
 
 
 def _other_layout(value: str):

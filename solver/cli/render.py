@@ -198,9 +198,11 @@ def layout_proof_text(doc: dict, triton: bool = False) -> str:
             lines.append(f"  coordinates {_crd(c1)} and {_crd(c2)} (indices {cex['indices'][0]}, "
                          f"{cex['indices'][1]}) both at address {a1:#x}")
         elif "lines" in cex:
-            (c1, c2), (a1, a2) = cex["coordinates"], cex["addresses"]
-            lines.append(f"  row {cex['row']}: k={cex['k'][0]} at {a1:#x} (line {cex['lines'][0]}), "
-                         f"k={cex['k'][1]} at {a2:#x} (line {cex['lines'][1]})")
+            # the two bytes of the slice that lie in different lines (they may be two ends of one element
+            # wider than the line), each with the element that holds it
+            (a1, a2), (b1, b2) = cex["addresses"], cex.get("bytes", cex["addresses"])
+            lines.append(f"  row {cex['row']}: byte {b1:#x} of k={cex['k'][0]} (at {a1:#x}) is in line "
+                         f"{cex['lines'][0]}, byte {b2:#x} of k={cex['k'][1]} (at {a2:#x}) in line {cex['lines'][1]}")
         elif "addresses" in cex:
             lines.append(f"  coordinate {_crd(cex['coordinate'])} (index {cex['index']}): "
                          f"{cex['addresses'][0]:#x} vs {cex['addresses'][1]:#x}")

@@ -167,8 +167,13 @@ def _sizes(outs) -> Optional[List[int]]:
 
 
 def from_json(document) -> BasesLayout:
-    if isinstance(document, dict) and "results" in document:
-        document = document["results"][0].get("bases")
+    if isinstance(document, dict) and "results" in document:    # a whole `prove --json` document
+        results = document["results"]
+        if not isinstance(results, list) or len(results) != 1 or not isinstance(results[0], dict) \
+                or not isinstance(results[0].get("bases"), dict):
+            raise SpecError("results", str(results)[:60], "a `prove --layout --json` document has one result, "
+                            "with the layout's bases (a layout that is linear over GF(2))", RULE)
+        document = results[0]["bases"]
     if isinstance(document, dict) and "bases" in document and "in_dims" not in document:
         document = document["bases"]
     if isinstance(document, dict) and "offset_bases" in document and "in_dims" not in document:

@@ -27,6 +27,8 @@ from typing import Optional
 
 import z3
 
+from spec.rule import SpecError
+
 from solver.prove.property import Property
 
 SOLVER_SEED = 0             # z3.Solver's random_seed for every query
@@ -184,12 +186,15 @@ def counterexample_path(directory: str, property_id: str) -> str:
 def save_counterexample(p: Property, counterexample: dict, directory: str) -> str:
     """directory/<id>.json: the property, its statement, range and rules, and the counterexample (JSON,
     sorted keys, a trailing newline); an earlier file of the property is overwritten. The path."""
-    os.makedirs(directory, exist_ok=True)
     path = counterexample_path(directory, p.id)
-    with open(path, "w") as f:
-        json.dump({"property": p.id, "statement": p.statement, "domain": p.domain, "rules": list(p.rules),
-                   "counterexample": counterexample}, f, indent=1, sort_keys=True)
-        f.write("\n")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        with open(path, "w") as f:
+            json.dump({"property": p.id, "statement": p.statement, "domain": p.domain, "rules": list(p.rules),
+                       "counterexample": counterexample}, f, indent=1, sort_keys=True)
+            f.write("\n")
+    except OSError as error:       # the folder was checked before the proofs (cli.prove); a disk may still fill
+        raise SpecError("save", path, f"cannot be written: {error.strerror or error}") from None
     return path
 
 

@@ -26,7 +26,14 @@ Engines: a layout that is affine over GF(2) (solver.gf2.layout) is decided by ra
 (solver.gf2.matrix); any other by Z3 over the model solver.model.cute_layout (written apart from spec);
 a domain of at most ENUMERATION_LIMIT coordinates is also enumerated by spec as a cross-check, and
 engines that disagree make the answer "unknown". Every counterexample is replayed by spec's own
-evaluation of the layout before the answer is "refuted".
+evaluation of the layout before the answer is "refuted". Each engine answers only inside the
+preconditions of its claims, checked in code before it answers: GF(2) (gf2_unmet: an affine map; for
+bijective and inside, power-of-two elements; for inside, elements no wider than the line, their
+addresses multiples of their size and a power-of-two slice), the mixed-radix criterion
+(mixed_radix.proves_injective: a bijective swizzle), Z3 (z3_width: bit-vectors wide enough for every
+value the question produces, the k-slice and the range included) and enumeration (ENUMERATION_MAX);
+a question outside them goes to the next engine, or is "unknown" under --engine gf2.
+tests/test_prove_engines_differential.py checks every engine against the definitions.
 """
 from __future__ import annotations
 
@@ -129,14 +136,31 @@ class BasesSubject:
         return self.bases.coordinate(index)
 
 
+MAX_LEAVES = 64                  # leaves of a layout: far more than any tile has (a 64-bit index holds 64)
+MAX_COORDINATES = 1 << 64        # a layout's size: CuTe indexes with at most 64-bit integers
+
+
+def _check_extent(text, leaves: int, size: int, what: str = "leaves") -> None:
+    """Refused before any engine runs: more leaves (bases: input bits) or coordinates than a 64-bit index
+    can number (the engines' work and the numbers they print grow with both)."""
+    if leaves > MAX_LEAVES:
+        raise SpecError("layout", text, f"{leaves} {what}: prove --layout takes at most {MAX_LEAVES}",
+                        "layout.notation")
+    if size > MAX_COORDINATES:
+        raise SpecError("layout", text, f"a size of {size.bit_length()} bits: prove --layout takes at most "
+                        "2^64 coordinates", "layout.notation")
+
+
 def make_subject(layout, dtype: Optional[str] = None, start: int = 0, bytes_: Optional[int] = None) -> Subject:
     if bases_io.looks_like_bases(layout):
         bases = bases_io.load(layout)
+        _check_extent(bases.notation()[:80], len(bases.columns), bases.size, "input bits (bases)")
         if bases.in_elements and (dtype is not None or bytes_ is not None):   # Gluon offset_bases
             bases = bases.scaled(element_bytes(dtype) if bytes_ is None else bytes_)
         return BasesSubject(bases)
     parsed = parse_layout(layout) if isinstance(layout, str) else layout
     inner = parsed.layout if isinstance(parsed, ComposedLayout) else parsed
+    _check_extent(layout if isinstance(layout, str) else "<layout>", len(flatten(inner.shape)), inner.size())
     if inner.has_basis_strides():
         raise SpecError("layout", inner.notation(), "prove --layout needs integer strides (addresses), "
                         "not basis strides", "layout.basis_strides")
@@ -203,6 +227,13 @@ class Question:
     hi: int = 0
     line: int = 128
     k_slice: int = 0
+    k_extent: int = 0        # inside: the size of the k mode
+
+    @property
+    def slice(self) -> int:
+        """The k-slice the engines ask about: one at least as long as the k mode is the whole k mode
+        (every k is in slice 0), the same question with no number larger than the layout."""
+        return min(self.k_slice, self.k_extent) if self.k_extent else self.k_slice
 
 
 # A verdict of one engine: ("proved", None), ("refuted", witness) or ("unknown", reason); a witness is a
@@ -211,15 +242,22 @@ class Question:
 
 
 # --- GF(2) ------------------------------------------------------------------------------------------------
+# The engine's claims hold under preconditions, each checked by gf2_unmet before it answers; a question
+# outside them goes to another engine (auto) or is "unknown" (--engine gf2).
 
 def _gf2_injective(a: Affine):
+    """An affine map on the index bits (every extent a power of two: linearize): two indices share an
+    address iff their XOR is in the kernel of the columns."""
     kernel = matrix.Basis(list(a.columns)).kernel
     return ("refuted", ("collide", 0, kernel[0])) if kernel else ("proved", None)
 
 
 def _gf2_bijective(a: Affine, q: Question, b: int):
+    """b a power of two (gf2_unmet): an address is on a b-byte slot of [lo, hi) iff its low log2(b) bits
+    are lo's, and the low bits of offset XOR (columns) are lo's for every index iff the offset's are and
+    every column's are zero."""
     low = b - 1
-    if a.offset & low:
+    if (a.offset ^ q.lo) & low:
         return "refuted", ("outside", 0)
     for j, c in enumerate(a.columns):
         if c & low:
@@ -247,45 +285,91 @@ def _gf2_equals(a: Affine, other: Affine):
     return "proved", None
 
 
-def _gf2_inside(a: Affine, q: Question, b: int):
-    """None when GF(2) cannot decide it (slice not a power of two, elements not aligned)."""
-    t = power_of_two_log(q.k_slice)
-    if t is None or len(a.mode_bits) != 2 or t > a.mode_bits[1]:
-        return None
-    if a.offset & (b - 1) or any(c & (b - 1) for c in a.columns):
-        return None
+def _gf2_inside(a: Affine, q: Question):
+    """Under gf2_unmet's preconditions (the slice 2^t elements, the elements' start addresses multiples
+    of b, b <= line, both powers of two): the elements of one slice are offset XOR (the columns of the
+    k index's low t bits, XORed over all their subsets); they all lie in the line of the slice's first
+    iff none of those t columns has a bit at or above log2(line), and then each element's last byte
+    a + b - 1 is in a's line too (a is a multiple of b and b divides the line)."""
     shift = power_of_two_log(q.line)
     n0 = a.mode_bits[0]
-    for bit in range(t):
+    for bit in range(power_of_two_log(q.slice)):
         if a.columns[n0 + bit] >> shift:
             return "refuted", ("cross", 0, 0, 1 << bit)
     return "proved", None
 
 
+def _gf2_map(s: Subject, q: Question) -> Union[Affine, str]:
+    """The affine map GF(2) decides, or why there is none. injective only: a base that carries into the
+    offsets is added before a swizzle that is a bijection (B == 0 or S != 0), so base + X(i) ==
+    base + X(j) iff X(i) == X(j): the unswizzled offsets from base 0 decide it."""
+    if not isinstance(s.linear, str):
+        return s.linear
+    if q.prop == "injective" and "base address" in s.linear and mixed_radix.swizzle_is_bijective(s.amap.swizzle):
+        plain = linearize(AddressMap(s.amap.modes, s.element_bytes, 0, None))
+        if isinstance(plain, Affine):
+            return plain
+    return s.linear
+
+
+def gf2_unmet(s: Subject, q: Question, other: Optional[Subject] = None) -> Optional[str]:
+    """Why GF(2)'s claims do not cover this question; None when they do."""
+    a = _gf2_map(s, q)
+    if isinstance(a, str):
+        return a
+    b = s.element_bytes
+    if q.prop == "bijective" and power_of_two_log(b) is None:
+        return f"{b}-byte elements: the slot test reads the low bits of a power-of-two size"
+    if q.prop == "equals" and other.size == s.size and isinstance(other.linear, str):
+        return f"the second layout: {other.linear}"
+    if q.prop == "inside":
+        if len(a.mode_bits) != 2:
+            return "inside needs a rank-2 layout"
+        if power_of_two_log(b) is None or b > q.line:
+            return (f"{b}-byte elements are wider than the {q.line}-byte line" if b > q.line else
+                    f"{b}-byte elements: not a power of two")
+        if a.offset & (b - 1) or any(c & (b - 1) for c in a.columns):
+            return f"element addresses that are not multiples of {b}: an element may straddle a line"
+        if power_of_two_log(q.slice) is None:
+            return f"a k-slice of {q.slice} elements, not a power of two"
+    return None
+
+
 def decide_gf2(s: Subject, q: Question, other: Optional[Subject] = None):
-    if isinstance(s.linear, str):
-        if q.prop == "injective" and "base address" in s.linear:
-            # The base carries into the offsets, but it is added before a swizzle that is a bijection
-            # (B == 0 or S != 0): base + X(i) == base + X(j) iff X(i) == X(j), so the rank of the
-            # unswizzled offsets from base 0 decides injectivity (the affine part is only the base).
-            sw = s.amap.swizzle
-            if not sw or sw[0] == 0 or sw[2] != 0:
-                plain = linearize(AddressMap(s.amap.modes, s.element_bytes, 0, None))
-                if isinstance(plain, Affine):
-                    return _gf2_injective(plain)
+    """A verdict, or None when the question is outside GF(2)'s preconditions (gf2_unmet says why)."""
+    if q.prop == "equals" and other.size != s.size:
+        return "refuted", ("sizes",)
+    if gf2_unmet(s, q, other) is not None:
         return None
+    a = _gf2_map(s, q)
     if q.prop == "injective":
-        return _gf2_injective(s.linear)
+        return _gf2_injective(a)
     if q.prop == "bijective":
-        return _gf2_bijective(s.linear, q, s.element_bytes)
+        return _gf2_bijective(a, q, s.element_bytes)
     if q.prop == "equals":
-        if other.size != s.size:
-            return "refuted", ("sizes",)
-        return None if isinstance(other.linear, str) else _gf2_equals(s.linear, other.linear)
-    return _gf2_inside(s.linear, q, s.element_bytes)
+        return _gf2_equals(a, other.linear)
+    return _gf2_inside(a, q)
 
 
 # --- Z3 ---------------------------------------------------------------------------------------------------
+
+def z3_width(s: Subject, q: Question, other: Optional[Subject] = None) -> int:
+    """The bit-vectors' width, derived from every input so that no value of the question wraps: the
+    maps' addresses (|base| + bytes * sum((extent - 1) * |stride|) + bytes), sizes and swizzle bits with
+    a sign bit and headroom (solver.model.cute_layout.width, affine_width), and each constant the
+    question adds (inside: the line and the k-slice; bijective: the range), with a sign bit and one bit
+    of headroom, so that the difference of an address and a constant does not wrap either. Z3's answers
+    hold only at such a width: a slice of 2^17 + 1 elements in 17 bits is a slice of 1."""
+    from solver.model import cute_layout as model
+
+    def width(subject):
+        if subject.amap is None:
+            return model.affine_width(subject.linear.columns, subject.linear.offset)
+        return model.width(subject.amap)
+
+    constants = {"inside": (q.line, q.slice), "bijective": (q.lo, q.hi)}.get(q.prop, ())
+    return max([width(x) for x in (s, other) if x is not None] + [abs(c).bit_length() + 2 for c in constants])
+
 
 def decide_z3(s: Subject, q: Question, other: Optional[Subject] = None, timeout: float = 30.0,
               symbolic: Optional[dict] = None):
@@ -322,21 +406,12 @@ def decide_z3(s: Subject, q: Question, other: Optional[Subject] = None, timeout:
     if q.prop == "equals" and other.size != s.size:
         return "refuted", ("sizes",)
 
-    def width(subject):
-        if subject.amap is None:
-            return model.affine_width(subject.linear.columns, subject.linear.offset)
-        return model.width(subject.amap)
-
     def addr(subject, index):
         if subject.amap is None:
             return model.affine_address(subject.linear.columns, subject.linear.offset, index, w)
         return model.address(subject.amap, index, w)
 
-    w = max(width(s), width(other)) if other else width(s)
-    if q.prop == "inside":
-        w = max(w, q.line.bit_length() + 2)
-    if q.prop == "bijective":
-        w = max(w, abs(q.lo).bit_length() + 2, abs(q.hi).bit_length() + 2)
+    w = z3_width(s, q, other)
     if symbolic:   # s and other are the maps at the parameters' largest magnitudes: w bounds every value
         w = max(w, symbolic["width"])
         s, other, symbolic["constraints"], symbolic["vars"] = symbolic["build"](w)
@@ -370,7 +445,7 @@ def decide_z3(s: Subject, q: Question, other: Optional[Subject] = None, timeout:
     r, r_ok = model.index_in("row", rows, w)
     k1, k1_ok = model.index_in("k1", ks, w)
     k2, k2_ok = model.index_in("k2", ks, w)
-    n = z3.BitVecVal(q.k_slice, w)
+    n = z3.BitVecVal(q.slice, w)
     row_offset = model.mode_offset(m, 0, r, w)
     a1 = model.address_of_offset(m, row_offset + model.mode_offset(m, 1, k1, w), w)
     a2 = model.address_of_offset(m, row_offset + model.mode_offset(m, 1, k2, w), w)
@@ -458,19 +533,26 @@ def replay(s: Subject, q: Question, witness: tuple, other: Optional[Subject] = N
     row, k1, k2 = witness[1:]
     shape = s.inner.shape
     a, b = s.address((row, k1)), s.address((row, k2))
-    lines = [a // q.line, (b + s.element_bytes - 1) // q.line]
+    # the two elements' bytes are [a, a + e) and [b, b + e): their ends name every line they touch
+    ends = [a, a + s.element_bytes - 1, b, b + s.element_bytes - 1]
+    other = next((x for x in ends if x // q.line != a // q.line), a)
+    lines = [a // q.line, other // q.line]
     same_slice = k1 // q.k_slice == k2 // q.k_slice
     coordinates = [[_json(idx2crd(row, shape[0])), _json(idx2crd(k, shape[1]))] for k in (k1, k2)]
-    return ({"row": row, "k": [k1, k2], "coordinates": coordinates, "addresses": [a, b], "lines": lines},
-            same_slice and lines[0] != lines[1])
+    return ({"row": row, "k": [k1, k2], "coordinates": coordinates, "addresses": [a, b], "bytes": [a, other],
+             "lines": lines}, same_slice and lines[0] != lines[1])
 
 
 def _missing_slot(s: Subject, q: Question) -> Optional[int]:
     """An unused slot address, when one is cheap to name (linear map: span membership; small: spec)."""
-    if isinstance(s.linear, Affine):
+    if isinstance(s.linear, Affine):      # a few slots from each end and at powers of two: not 2^bits of them
         basis = matrix.Basis(list(s.linear.columns))
-        for a in range(q.lo, min(q.hi, q.lo + s.element_bytes * (s.size + 1)), s.element_bytes):
-            if basis.contains(a ^ s.linear.offset) is None:
+        slots = (q.hi - q.lo) // s.element_bytes
+        picks = [*range(min(slots, 64)), *range(max(0, slots - 64), slots),
+                 *(1 << k for k in range(slots.bit_length()))]
+        for t in picks:
+            a = q.lo + s.element_bytes * t
+            if t < slots and basis.contains(a ^ s.linear.offset) is None:
                 return a
         return None
     if s.size <= ENUMERATION_LIMIT:
@@ -506,7 +588,8 @@ def resolve(s: Subject, prop: str, range_=None, line: int = 128, k_slice: Option
             raise SpecError("layout", s.text, "inside needs a rank-2 layout (row, k)", "layout.notation")
         if power_of_two_log(line) is None:
             raise SpecError("line", line, "must be a power of two", "layout.notation")
-        q.k_slice = s.amap.mode_size(1) if k_slice is None else k_slice
+        q.k_extent = s.amap.mode_size(1)
+        q.k_slice = q.k_extent if k_slice is None else k_slice
         if q.k_slice < 1:
             raise SpecError("k_slice", q.k_slice, "must be at least 1", "layout.notation")
     return q
@@ -527,10 +610,7 @@ def _one(s: Subject, q: Question, other: Optional[Subject], engine: str, timeout
     if engine in ("auto", "gf2"):
         primary, name = decide_gf2(s, q, other), "gf2"
         if primary is None and engine == "gf2":
-            why = s.linear if isinstance(s.linear, str) else (
-                other.linear if other is not None and isinstance(other.linear, str) else
-                "the k-slice is not a power of two or the elements are not aligned")
-            return "unknown", "gf2", [], f"not linear over GF(2): {why}"
+            return "unknown", "gf2", [], f"outside GF(2)'s preconditions: {gf2_unmet(s, q, other)}"
     if primary is None and engine == "auto" and q.prop == "injective" and s.amap is not None \
             and mixed_radix.proves_injective(s.amap):
         primary, name = ("proved", None), "radix"
@@ -568,6 +648,20 @@ def parse_param(text: str) -> tuple:
     return found.group(1), range(lo, hi + 1, step)
 
 
+NOTATION_WORDS = ("Sw", "Swizzle", "o")    # the words of CuTe notation (spec.cute.notation): not names
+
+
+def check_param_name(name) -> None:
+    """A parameter is a word of its own: letters, digits and '_' from a letter, and not a word the
+    notation itself uses (a parameter `o` or `Sw` would be substituted for the composition or the
+    swizzle)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise SpecError("param", name, "a name is a letter followed by letters, digits or '_'", "layout.notation")
+    if name in NOTATION_WORDS:
+        raise SpecError("param", name, "is a word of the layout notation (" + ", ".join(NOTATION_WORDS)
+                        + "): name the parameter otherwise", "layout.notation")
+
+
 def _substitute(text: str, values: dict) -> str:
     return _NAME.sub(lambda m: str(values[m.group(0)]) if m.group(0) in values else m.group(0), text)
 
@@ -598,6 +692,7 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
         raise SpecError("param", ",".join(params), "a bases layout takes no --param", "layout.notation")
     instances = 1
     for name, values in (params or {}).items():     # counted before any list is made (ranges know their length)
+        check_param_name(name)
         instances *= len(values) if hasattr(values, "__len__") else MAX_INSTANCES + 1
         if instances > MAX_INSTANCES:
             raise SpecError("param", name, f"at most {MAX_INSTANCES} value combinations in all", "layout.notation")
@@ -620,8 +715,14 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
         o = make_subject(_substitute(other, values) if isinstance(other, str) else other, dtype,
                          start_address) if prop == "equals" else None
         q = resolve(s, prop, range_, line, k_slice)
-        status, name, checked, detail = _one(s, q, o, engine, timeout, cross_check=not params)
-        engines_used[name] = engines_used.get(name, 0) + 1
+        left = timeout - (time.perf_counter() - began)     # --timeout bounds the whole range, not each value
+        if left <= 0:
+            done = sum(engines_used.values())
+            status, name, checked, detail = "unknown", engine, [], (f"time limit: {done} of {instances} values "
+                                                                     f"proved in {timeout:g} s")
+        else:
+            status, name, checked, detail = _one(s, q, o, engine, left, cross_check=not params)
+            engines_used[name] = engines_used.get(name, 0) + 1
         counterexample, reason = None, ""
         if status == "refuted":
             counterexample, confirmed = replay(s, q, detail, o)
@@ -697,6 +798,17 @@ def _template(text: str, names: list, dtype, start):
     if base is None:
         return None
     return tuple(modes), base, m1.element_bytes, m1.swizzle
+
+
+def _dominating(template, magnitude: dict, start: int) -> AddressMap:
+    """A map whose every address term is at least as large in magnitude as any instance's: each
+    parameter stride at its largest magnitude, and the base at |start| + bytes * the offset's largest
+    magnitude (the instance maps at the largest parameters do not bound it: start + bytes * offset is
+    smallest where a negative offset cancels the start)."""
+    modes, base, b, swizzle = template
+    dominating_base = abs(start) + b * magnitude[base] if isinstance(base, str) else base
+    return AddressMap(tuple(tuple((e, magnitude[d] if isinstance(d, str) else d) for e, d in mode)
+                            for mode in modes), b, dominating_base, swizzle)
 
 
 def _prove_params(layout, prop, other, dtype, start, range_, line, k_slice, params, engine, timeout,
@@ -802,10 +914,13 @@ def _prove_params(layout, prop, other, dtype, start, range_, line, k_slice, para
                            "symbolic")
         return (subject(templates[0], s), subject(templates[1], o) if o else None, constraints, variables)
 
-    symbolic = {"width": bound.bit_length() + 3, "build": build}
+    from solver.model import cute_layout as model
+    magnitude = {n: max(abs(v) for v in params[n]) for n in names}
+    symbolic = {"width": max([bound.bit_length() + 3] + [model.width(_dominating(t, magnitude, start))
+                                                         for t in templates]), "build": build}
     status, detail = decide_z3(s, q, o, timeout, symbolic)
     values = symbolic.get("found", {})
-    if status == "refuted" and detail != ("sizes",):
+    if status == "refuted" and values:     # a Z3 model names the values ("count" and "sizes" hold at all)
         s = make_subject(_substitute(layout, values), dtype, start)
         o = make_subject(_substitute(other, values), dtype, start) if prop == "equals" else None
         q = resolve(s, prop, range_, line, k_slice)

@@ -8,7 +8,7 @@ from typing import Any, Optional, Union
 
 from spec.cute.layout import NOTATION, Basis, ComposedLayout, Layout
 from spec.cute.swizzle import Swizzle
-from spec.rule import SpecError
+from spec.rule import NUMBER_CHARACTERS, SpecError
 
 _MAX_NESTING = 64  # far deeper than any real layout; keeps hostile input away from Python's recursion limit
 
@@ -58,6 +58,9 @@ class _Parser:
         if self.pos == digits:
             self.pos = start
             raise self.fail("an integer")
+        if self.pos - digits > NUMBER_CHARACTERS:     # as every number users write (spec.rule.parse_number)
+            self.pos = digits
+            raise self.fail(f"an integer of at most {NUMBER_CHARACTERS} digits")
         return int(self.text[number:self.pos])
 
     def stride_leaf(self) -> Union[int, Basis]:

@@ -18,6 +18,9 @@ SWIZZLE_FORMULA = rule(
     "Swizzle<B,M,S>(x) = x ^ ((x & (((1<<B)-1) << (M+max(0,S)))) >> S); negative S shifts left.")
 
 
+SWIZZLE_BITS = 64    # the widest offset a swizzle acts on (C++ CuTe's stop at 31 bits: int masks)
+
+
 @dataclass(frozen=True)
 class Swizzle:
     bits: int    # B: how many bits are XORed
@@ -31,6 +34,18 @@ class Swizzle:
             raise SpecError("swizzle.B", self.bits, "must be >= 0", SWIZZLE_DOMAIN.id)
         if self.base < 0:
             raise SpecError("swizzle.M", self.base, "must be >= 0", SWIZZLE_DOMAIN.id)
+        # Every bit the formula reads or writes lies below B + M + |S| (yyy_mask, zzz_mask). C++ CuTe's
+        # masks are int constants (cute/swizzle.hpp: bit_msk, yyy_msk, zzz_msk), so no C++ swizzle
+        # reaches past bit 31; past SWIZZLE_BITS the masks would have as many bits as the field's value.
+        for name, value in (("swizzle.B", self.bits), ("swizzle.M", self.base), ("swizzle.S", self.shift)):
+            if abs(value) > SWIZZLE_BITS:
+                raise SpecError(name, value, f"must be at most {SWIZZLE_BITS} in magnitude: the swizzle's bits "
+                                f"lie in an offset of {SWIZZLE_BITS} bits (B + M + |S| <= {SWIZZLE_BITS})",
+                                SWIZZLE_DOMAIN.id)
+        if self.bits + self.base + abs(self.shift) > SWIZZLE_BITS:
+            raise SpecError("swizzle", self.notation(), f"B + M + |S| = {self.bits + self.base + abs(self.shift)}"
+                            f": the swizzle's bits lie in an offset of {SWIZZLE_BITS} bits (B + M + |S| <= "
+                            f"{SWIZZLE_BITS})", SWIZZLE_DOMAIN.id)
 
     @property
     def yyy_mask(self) -> int:
@@ -64,7 +79,9 @@ class Swizzle:
 
 SWIZZLE_DOMAIN = rule(
     "swizzle.cute.domain", "CUTLASS cute/swizzle.hpp (its static_asserts on BBits, MBase, SShift)",
-    "C++ CuTe accepts Swizzle<B,M,S> only with B >= 0, M >= 0 and |S| >= B.",
+    "C++ CuTe accepts Swizzle<B,M,S> only with B >= 0, M >= 0 and |S| >= B. B < 0, M < 0 and "
+    "B + M + |S| > 64 (bits past a 64-bit offset; C++ CuTe's int masks stop at 31) are refused as "
+    "malformed; |S| < B is reported.",
     subject="swizzle")
 
 
