@@ -460,7 +460,7 @@ def test_unknown_arch_raises(arch):
     ("0X4000004000010040", 0x4000004000010040),
     ("0x4000_0040_0001_0040", 0x4000004000010040),
     ("  0x40  ", 0x40),
-    ("64", 64),
+    ("9", 9),                    # one digit: the same word read as hex or decimal
     ("0", 0),
     ("0xffffffffffffffff", MASK64),
     ("18446744073709551615", MASK64),
@@ -470,7 +470,8 @@ def test_parse_word_accepts(text, value):
 
 
 @pytest.mark.parametrize("text", ["", "0x", "0xZZ", "0x12g4", "hello", "12.5", "0b101", "4000004000010040ab",
-                                  "0x10000000000000000", "18446744073709551616", "-1", "-0x1"])
+                                  "0x10000000000000000", "18446744073709551616", "-1", "-0x1",
+                                  "64", "4000004000010040"])   # bare digits that read as another word in hex
 def test_parse_word_rejects(text):
     with pytest.raises(SpecError) as e:
         d.parse_word(text)

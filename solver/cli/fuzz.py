@@ -8,7 +8,8 @@ import os
 import sys
 
 from solver.cli import render
-from solver.cli.args import ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, arch_name, job_count, number, positive_number
+from solver.cli.args import (ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, arch_name, job_count, number,
+                             positive_number, shown)
 from solver.cli.progress import Progress
 from solver.fuzz import engine as fuzz
 
@@ -17,6 +18,11 @@ FORMATS = ("jsonl", "cuda", "ptx")
 # and bounded in memory (--json, --against and --format cuda/ptx hold every case and their rendering); a
 # larger campaign is several runs with other seeds.
 MAX_COUNT = 10_000
+# --answer-timeout: what an adapter may take to answer one case (ptxas on one kernel, the driver's encoder on one
+# tensor map: well under a second; a whole compiler far less than this); at most a day, so that a typo
+# does not read as "for ever".
+ANSWER_SECONDS = 60.0
+MAX_ANSWER_SECONDS = 86_400.0
 
 
 class FuzzUsage(ValueError):
@@ -73,6 +79,20 @@ def register(commands) -> None:
     p.add_argument("--against", metavar="CMD",
                    help="pipe each case (a jsonl record) to CMD and report where its verdict differs from ours "
                         "(--jobs N: N processes of CMD; --scheduler: CMD runs on the cluster's workers)")
+    p.add_argument("--answer-timeout", metavar="SECONDS", type=answer_seconds, default=None,
+                   help=f"with --against: the seconds CMD may take to answer one case (default {ANSWER_SECONDS:g}); "
+                        "a later answer stops the run (exit 2)")
+
+
+def answer_seconds(text: str) -> float:
+    """--answer-timeout: a positive number of seconds, at most MAX_ANSWER_SECONDS."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: not a number of seconds") from None
+    if not 0 < value <= MAX_ANSWER_SECONDS:        # NaN fails both comparisons
+        raise argparse.ArgumentTypeError(f"{shown(text)}: seconds from above 0 to {MAX_ANSWER_SECONDS:g}")
+    return value
 
 
 # --- Generation ------------------------------------------------------------------------------------------
@@ -86,6 +106,8 @@ def _violated(args) -> frozenset:
     arches = getattr(fuzz.target_module(args.target), "ARCHES", ARCHES)     # a target may need tcgen05
     if args.arch not in arches:
         raise FuzzUsage(f"--arch {args.arch}: --target {args.target} runs on {' or '.join(arches)} only")
+    if args.answer_timeout is not None and not args.against:
+        raise FuzzUsage("fuzz: --answer-timeout is the deadline of an --against adapter's answers; give --against CMD")
     count = args.count
     if count > MAX_COUNT:
         raise FuzzUsage(f"fuzz: --count {count}: at most {MAX_COUNT} cases per run; split a larger "
@@ -97,16 +119,19 @@ def _violated(args) -> frozenset:
 
 
 def _connect(args):
-    """The Dask client of --scheduler, or None."""
-    if not args.scheduler:
+    """The Dask client of --scheduler, or None (no --scheduler; an empty one is refused)."""
+    if args.scheduler is None:
         return None
     from solver.fuzz import campaign
     try:
         return campaign.connect(args.scheduler)
     except ImportError as error:
         raise FuzzUsage(f"fuzz: {error}") from None
-    except (OSError, ValueError) as error:      # unreachable, or not an address Dask reads
-        raise FuzzUsage(f"fuzz: --scheduler {args.scheduler!r:.80}: cannot connect ({error})") from None
+    except ValueError as error:                 # not an address we take, or no Dask scheduler answers there
+        raise FuzzUsage(f"fuzz: --scheduler {args.scheduler!r:.80}: {' '.join(str(error).split())[:200]}") from None
+    except OSError as error:                    # nothing answers
+        raise FuzzUsage(f"fuzz: --scheduler {args.scheduler!r:.80}: cannot connect "
+                        f"({' '.join(str(error).split())[:200]})") from None
 
 
 def _records(args, violate, client) -> tuple:
@@ -222,11 +247,12 @@ def _jsonl(records) -> str:
 
 
 # --- Differential ------------------------------------------------------------------------------------------
-def against(command: str, records: list, jobs: int = 1, client=None) -> list:
+def against(command: str, records: list, jobs: int = 1, client=None, answer_timeout: float = ANSWER_SECONDS) -> list:
     """Ask CMD about every record (the line protocol, solver/fuzz/adapters/protocol.py): one process of it
     per thread of `jobs`, or per worker thread of the Dask `client`'s cluster, each kept for the chunks of
-    cases it runs (solver/fuzz/compiler_campaign.py). The records whose verdict ("accept" / "refuse"; null
-    = not applicable) differs from ours, with the command's detail, in record order whatever ran them."""
+    cases it runs (solver/fuzz/compiler_campaign.py), each answer due within `answer_timeout` seconds. The
+    records whose verdict ("accept" / "refuse"; null = not applicable) differs from ours, with the command's
+    detail, in record order whatever ran them."""
     from solver.fuzz import compiler_campaign
     from solver.fuzz.adapters import protocol
     try:
@@ -240,7 +266,7 @@ def against(command: str, records: list, jobs: int = 1, client=None) -> list:
             differences.append(row["judgement"])
     try:
         compiler_campaign.run(compiler_campaign.ADAPTER, records, None, listed, jobs=jobs, client=client,
-                              command=argv)
+                              command=argv, answer_seconds=answer_timeout)
     except (compiler_campaign.AdapterError, protocol.ProtocolError) as error:
         raise FuzzUsage(f"fuzz: {' '.join(str(error).split())}") from None
     return differences
@@ -288,7 +314,8 @@ def _run(args, violate, client) -> int:
         return EXIT_OK if made else EXIT_VIOLATION
     records = _gathered(args, records)
     _report(args, len(records), stats, violate, count)
-    differences = against(args.against, records, args.jobs, client) if args.against else None
+    differences = against(args.against, records, args.jobs, client, args.answer_timeout or ANSWER_SECONDS) \
+        if args.against else None
     files = _rendered(args, records) if args.format != "jsonl" else {}
     if args.out:
         _write_out(args.out, {"cases.jsonl": _jsonl(records), **files})

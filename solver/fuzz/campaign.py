@@ -114,15 +114,75 @@ def dask_mapper(client):
     return mapper
 
 
+LOCAL = "local"
+MAX_PORT = 65535
+
+
+def scheduler_address(address: str) -> str:
+    """--scheduler as Dask reads it: "local", or tcp://HOST:PORT (HOST:PORT is read as tcp://, as Dask
+    does); ValueError saying why for anything else. Only tcp:// is taken: tls:// needs certificates that
+    layoutproof does not pass to Dask, and ucx:// and the others need transports it does not set up."""
+    if address == LOCAL:
+        return address
+    text = address.strip()
+    if not text:
+        raise ValueError("an empty address; expected tcp://HOST:PORT or local")
+    scheme, separator, location = text.partition("://")
+    if not separator:
+        scheme, location = "tcp", text
+    if scheme != "tcp":
+        why = ("needs TLS certificates, which layoutproof does not pass to Dask" if scheme == "tls" else
+               "is a transport layoutproof does not set up")
+        raise ValueError(f"{scheme}:// {why}; expected tcp://HOST:PORT or local")
+    host, colon, port = location.rpartition(":")
+    if not colon or not host or not port.isascii() or not port.isdigit() or not 0 < int(port) <= MAX_PORT:
+        raise ValueError(f"expected tcp://HOST:PORT with a port from 1 to {MAX_PORT}, or local")
+    if any(c.isspace() or c in "/?#@" for c in host):
+        raise ValueError("the host is no host name or address; expected tcp://HOST:PORT or local")
+    return f"tcp://{location}"
+
+
+def _handshake(address: str) -> None:
+    """Dask's comm handshake with `address`, bounded by CONNECT_SECONDS as a whole: Dask's own connect
+    bounds the TCP connection but then waits for the peer's handshake for ever, and reads whatever a peer
+    sends as frame lengths (a web server's reply asks for exabytes: MemoryError). OSError when nothing
+    answers in time; ValueError when what answers is no Dask scheduler."""
+    import asyncio
+    from distributed.comm import connect as comm_connect
+
+    async def shake():
+        comm = await comm_connect(address, timeout=CONNECT_SECONDS)
+        await comm.close()
+    try:
+        asyncio.run(asyncio.wait_for(shake(), CONNECT_SECONDS))
+    except asyncio.TimeoutError:
+        raise OSError(f"no Dask scheduler answered within {CONNECT_SECONDS} s") from None
+    except OSError:
+        raise
+    except Exception as error:                                  # noqa: BLE001  MemoryError, ValueError, ...
+        raise ValueError(f"what answers there is not a Dask scheduler (its handshake fails: "
+                         f"{type(error).__name__})") from None
+
+
 def connect(address: str):
-    """A Dask client for `address` ("local" starts a LocalCluster of processes on this machine);
-    ImportError with the install line when distributed is missing."""
+    """A Dask client for `address` ("local" starts a LocalCluster of processes on this machine; else a
+    scheduler at tcp://HOST:PORT, `scheduler_address`); ImportError with the install line when distributed
+    is missing; ValueError for an address it does not take or a peer that is no Dask scheduler; OSError
+    when nothing answers within CONNECT_SECONDS."""
+    address = scheduler_address(address)
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise ImportError("--scheduler needs Dask distributed: pip install 'layoutproof[distributed]'") from None
-    if address == "local":
+    if address == LOCAL:
         # the dashboard on any free port: 8787 may be taken (another cluster, a parallel test), which
         # distributed reports with a warning
         return Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"))
-    return Client(address, timeout=CONNECT_SECONDS)
+    _handshake(address)
+    try:
+        return Client(address, timeout=CONNECT_SECONDS)
+    except OSError:
+        raise
+    except Exception as error:                                  # noqa: BLE001  a peer that answered the handshake only
+        raise ValueError(f"what answers there is not a Dask scheduler (the client fails: "
+                         f"{type(error).__name__})") from None

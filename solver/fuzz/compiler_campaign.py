@@ -93,15 +93,131 @@ class AdapterError(RuntimeError):
 
 
 # --- The adapter process -----------------------------------------------------------------------------------
+# Limits on what an adapter writes for one record (fuzz --against: docs/CLI.md; the compilers' answers are a
+# few KB): more bytes than this before the answer's newline (blank lines included) break the protocol, so
+# that neither a huge line nor an endless stream of blank lines holds the run or its memory.
+MAX_ANSWER_BYTES = 1 << 20
+CLOSE_SECONDS = 30          # what an adapter may take to end once its input is closed
+LOG_TAIL_BYTES = 1 << 16    # the end of an adapter's stderr that its messages are read from
+READ_BYTES = 1 << 16
+
+
+class AnswerPipe:
+    """The two pipes to an adapter process, read and written as bytes under a deadline (select), so that an
+    adapter that never answers, answers on a line that never ends, or floods its output stops the run
+    instead of holding it (a deadline of None waits for ever, as a compiler campaign does). What the
+    adapter wrote past an answer stays in `pending` for the one-to-one check."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.pending = bytearray()          # read from the adapter, not yet taken as an answer
+        self.ended = False                  # its stdout is at its end
+
+    def _wait(self, streams: list, writing: bool, deadline: Optional[float]) -> bool:
+        """Whether the stream is ready before `deadline` (time.monotonic(); None: wait as long as it takes)."""
+        import select
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        ready = select.select([], streams, [], timeout) if writing else select.select(streams, [], [], timeout)
+        return bool(ready[1] if writing else ready[0])
+
+    def write(self, data: bytes, deadline: Optional[float]) -> None:
+        """All of `data` to the adapter's stdin; TimeoutError when it does not read it before the deadline,
+        BrokenPipeError when it has ended."""
+        fd = self.proc.stdin.fileno()
+        view = memoryview(data)
+        while view:
+            if not self._wait([fd], True, deadline):
+                raise TimeoutError
+            view = view[os.write(fd, view):]
+
+    def read_more(self, deadline: Optional[float]) -> bool:
+        """Read what the adapter has written into `pending`, waiting until `deadline` (TimeoutError after);
+        False at the end of its output."""
+        if self.ended:
+            return False
+        fd = self.proc.stdout.fileno()
+        if not self._wait([fd], False, deadline):
+            raise TimeoutError
+        chunk = os.read(fd, READ_BYTES)
+        self.ended = not chunk
+        self.pending += chunk
+        return bool(chunk)
+
+    def poll(self) -> None:
+        """Take in what the adapter has already written, without waiting."""
+        while not self.ended:
+            try:
+                if not self.read_more(time.monotonic()):
+                    return
+            except TimeoutError:
+                return
+            if len(self.pending) > MAX_ANSWER_BYTES:
+                return
+
+    def line(self, deadline: Optional[float]) -> Optional[bytes]:
+        """The next non-blank line (the protocol answers on non-blank lines), without its newline; None at
+        the end of the adapter's output. TimeoutError past the deadline, OverflowError when more than
+        MAX_ANSWER_BYTES come without an answer line, EOFError when the output ends inside a line."""
+        taken = 0                           # bytes of blank lines before the answer
+        while True:
+            rest = self.pending.lstrip()
+            taken += len(self.pending) - len(rest)
+            self.pending = rest
+            end = rest.find(b"\n")
+            if taken + (len(rest) if end < 0 else end) > MAX_ANSWER_BYTES:
+                raise OverflowError
+            if end >= 0:
+                line = bytes(rest[:end])
+                del self.pending[:end + 1]
+                return line
+            if not self.read_more(deadline):
+                if self.pending:
+                    raise EOFError
+                return None
+
+    def rest(self, deadline: float) -> bytes:
+        """Everything the adapter still writes up to its end (at most MAX_ANSWER_BYTES more; less when the
+        deadline comes first)."""
+        try:
+            while len(self.pending) <= MAX_ANSWER_BYTES and self.read_more(deadline):
+                pass
+        except TimeoutError:
+            pass
+        return bytes(self.pending)
+
+
+def _kill_group(proc) -> int:
+    """Kill an adapter and every process of its group (the shell's command, a compiler it started); its exit
+    status."""
+    import signal
+    if proc.returncode is None:           # not reaped yet: the group id is still the adapter's own
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):            # the group has ended already
+            proc.kill()
+    return proc.wait()
+
+
+def _which(case) -> str:
+    """A case as messages name it: its fuzz index when it has one."""
+    return f"case {case['index']}" if isinstance(case, dict) and isinstance(case.get("index"), int) else "a case"
+
+
 class Child:
     """One adapter process speaking the line protocol (solver/fuzz/adapters/protocol.py); started on the
     first question and again after the compiler killed it (an abort inside its C++ ends the process). Its
     stderr goes to a log, and so do the compiler's diagnostics where the compiler names a `log_env`; after
-    a crash the answer is made from the diagnostics (else the stderr)."""
+    a crash the answer is made from the diagnostics (else the stderr).
+
+    One answer per record, strictly: the record is sent only when the adapter has written nothing since its
+    last answer, and the answer is its next non-blank line, with nothing after it; an answer that does not
+    come within the deadline (`ask`'s seconds, fuzz --answer-timeout), a line over MAX_ANSWER_BYTES, output
+    that ends inside a line, and any answer line beyond one per record break the protocol (AdapterError)."""
 
     def __init__(self, command: list, compiler: Compiler):
         self.command, self.compiler = list(command), compiler
         self.proc = None
+        self.pipe: Optional[AnswerPipe] = None
         self.logs: list = []       # [stderr] or [diagnostics, stderr]
         self.answered = 0          # answers since the process started
 
@@ -119,47 +235,96 @@ class Child:
         self.answered = 0
         with open(self.logs[-1], "wb") as stderr:
             try:
+                # its own process group: ending it ends what it started (`/bin/sh -c CMD` runs CMD as a child)
                 self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=stderr, text=True, env=env)
+                                             stderr=stderr, bufsize=0, env=env, start_new_session=True)
             except OSError as error:
                 raise AdapterError(f"cannot start the {self.compiler.name} adapter "
                                    f"{shown(self.command)!r:.120}: {error.strerror or error}") from None
+        self.pipe = AnswerPipe(self.proc)
 
     def _log_lines(self) -> list:
+        """The non-blank lines at the end of the adapter's log (its last LOG_TAIL_BYTES)."""
         for path in self.logs:
-            with open(path, errors="replace") as handle:
-                lines = [line.strip() for line in handle.read().splitlines() if line.strip()]
+            try:
+                with open(path, "rb") as handle:
+                    handle.seek(max(0, os.path.getsize(path) - LOG_TAIL_BYTES))
+                    text = handle.read().decode(errors="replace")
+            except OSError:                                     # removed by a close meanwhile
+                continue
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
             if lines:
                 return lines
         return []
 
     def _remove_logs(self) -> None:
         for path in self.logs:
-            if os.path.exists(path):
+            with contextlib.suppress(FileNotFoundError):       # removed by a close meanwhile
                 os.unlink(path)
         self.logs = []
 
-    def ask(self, case: dict) -> dict:
+    def _broken(self, what: str) -> AdapterError:
+        """The adapter broke the protocol: it is ended, and the error says what it did."""
+        self.kill()
+        return AdapterError(f"the {self.compiler.name} adapter {shown(self.command)!r:.120} {what}")
+
+    def kill(self) -> None:
+        """End the process now (its output unread) and remove its logs."""
+        proc, self.proc, self.pipe = self.proc, None, None
+        if proc is not None:
+            _kill_group(proc)
+        self._remove_logs()
+
+    def ask(self, case: dict, seconds: Optional[float] = None) -> dict:
+        """The adapter's answer to `case`, within `seconds` of sending it (None: no deadline)."""
         if self.proc is None or self.proc.poll() is not None:
             self._start()
+        proc, pipe = self.proc, self.pipe          # kept: a Dask worker may close the Child meanwhile
+        pipe.poll()
+        if pipe.pending.strip():
+            raise self._broken(f"wrote {bytes(pipe.pending.strip())[:80].decode(errors='replace')!r} before it "
+                               f"was sent {_which(case)}: an answer line more than the records it was sent")
+        deadline = None if seconds is None else time.monotonic() + seconds
         try:
-            self.proc.stdin.write(json.dumps(self.compiler.record(case)) + "\n")
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
-            while line and not line.strip():        # the protocol answers on non-blank lines
-                line = self.proc.stdout.readline()
-        except BrokenPipeError:
-            line = ""
-        if line:
-            self.answered += 1
             try:
-                return json.loads(line)
-            except json.JSONDecodeError:
-                self.close()
-                raise AdapterError(f"the {self.compiler.name} adapter {shown(self.command)!r:.120} answered "
-                                   f"{line.strip()[:80]!r}, not JSON") from None
-        code = self.proc.wait()
-        self.proc = None
+                pipe.write((json.dumps(self.compiler.record(case)) + "\n").encode(), deadline)
+            except BrokenPipeError:
+                pass                        # it ended: what it wrote before, then the end of its output
+            line = pipe.line(deadline)
+        except TimeoutError:
+            raise self._broken(f"gave no answer to {_which(case)} within {seconds:g} s (--answer-timeout; an "
+                               f"adapter answers each line before it reads the next)") from None
+        except OverflowError:
+            raise self._broken(f"wrote more than {MAX_ANSWER_BYTES} bytes without an answer line "
+                               f"to {_which(case)}") from None
+        except EOFError:
+            raise self._broken(f"ended inside its answer line to {_which(case)} (no newline)") from None
+        if line is not None:
+            return self._answer(case, line, pipe)
+        return self._ended(proc, deadline)
+
+    def _answer(self, case: dict, line: bytes, pipe: AnswerPipe) -> dict:
+        self.answered += 1
+        text = line.decode(errors="replace").strip()
+        try:
+            answer = json.loads(text)
+        except json.JSONDecodeError:
+            raise self._broken(f"answered {text[:80]!r}, not JSON") from None
+        except RecursionError:
+            raise self._broken(f"answered {text[:80]!r}, JSON nested too deep") from None
+        if pipe.pending.strip():
+            raise self._broken(f"wrote more than one answer line to {_which(case)}, the second "
+                               f"{bytes(pipe.pending.strip())[:80].decode(errors='replace')!r}")
+        return answer
+
+    def _ended(self, proc, deadline: Optional[float]) -> dict:
+        """The adapter's output ended before its answer: it cannot run, or its compiler killed it."""
+        try:
+            code = proc.wait(timeout=CLOSE_SECONDS if deadline is None else max(0.0, deadline - time.monotonic()))
+        except Exception:                                       # noqa: BLE001  its output closed, it still runs
+            code = _kill_group(proc)
+        if self.proc is proc:
+            self.proc = self.pipe = None
         lines = self._log_lines()
         self._remove_logs()
         if code > 0 and not self.answered:
@@ -174,14 +339,25 @@ class Child:
         its end. An answer line there is one more than the records it was sent (the answers it gave were
         then not theirs): returned as the error, else None."""
         extra = []
-        if self.proc is not None:
+        # this process and pipe, whatever another thread does with the Child meanwhile (a Dask worker closes
+        # its children while a cancelled chunk may still be asking: the campaign has stopped then)
+        proc, pipe = self.proc, self.pipe
+        if proc is not None and pipe is not None:
+            deadline = time.monotonic() + CLOSE_SECONDS
             try:
-                rest = self.proc.communicate(timeout=30)[0] or ""
-                extra = [line.strip() for line in rest.splitlines() if line.strip()]
+                proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                rest = pipe.rest(deadline)
+            except (OSError, ValueError):                       # closed by the asking thread meanwhile
+                rest = b""
+            extra = [line.strip() for line in rest.decode(errors="replace").splitlines() if line.strip()]
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
             except Exception:                                   # noqa: BLE001  a compiler that hangs on EOF
-                self.proc.kill()
-                self.proc.wait()
-            code, self.proc = self.proc.returncode, None
+                _kill_group(proc)
+            code, self.proc, self.pipe = proc.returncode, None, None
             if code and self.compiler.clean_exit and not extra:
                 lines = self._log_lines()
                 self._remove_logs()
@@ -208,12 +384,18 @@ def _child(command: list, compiler: Compiler) -> Child:
         return _CHILDREN[key]
 
 
-def close_children() -> list:
+def close_children(stopped: bool = False) -> list:
     """End every adapter process of this process (the client's threads, or a Dask worker's); the errors
-    of those that answered more lines than they were sent records."""
+    of those that answered more lines than they were sent records. `stopped`: the campaign stopped early
+    (an error, an interruption): the processes are killed, not waited for (one may be waiting for ever on
+    a record whose answer nobody will read)."""
     with _CHILDREN_LOCK:
         children = list(_CHILDREN.values())
         _CHILDREN.clear()
+    if stopped:
+        for child in children:
+            child.kill()
+        return []
     return [error for error in (child.close() for child in children) if error]
 
 
@@ -227,9 +409,9 @@ def adapter_command(compiler: Compiler, python: Optional[str]) -> list:
 
 def run_chunk(job: tuple) -> list:
     """One work unit (a plain function of plain values, so that Dask ships it): job = (compiler, adapter
-    command or None (`adapter_command`), python, cases, cached answers or None) -> [[answer, judgement,
-    compile seconds or None (cached)], ...]."""
-    compiler, command, python, cases, cached = job
+    command or None (`adapter_command`), python, cases, cached answers or None, the seconds an answer may
+    take or None) -> [[answer, judgement, compile seconds or None (cached)], ...]."""
+    compiler, command, python, cases, cached, answer_seconds = job
     command = command or adapter_command(compiler, python)
     out = []
     for case, answer in zip(cases, cached):
@@ -238,7 +420,7 @@ def run_chunk(job: tuple) -> list:
         seconds = None
         if answer is None:
             started = time.monotonic()
-            answer = _child(command, compiler).ask(case)
+            answer = _child(command, compiler).ask(case, answer_seconds)
             seconds = time.monotonic() - started
         out.append([answer, compiler.judge(case, answer), seconds])
     return out
@@ -256,18 +438,30 @@ def run_chunk_or_error(job: tuple):
 
 # --- Executors: fn(job) for every job, yielded as (job index, result) when each is done --------------------
 def thread_executor(jobs: int):
-    """`jobs` threads here, each with its own adapter process."""
+    """`jobs` threads here, each with its own adapter process. After a chunk's error (fn returns it) no
+    chunk starts: the run stops with it."""
     def mapper(fn, items):
         pool = ThreadPoolExecutor(max(1, jobs))
+        failed = threading.Event()
+
+        def unless_failed(item):
+            if failed.is_set():
+                return InterruptedError("the campaign stopped")
+            result = fn(item)
+            if isinstance(result, Exception):
+                failed.set()
+            return result
+        done = False
         try:
-            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            futures = {pool.submit(unless_failed, item): i for i, item in enumerate(items)}
             for future in as_completed(futures):
                 yield futures[future], future.result()
+            done = True
         finally:
             _STOP.set()
             pool.shutdown(wait=True, cancel_futures=True)
             _STOP.clear()
-            extra = close_children()
+            extra = close_children(stopped=not done)
         if extra:                   # every chunk done, but an adapter's answers were not its records'
             raise AdapterError(extra[0])
     return mapper
@@ -280,13 +474,15 @@ def dask_executor(client):
         from distributed import as_completed as dask_completed
         futures = client.map(fn, list(items), pure=False)
         index = {future.key: i for i, future in enumerate(futures)}
+        done = False
         try:
             for future, result in dask_completed(futures, with_results=True):
                 yield index[future.key], result
+            done = True
         finally:
             client.cancel(futures)
             try:
-                extra = [error for errors in client.run(close_children).values() for error in errors]
+                extra = [error for errors in client.run(close_children, not done).values() for error in errors]
             except Exception:                                   # noqa: BLE001  a worker already gone
                 extra = []
         if extra:                   # every chunk done, but an adapter's answers were not its records'
@@ -373,9 +569,11 @@ def plain_answer(answer: dict) -> dict:
 # --- The campaign ------------------------------------------------------------------------------------------
 def run(compiler: Compiler, cases: list, out_path: Optional[str], tally: Callable[[dict, dict], None], *,
         jobs: int = 1, client=None, cache_path: Optional[str] = None, python: Optional[str] = None,
-        command: Optional[list] = None, legacy_key: Optional[Callable[[dict], str]] = None) -> dict:
+        command: Optional[list] = None, legacy_key: Optional[Callable[[dict], str]] = None,
+        answer_seconds: Optional[float] = None) -> dict:
     """Compile and judge `cases` (chunks on `jobs` local threads, or on the Dask `client`'s cluster; each
-    asks `command`, by default `PYTHON -m <the compiler's adapter>`);
+    asks `command`, by default `PYTHON -m <the compiler's adapter>`, each answer due within `answer_seconds`
+    (None: no deadline));
     write their rows to `out_path` in case order (no file: None; the rows are only tallied); returns
     {"summary": tally of every row (in order), "compiled", "cached", "compile_seconds" (wall time),
     "worker_seconds", "configs_per_second"}."""
@@ -385,8 +583,9 @@ def run(compiler: Compiler, cases: list, out_path: Optional[str], tally: Callabl
                                                    client.scheduler_info().get("workers", {}).values()))
     size = max(1, min(CHUNK, -(-len(cases) // (4 * slots))))     # at least 4 chunks a slot when short
     chunks = [cases[i:i + size] for i in range(0, len(cases), size)]
-    jobs_list = [(compiler, command, python, chunk, [cache.get(c) for c in chunk]) for chunk in chunks]
-    to_compile = sum(answer is None for job in jobs_list for answer in job[-1])
+    jobs_list = [(compiler, command, python, chunk, [cache.get(c) for c in chunk], answer_seconds)
+                 for chunk in chunks]
+    to_compile = sum(answer is None for job in jobs_list for answer in job[4])
     mapper = dask_executor(client) if client is not None else thread_executor(min(jobs, max(1, len(chunks))))
     summary: dict = {}
     pending: dict = {}
@@ -424,17 +623,176 @@ def run(compiler: Compiler, cases: list, out_path: Optional[str], tally: Callabl
             "configs_per_second": round(compiled / elapsed, 3) if compiled and elapsed else None}
 
 
-def read_results(path: str) -> list:
-    """The rows a campaign wrote (`run`'s out_path); CampaignUsage when the file is none."""
+# --- Reading the files a merge takes: what is not what the merge reads is one line naming the file and the
+#     field (CampaignUsage, exit 2), never a traceback ---------------------------------------------------------
+def file_name(path) -> str:
+    """A path as the messages show it: quoted, its end kept when long (the file's own name says which)."""
+    text = repr(str(path))
+    return text if len(text) <= 80 else "'..." + text[-76:]
+
+
+def _parsed(text: str, where: str):
     try:
-        with open(path) as handle:
-            rows = [json.loads(line) for line in handle if line.strip()]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CampaignUsage(f"{path!r:.80}: not campaign results ({' '.join(str(error).split())[:120]})") from None
-    for row in rows:
-        if not (isinstance(row, dict) and all(isinstance(row.get(k), dict) for k in ("case", "answer", "judgement"))):
-            raise CampaignUsage(f"{path!r:.80}: a line that is no {{case, answer, judgement}} row")
-    return rows
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CampaignUsage(f"{where}: not JSON ({error.msg} at line {error.lineno} column {error.colno})") from None
+    except RecursionError:
+        raise CampaignUsage(f"{where}: JSON nested too deep to read") from None
+
+
+def read_json(path, where: str, gzipped: bool = False, lines: bool = False):
+    """The JSON value of a file, or with `lines` its [(line number, value)] (blank lines skipped). `where`
+    names the file in messages (the option and file_name). CampaignUsage when the file cannot be read, is no
+    gzip file (gzipped) or is one cut short, is not UTF-8, is not JSON, or nests deeper than the parser goes."""
+    import gzip
+    import zlib
+
+    def decoded(data: bytes, at: str) -> str:
+        try:
+            return data.decode()
+        except UnicodeDecodeError as error:
+            raise CampaignUsage(f"{at}: not UTF-8 text (byte {error.start})") from None
+    try:
+        with (gzip.open(path, "rb") if gzipped else open(path, "rb")) as handle:
+            if not lines:
+                return _parsed(decoded(handle.read(), where), where)
+            out = []
+            for number, data in enumerate(handle, 1):
+                text = decoded(data, f"{where}, line {number}")
+                if text.strip():
+                    out.append((number, _parsed(text, f"{where}, line {number}")))
+            return out
+    except gzip.BadGzipFile:
+        raise CampaignUsage(f"{where}: not a gzip file") from None
+    except (EOFError, zlib.error) as error:
+        raise CampaignUsage(f"{where}: a gzip file cut short or damaged ({' '.join(str(error).split())[:80]})") \
+            from None
+    except OSError as error:
+        raise CampaignUsage(f"{where}: cannot read it ({error.strerror or error})") from None
+
+
+# Shapes of JSON values, what a merge reads of each file (`conform`): a Python type (bool is no int: COUNT),
+# Fields, ListOf, MapOf, OneOf, Checked, or a tuple of them (any one).
+COUNT = "a count"                   # a non-negative integer
+
+
+@dataclass(frozen=True)
+class Fields:
+    """An object with `required` fields and maybe `optional` ones (name -> shape); `closed`: no others."""
+    required: tuple                 # ((name, shape), ...)
+    optional: tuple = ()
+    closed: bool = False
+
+
+@dataclass(frozen=True)
+class ListOf:
+    item: object
+
+
+@dataclass(frozen=True)
+class MapOf:
+    """An object whose every value has the shape (its keys are names: arches, findings, ...)."""
+    value: object
+
+
+@dataclass(frozen=True)
+class OneOf:
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A value `check` accepts (it raises ValueError saying why not): a compiler's own case check."""
+    check: Callable
+
+
+def fields(closed: bool = False, optional: Optional[dict] = None, **required) -> Fields:
+    return Fields(tuple(required.items()), tuple((optional or {}).items()), closed)
+
+
+JSON_TYPES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
+              bool: "true or false", type(None): "null"}
+
+
+def _kind(value) -> str:
+    """A JSON value's type, in JSON's words."""
+    return json.dumps(value) if value is None or isinstance(value, bool) else JSON_TYPES.get(type(value), "a number")
+
+
+def _problem(value, shape, path: str) -> Optional[str]:
+    """What is wrong with `value` against `shape` ("field: why"), None when nothing."""
+    at = path or "the value"
+    if isinstance(shape, tuple):
+        problems = [_problem(value, one, path) for one in shape]
+        return None if None in problems else problems[0]
+    if shape == COUNT:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return None if ok else f"{at}: expected a count (an integer >= 0), found {_kind(value)}"
+    if isinstance(shape, type):
+        ok = isinstance(value, shape) and not (isinstance(value, bool) and shape is not bool)
+        return None if ok else f"{at}: expected {JSON_TYPES[shape]}, found {_kind(value)}"
+    if isinstance(shape, OneOf):
+        return None if value in shape.values else \
+            f"{at}: expected one of {', '.join(map(json.dumps, shape.values))}, found {json.dumps(value)[:40]}"
+    if isinstance(shape, Checked):
+        try:
+            shape.check(value)
+        except (ValueError, TypeError, LookupError, AttributeError) as error:    # a check that trips on a type
+            return f"{at}: {' '.join(str(error).split())[:120]}"
+        return None
+    container = dict if isinstance(shape, (Fields, MapOf)) else list
+    if not isinstance(value, container):
+        return f"{at}: expected {JSON_TYPES[container]}, found {_kind(value)}"
+    if isinstance(shape, ListOf):
+        return next(filter(None, (_problem(v, shape.item, f"{path}[{i}]") for i, v in enumerate(value))), None)
+    if isinstance(shape, MapOf):
+        return next(filter(None, (_problem(v, shape.value, f"{path}.{k}" if path else k) for k, v in value.items())),
+                    None)
+    named = dict(shape.required + shape.optional)
+    for name, _ in shape.required:
+        if name not in value:
+            return f"{path + '.' if path else ''}{name}: missing"
+    if shape.closed:
+        extra = next((k for k in value if k not in named), None)
+        if extra is not None:
+            return f"{path + '.' if path else ''}{extra[:40]}: not a field of it"
+    return next(filter(None, (_problem(value[k], named[k], f"{path}.{k}" if path else k)
+                              for k in named if k in value)), None)
+
+
+def conform(value, shape, where: str):
+    """`value` when it has `shape`, else CampaignUsage "{where}: {the field}: {why}" (where names the file)."""
+    problem = _problem(value, shape, "")
+    if problem is not None:
+        raise CampaignUsage(f"{where}: {problem}")
+    return value
+
+
+def judged(judge: Callable[[], object], where: str):
+    """judge() on values read from a file (their shape checked, their meaning not); a judge that cannot read
+    them (it raises on what it indexes, converts or compares) says so naming `where`, not with a traceback."""
+    try:
+        return judge()
+    except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError, RecursionError) as error:
+        raise CampaignUsage(f"{where}: the judge cannot read it ({type(error).__name__}: "
+                            f"{' '.join(str(error).split())[:80]})") from None
+
+
+ROW = fields(case=dict, answer=dict, judgement=dict)      # any compiler's campaign row
+
+
+def numbered_results(path: str, shape=ROW) -> list:
+    """[(where: the file and line, row)] of the rows a campaign wrote (`run`'s out_path), each of `shape` (a
+    compiler's ROW; by default any {case, answer, judgement} row); CampaignUsage naming the file, the line
+    and the field when one is not."""
+    where = f"{file_name(path)}: not campaign results"
+    return [(f"{file_name(path)}, line {number}", conform(row, shape, f"{where}, line {number}"))
+            for number, row in read_json(path, where, lines=True)]
+
+
+def read_results(path: str, shape=ROW) -> list:
+    """The rows of `numbered_results`."""
+    return [row for _, row in numbered_results(path, shape)]
 
 
 # --- Merging -----------------------------------------------------------------------------------------------
@@ -497,6 +855,8 @@ def write_atomically(path: str, write: Callable[[object], None], binary_gzip: bo
         with (gzip.open(temporary, "wt") if binary_gzip else open(temporary, "w")) as handle:
             write(handle)
         os.replace(temporary, path)
+    except OSError as error:
+        raise CampaignUsage(f"{file_name(path)}: cannot write it ({error.strerror or error})") from None
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
@@ -543,14 +903,16 @@ def add_arguments(parser, record_help: str, counterexamples_default: str) -> Non
 def connect(args):
     """The Dask client of --scheduler, or None; CampaignUsage (exit 2) when Dask is missing or the
     scheduler does not answer within campaign.CONNECT_SECONDS."""
-    if not args.scheduler:
+    if args.scheduler is None:
         return None
     from solver.fuzz import campaign
     try:
         return campaign.connect(args.scheduler)
     except ImportError as error:
         raise CampaignUsage(str(error)) from None
-    except (OSError, ValueError, TypeError) as error:       # unreachable, or not an address Dask reads
+    except ValueError as error:                 # not an address we take, or no Dask scheduler answers there
+        raise CampaignUsage(f"--scheduler {args.scheduler!r:.80}: {' '.join(str(error).split())[:200]}") from None
+    except OSError as error:                    # nothing answers
         raise CampaignUsage(f"--scheduler {args.scheduler!r:.80}: cannot connect "
                             f"({' '.join(str(error).split())[:200]})") from None
 
@@ -640,9 +1002,10 @@ def _main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.out = args.cache = None
     check_files(args)
-    rows = [row for path in args.results for row in read_results(path)]
+    numbered = [pair for path in args.results for pair in numbered_results(path)]
     merged = importlib.import_module(MERGERS[args.compiler]).merge(
-        rows, args.record, args.counterexamples, f"{PROG} merge --compiler {args.compiler} " + " ".join(args.results))
+        [row for _, row in numbered], args.record, args.counterexamples,
+        f"{PROG} merge --compiler {args.compiler} " + " ".join(args.results), origins=[w for w, _ in numbered])
     print(json.dumps(merged, indent=1))
     return 0
 

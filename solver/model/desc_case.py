@@ -28,8 +28,8 @@ import z3
 
 from solver.model import field as field_model
 from solver.model.field import between as _between, is_one_of as _is, table as _table
-from solver.model.vocab import (ARCHES, DESCRIPTOR_PATTERN_ROWS, DESCRIPTOR_SWIZZLES, MMA_DTYPE_BITS,
-                                SM90_SWIZZLE_CODES, SM100_SWIZZLE_CODES)
+from solver.model.vocab import (ARCHES, DESCRIPTOR_PATTERN_ROWS, DESCRIPTOR_ROW_BYTES, DESCRIPTOR_SWIZZLES,
+                                MMA_DTYPE_BITS, SM90_SWIZZLE_CODES, SM100_SWIZZLE_CODES)
 
 DTYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8", "e2m1")
 BITS = {d: MMA_DTYPE_BITS[d] for d in DTYPES}
@@ -238,8 +238,8 @@ def _n_steps(n, step, lowest):
 
 
 def _dense_k96(r):
-    """Dense K = 96: kind::mxf4 / mxf4nvf4 reading 48 bytes of K."""
-    return z3.And(_is(r.kind, ALL_KINDS, "mxf4", "mxf4nvf4"), r.k == 96)
+    """Dense K = 96: kind::mxf4 / mxf4nvf4 reading 48 bytes of K (the one form that does: Table 44 bit 31)."""
+    return z3.And(_is(r.kind, ALL_KINDS, "mxf4", "mxf4nvf4"), _k_bytes(r) == 48)
 
 
 @_rule("mma.shape.m")
@@ -290,9 +290,38 @@ def _tile_sbo(r):
     return z3.Implies(sbo_used(r), r.sbo == r.tile_sbo)
 
 
+def _absolute_k_chunks(r):
+    """Absolute LBO mode (PTX 9.7.16.3.1.2): a K-major operand's K chunks are read one after the other from
+    the start to the end of its 128-byte line (f chunks), the rest one after the other from the address in
+    LBO; the tile holds each where it is read (the line counted from the tile's own start). The canonical
+    tile (PTX 9.7.16.3.3) holds K chunk c of row 0 at tile_start + 16 (c mod A) + tile_lbo (c div A), A = W/16
+    chunks side by side in a swizzle row (1 with no swizzle). Of the n chunks read, then:
+      chunks 1 .. min(f, n) - 1 follow each other: min(f, n) <= A, or tile_lbo = 16 A;
+      where f < n: chunk f is at LBO, and chunks f + 1 .. n - 1 follow it: (n - 1) div A = f div A, or
+      tile_lbo = 16 A.
+    (tests/differential.py checks this against spec's chunk-by-chunk reading.)"""
+    first = (128 - r.tile_start % 128) / 16          # 1 .. 8
+    chunks = _k_bytes(r) / 16
+    by_swizzle = []
+    for code, name in enumerate(SWIZZLES):
+        per_row = DESCRIPTOR_ROW_BYTES[name] // 16
+        dense = r.tile_lbo == 16 * per_row
+        chunk_first = r.tile_start
+        for f in range(1, 9):       # the tile's chunk f, f a known number (keeps the product linear)
+            chunk_first = z3.If(first == f, r.tile_start + 16 * (f % per_row) + (f // per_row) * r.tile_lbo,
+                                chunk_first)
+        in_line = z3.Or(dense, first <= per_row, chunks <= per_row)
+        past_line = z3.Or(first >= chunks, z3.And(r.lbo == chunk_first,
+                                                  z3.Or(dense, (chunks - 1) / per_row == first / per_row)))
+        by_swizzle.append(z3.Implies(r.tile_swizzle == code, z3.And(in_line, past_line)))
+    return z3.And(*by_swizzle)
+
+
 @_rule("desc.tile.leading_byte_offset")
 def _tile_lbo(r):
-    return z3.Implies(z3.And(lbo_used(r), r.lbo_mode == 0), r.lbo == r.tile_lbo)
+    """LBO is a distance (relative mode, and any MN-major operand), else the K chunks' addresses."""
+    absolute_k = z3.And(r.lbo_mode == 1, r.major == 0)
+    return z3.If(absolute_k, _absolute_k_chunks(r), z3.Implies(lbo_used(r), r.lbo == r.tile_lbo))
 
 
 @_rule("desc.tile.base_offset")
@@ -300,6 +329,20 @@ def _tile_base_offset(r):
     """The phase is (line - base offset) mod rows: a multiple of the rows changes nothing."""
     rows = _table(descriptor_swizzle(r), SWIZZLES, {"none": 1, **DESCRIPTOR_PATTERN_ROWS}, 1)
     return r.base_offset % rows == 0
+
+
+# --- The tcgen05 instruction descriptor the case's MMA carries: PTX 9.7.16.4.2 Tables 42-44 ----------------
+@_rule("idesc.transpose")
+def _idesc_transpose(r):
+    """tcgen05's instruction descriptor says B is MN-major by its transpose bit (Table 42), which kinds
+    mxf4 / mxf4nvf4 do not have (Table 44)."""
+    return z3.Implies(z3.And(r.arch != SM90, r.major == 1), z3.Not(_is(r.kind, ALL_KINDS, "mxf4", "mxf4nvf4")))
+
+
+@_rule("idesc.k96.arch")
+def _idesc_k96(r):
+    """The instruction descriptor's bit 31 (Table 44: dense K = 96, a 48-byte K) is sm103's only."""
+    return z3.Implies(z3.And(r.arch != SM90, _dense_k96(r)), r.arch == SM103)
 
 
 RULE_IDS = tuple(RULES)

@@ -25,7 +25,12 @@ when the instruction reads the second element:
 (R = 8; 4 for 128B_atom32B.) The start address is the linear address of element (0, 0); the swizzle is
 the layout's; the base offset is 0 (the tile's swizzle acts on absolute addresses, which base offset 0
 reads from any start on the H100: rule readmap.swizzle_phase). The absolute LBO mode (sm103) is left
-out of the LBO rule: there LBO is an address, not a distance.
+out of that table: there a K-major operand's LBO is an address, not a distance, and the rule says where
+the K chunks are read instead (rule readmap.k48.absolute_split).
+
+On sm100/sm103 the case's MMA carries an instruction descriptor too (`instruction_descriptor`): the case
+breaks its rules (spec.mma.instr_desc) as well, e.g. an MN-major kind::mxf4 B sets a transpose bit that
+kind has not.
 """
 from __future__ import annotations
 
@@ -36,6 +41,7 @@ from typing import Optional
 
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
+from spec.mma import instr_desc
 from spec.mma import readmap
 from spec.mma import shape as mma_shape
 from spec.cute.layout import ComposedLayout, evaluate, flatten
@@ -115,9 +121,12 @@ def parse_case(case: dict, arch: str) -> DescCase:
 
 
 def shape(c: DescCase) -> mma_shape.MmaShape:
-    """The MMA the case's operand is B of (rule desc.tile.cta_pair_split: N = cta_group x mn)."""
+    """The MMA the case's operand is B of (rule desc.tile.cta_pair_split: N = cta_group x mn). Its K is the
+    operand's, but for kinds mxf4 / mxf4nvf4 an operand whose K takes 48 bytes is read by the dense K = 96
+    form (the instruction descriptor's bit 31, `instruction_descriptor`): the only one reading 48 bytes."""
     op = c.operand
-    return mma_shape.make_shape(op.arch, op.kind, c.cta_group, c.m, c.cta_group * op.mn, op.k, op.dtype.name,
+    k = mma_shape.K96 if op.kind in dtypes.DENSE_SUBBYTE_KINDS and op.k_bytes == 48 else op.k
+    return mma_shape.make_shape(op.arch, op.kind, c.cta_group, c.m, c.cta_group * op.mn, k, op.dtype.name,
                                 op.major)
 
 
@@ -215,14 +224,34 @@ def _sbo(c: DescCase):
 
 LBO = rule("desc.tile.leading_byte_offset", SOURCE,
            "Where the instruction reads past the first K chunk (K-major, no swizzle), K atom (K-major, "
-           "swizzled), 8 K rows (MN-major, no swizzle) or MN atom (MN-major, swizzled), LBO (relative "
-           "mode) is the tile's linear distance to it.", subject=SUBJECT)
+           "swizzled), 8 K rows (MN-major, no swizzle) or MN atom (MN-major, swizzled), LBO is the tile's "
+           "linear distance to it. In the absolute LBO mode a K-major operand's K chunks are read one after "
+           "the other from the start address to the end of its 128-byte line, then from the address in LBO "
+           "(rule readmap.k48.absolute_split): the tile holds them so.", subject=SUBJECT)
+
+
+def _absolute_k_chunks(c: DescCase) -> Optional[str]:
+    """Absolute LBO mode, K-major: the first K chunk (of row 0) the tile holds elsewhere than the mode reads
+    it, its chunks counted from the tile's own element (0, 0) (that address is rule desc.tile.start_address's)."""
+    op = c.operand
+    origin = linear_address(c, 0, 0)
+    first = (readmap.LINE - origin % readmap.LINE) // readmap.CHUNK      # chunks left in the start's line
+    for chunk in range(1, op.k_bytes // readmap.CHUNK):
+        read = origin + chunk * readmap.CHUNK if chunk < first else \
+            c.desc.leading_byte_offset + (chunk - first) * readmap.CHUNK
+        held = linear_address(c, 0, chunk * op.elements_per_chunk)
+        if read != held:
+            return (f"absolute LBO mode reads K chunk {chunk} at {read:#x} (LBO {c.desc.leading_byte_offset:#x}); "
+                    f"the tile holds it at {held:#x}")
+    return None
 
 
 @LBO.checker
 def _lbo(c: DescCase):
-    want = _tile_fields(c)["lbo"]
-    if c.desc.lbo_mode != "absolute" and want is not None and c.desc.leading_byte_offset != want:
+    if c.desc.lbo_mode == "absolute" and c.operand.major == "K":
+        return _absolute_k_chunks(c)
+    want = _tile_fields(c)["lbo"]      # an MN-major operand reads LBO as a distance in either mode
+    if want is not None and c.desc.leading_byte_offset != want:
         return f"LBO {c.desc.leading_byte_offset}; the tile's stride is {want}"
     return None
 
@@ -244,10 +273,35 @@ def _base_offset(c: DescCase):
     return None
 
 
+def instruction_descriptor(c: DescCase) -> Optional[instr_desc.InstrDescriptor]:
+    """The instruction descriptor of the case's tcgen05.mma (PTX 9.7.16.4.2 Tables 42-44), as far as the case
+    says it; None on sm90 (wgmma spells the types and the transposition in its opcode: rules operand.sm90.*).
+    A and B of the operand's type, A K-major, B's transpose bit set when it is MN-major (Table 42: transpose =
+    MN-major); dense K = 96 (bit 31, Table 44) when K takes 48 bytes; D in F32 (S32 for kind::i8), legal for
+    every kind; M and N in their fields where the fields hold them, else 0 (rules mma.shape.m and
+    mma.shape.n say what is wrong with them)."""
+    op = c.operand
+    if c.desc.arch == "sm90":
+        return None
+    layout = {f.name: f for f in instr_desc.LAYOUTS[op.kind]}
+    code = instr_desc.type_code(op.kind, op.dtype.name)
+    values = {"atype": code, "btype": code, "transpose_b": int(op.major == "MN")}
+    if "dtype" in layout:
+        values["dtype"] = dtypes.D_TYPE_CODES["s32" if op.kind == "i8" else "f32"]
+    if "k96" in layout:
+        values["k96"] = int(op.k_bytes == 48)
+    for name, value, shift in (("n_shr3", c.cta_group * op.mn, 3), ("m_shr4", c.m, 4), ("m_shr7", c.m, 7)):
+        if name in layout and value % (1 << shift) == 0 and value >> shift < 1 << layout[name].width:
+            values[name] = value >> shift
+    return instr_desc.encode(op.kind, c.desc.arch, **values)
+
+
 def violations(c: DescCase) -> list:
-    """Every rule the case breaks: the descriptor's, the operand request's, the MMA shape's, and the
-    tile's."""
-    return readmap.violations(c.operand) + check_all(mma_shape.SUBJECT, shape(c)) + check_all(SUBJECT, c)
+    """Every rule the case breaks: the descriptor's, the operand request's, the MMA shape's, its instruction
+    descriptor's (tcgen05), and the tile's."""
+    idesc = instruction_descriptor(c)
+    return (readmap.violations(c.operand) + check_all(mma_shape.SUBJECT, shape(c))
+            + (instr_desc.violations(idesc) if idesc is not None else []) + check_all(SUBJECT, c))
 
 
 def _mode_offsets(layout, mode: int, count: int) -> list:

@@ -67,13 +67,14 @@ def check_case(case) -> dict:
     if not isinstance(case, dict):
         raise BadCase("the case is not a JSON object")
     c = {"atom": None, "cta_group": 1, "stages": 1, "smem_base": 0, "operand": "B", **case}
-    if c.get("arch") not in ARCHES:
-        raise BadCase(f"arch {c.get('arch')!r}: expected one of {', '.join(ARCHES)}")
-    if c.get("dtype") not in DTYPES:
-        raise BadCase(f"dtype {c.get('dtype')!r}: expected one of {', '.join(DTYPES)}")
-    if c.get("major") not in MAJORS or c["operand"] not in OPERANDS:
+    named = lambda key, names: isinstance(c.get(key), str) and c[key] in names    # noqa: E731  (a list is no name)
+    if not named("arch", ARCHES):
+        raise BadCase(f"arch {str(c.get('arch'))[:40]!r}: expected one of {', '.join(ARCHES)}")
+    if not named("dtype", DTYPES):
+        raise BadCase(f"dtype {str(c.get('dtype'))[:40]!r}: expected one of {', '.join(DTYPES)}")
+    if not (named("major", MAJORS) and named("operand", OPERANDS)):
         raise BadCase("major must be K or MN and operand A or B")
-    if c["atom"] is not None and c["atom"] not in ATOMS[c["arch"]]:
+    if c["atom"] is not None and not named("atom", ATOMS[c["arch"]]):
         raise BadCase(f"atom {c['atom']!r} is not a {c['arch']} SmemLayoutAtomKind")
     tiler = c.get("mma_tiler")
     if not (isinstance(tiler, list) and len(tiler) == 3 and all(isinstance(v, int) and v > 0 for v in tiler)):

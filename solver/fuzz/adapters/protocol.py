@@ -3,6 +3,8 @@ docstring states it): one JSON record per input line, one JSON answer per non-bl
 flushed as it is written; a line that is not JSON gets {"verdict": null, "detail": "not JSON: ..."}.
 An adapter answers each line before it reads the next: the runner sends one record and waits for its
 answer (`serve` does so), keeping each adapter process for many cases and running several side by side.
+The runner holds it to one answer line per record, in turn, within a deadline (fuzz --answer-timeout) and
+MAX_ANSWER_BYTES (solver/fuzz/compiler_campaign.py `Child`).
 The client's side: `difference`, what `layoutproof fuzz --against` lists for an answer (the runner that
 asks the adapters is solver/fuzz/compiler_campaign.py)."""
 from __future__ import annotations

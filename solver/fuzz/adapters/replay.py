@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 import os
 import sys
 
@@ -57,7 +58,7 @@ def main(argv=None) -> int:
         return 2
     try:
         answers = load(argv[0])
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError, RecursionError, zlib.error) as error:
         print(f"replay: {argv[0]!r:.80}: not a recording ({' '.join(str(error).split())[:120]})", file=sys.stderr)
         return 2
 

@@ -36,9 +36,10 @@ import json
 import os
 import random
 import sys
-from typing import Optional
+from typing import Callable, Optional
 
 from solver.fuzz import compiler_campaign
+from solver.fuzz.compiler_campaign import COUNT, Checked, ListOf, MapOf, fields
 from solver.fuzz.adapters import protocol
 from solver.fuzz.compilers import triton as judge
 
@@ -312,12 +313,56 @@ def recording_row(row: dict) -> dict:
             "outcome": row["judgement"]["outcome"], "findings": [f["finding"] for f in row["judgement"]["findings"]]}
 
 
+# What a merge reads of each file (compiler_campaign.conform): anything else is one line naming the file and
+# the field, exit 2. The answer's other fields (layout, descriptor) are the judge's to read (`_example`).
+def _recorded_case(case) -> None:
+    """A case as the campaign writes it: judge.check_case's fields (SpecError, a ValueError, naming the one
+    that is not), and `transposed` given (the breakdowns read it)."""
+    judge.check_case(case)
+    if not isinstance(case.get("transposed"), bool):
+        raise ValueError("transposed: expected true or false")
+
+
+CASE = Checked(_recorded_case)
+ANSWER = fields(optional={"verdict": (str, type(None)), "detail": str, "triton": (str, type(None)), "crash": bool})
+ROW = fields(case=CASE, answer=ANSWER, judgement=fields(outcome=str, elements=COUNT,
+                                                         findings=ListOf(fields(finding=str))))
+_FIGURES = {k: COUNT for k in SUMMARY if k != "findings"}
+_SUMMARY = fields(optional={**_FIGURES, "findings": MapOf(COUNT), "per_arch": MapOf(MapOf(COUNT))})
+RECORDING_HEADER = fields(**_FIGURES, findings=MapOf(COUNT),
+                          optional={"per_arch": MapOf(MapOf(COUNT)), "triton": (str, type(None))})
+RECORDING_ROW = fields(case=CASE, answer=ANSWER, outcome=str, findings=ListOf(str))
+
+
+def _counterexamples_shape():
+    """What a merge reads of a counterexample file (the breakdowns are defined below)."""
+    breakdowns = {name: MapOf(COUNT) for name in BREAKDOWNS}
+    return fields(summary=fields(configurations=COUNT, optional=dict(_SUMMARY.optional)),
+                  classes=ListOf(fields(finding=str, count=COUNT, optional=breakdowns)))
+
+
+def recording_lines(path: str) -> tuple:
+    """(header, [(where, row)]) of a recording, each checked (RECORDING_HEADER, RECORDING_ROW); where names
+    the file and line (CampaignUsage when a line is not what a recording holds)."""
+    shown = f"--record {compiler_campaign.file_name(path)}"
+    lines = compiler_campaign.read_json(path, shown, gzipped=True, lines=True)
+    if not lines:
+        raise compiler_campaign.CampaignUsage(f"{shown}: empty: a recording starts with its header line")
+    (first, header), rows = lines[0], lines[1:]
+    compiler_campaign.conform(header, RECORDING_HEADER, f"{shown}, line {first} (the header)")
+    return header, [(f"{shown}, line {n}", compiler_campaign.conform(row, RECORDING_ROW, f"{shown}, line {n}"))
+                    for n, row in rows]
+
+
 def read_recording(path: str) -> tuple:
     """(header, rows) of a recording: a header line, then {case, answer, outcome, findings} per case."""
-    import gzip
-    with gzip.open(path, "rt") as handle:
-        header = json.loads(handle.readline())
-        return header, [json.loads(line) for line in handle if line.strip()]
+    header, rows = recording_lines(path)
+    return header, [row for _, row in rows]
+
+
+def read_counterexamples(path: str) -> dict:
+    shown = f"--counterexamples {compiler_campaign.file_name(path)}"
+    return compiler_campaign.conform(compiler_campaign.read_json(path, shown), _counterexamples_shape(), shown)
 
 
 def write_recording(path: str, header: dict, rows: list) -> None:
@@ -351,10 +396,16 @@ def _bins(field: str, rows: list) -> dict:
     return out
 
 
-def _example(row: dict, finding: str) -> dict:
-    judged = judge.compare(row["case"], row["answer"])
-    return {"case": row["case"], "finding": next(f for f in judged["findings"] if f["finding"] == finding),
-            "spec": judged["spec"],
+def _example(row: dict, finding: str, where: str) -> dict:
+    """The class's example: the case, the judge's finding on it and the line that reproduces it. `where`
+    names the row's file and line: a row the judge cannot read, or whose finding the judge does not find
+    again, is one line naming it."""
+    judged = compiler_campaign.judged(lambda: judge.compare(row["case"], row["answer"]), f"{where}: answer")
+    found = next((f for f in judged["findings"] if f["finding"] == finding), None)
+    if found is None:
+        raise compiler_campaign.CampaignUsage(f"{where}: findings: {finding!r:.40}, which the judge does not find "
+                                              f"in its answer")
+    return {"case": row["case"], "finding": found, "spec": judged["spec"],
             "reproduce": f"echo '{json.dumps(protocol_record(row['case']))}' | python -m solver.fuzz.adapters.triton_gluon"}
 
 
@@ -377,37 +428,45 @@ def _grow(entry: dict, rows: list) -> dict:
     return grown
 
 
-def _make(key: tuple, rows: list) -> dict:
+def _make(key: tuple, rows: list, where: Callable[[dict], str]) -> dict:
     (finding,) = key
     return {"finding": finding, "side": "undecided", "count": len(rows), "by_arch": _bins("by_arch", rows),
-            "examples": [_example(row, finding) for row in _smallest_per_arch(rows)],
+            "examples": [_example(row, finding, where(row)) for row in _smallest_per_arch(rows)],
             "note": "no note yet: a new class"}
 
 
 def merge(results: list, record: str, counterexamples: Optional[str] = None, found_by: str = "",
-          run: Optional[dict] = None) -> dict:
+          run: Optional[dict] = None, origins: Optional[list] = None) -> dict:
     """Merge campaign rows ({"case", "answer", "judgement"}, from any number of runs and machines) into the
     recording `record` (made if missing; a case already there is kept as it is) and, given, into the
     counterexample file `counterexamples`: a class per finding, counting each recorded case once, its
-    notes kept. Returns what changed."""
-    version = next((r["answer"]["triton"] for r in results if r["answer"].get("triton")), None)
+    notes kept. Returns what changed. `origins`: where each result row comes from (its file and line), for
+    the messages; the files read here are checked (CampaignUsage naming the file and field)."""
+    origins = origins or [f"campaign row {i + 1}" for i in range(len(results))]
+    results = [compiler_campaign.conform(r, ROW, w) for r, w in zip(results, origins)]
+    where = {compiler_campaign.case_key(r["case"]): w for r, w in zip(results, origins)}
+    version, version_from = next(((r["answer"]["triton"], w) for r, w in zip(results, origins)
+                                  if r["answer"].get("triton")), (None, None))
+    shown = compiler_campaign.file_name(record)
     if os.path.exists(record):
-        header, rows = read_recording(record)
+        header, lines = recording_lines(record)
+        rows = [row for _, row in lines]
+        where.update((compiler_campaign.case_key(row["case"]), w) for w, row in lines)
         if version and header.get("triton") and header["triton"] != version:
-            raise compiler_campaign.CampaignUsage(f"--record {record!r:.80} holds Triton {header['triton']}, "
-                                                  f"these answers Triton {version}: one version per recording")
+            raise compiler_campaign.CampaignUsage(
+                f"--record {shown}, line 1: triton: {header['triton']!r:.40}; {version_from}: answer.triton: "
+                f"{version!r:.40}: one Triton version per recording")
     else:
         header, rows = {**{k: 0 for k in SUMMARY}, "findings": {}, "per_arch": {}, "kernel": KERNEL, "triton": version,
                         **(run or {})}, []
     before = len(rows)
     old = None
     if counterexamples and os.path.exists(counterexamples):
-        with open(counterexamples) as handle:
-            old = json.load(handle)
+        old = read_counterexamples(counterexamples)
         if old["summary"]["configurations"] != before:
             raise compiler_campaign.CampaignUsage(
-                f"--counterexamples {counterexamples!r:.80} counts {old['summary']['configurations']} cases, "
-                f"--record {record!r:.80} holds {before}: not its recording")
+                f"--counterexamples {compiler_campaign.file_name(counterexamples)}: summary.configurations: "
+                f"{old['summary']['configurations']} cases; --record {shown} holds {before}: not its recording")
     merged, added, conflicts = compiler_campaign.merge_rows(rows, results)
     header = compiler_campaign.added_counts(header, added, tally)
     header["configurations"] = len(merged)
@@ -426,8 +485,9 @@ def merge(results: list, record: str, counterexamples: Optional[str] = None, fou
         else:
             old = dict(old, summary=compiler_campaign.added_counts(old["summary"], added, tally))
         old["summary"]["configurations"] = len(merged)
+        origin = lambda row: where.get(compiler_campaign.case_key(row["case"]), "a merged row")  # noqa: E731
         old["classes"] = compiler_campaign.merge_classes(old["classes"], members, lambda c: (c["finding"],),
-                                                         _grow, _make)
+                                                         _grow, lambda key, rows: _make(key, rows, origin))
         compiler_campaign.write_atomically(counterexamples, lambda h: h.write(json.dumps(old, indent=1) + "\n"))
         report["counterexamples"] = {c["finding"]: c["count"] for c in old["classes"]}
     return report

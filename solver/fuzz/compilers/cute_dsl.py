@@ -24,9 +24,11 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Optional
+from typing import Callable, Optional
 
 from solver.fuzz import compiler_campaign
+from solver.fuzz.adapters import cute_dsl as adapter
+from solver.fuzz.compiler_campaign import COUNT, Checked, ListOf, MapOf, OneOf, fields
 from spec.cute.layout import flatten, product
 from spec.cute.notation import parse_layout
 from spec.mma import descriptor as spec_descriptor
@@ -416,15 +418,17 @@ def _class_key(entry: dict) -> tuple:
     return (entry["arch"], entry["kind"], entry["what"])
 
 
-def _classify(document: dict, start: dict) -> dict:
+def _classify(document: dict, start: dict, where: Optional[Callable[[str, int, dict], str]] = None) -> dict:
     """class key -> [(index, record)] of each arch's records from index start[arch] on (a record carries its
-    "judgement" when the campaign just made it; the others are judged now)."""
+    "judgement" when the campaign just made it; the others are judged now). `where(arch, index, record)`
+    names a record's file and line for the message of an answer the judge cannot read."""
+    where = where or (lambda arch, index, _: f"records.{arch}[{index}]")
     members: dict = {}
     for arch, records in document["records"].items():
         for index in range(start.get(arch, 0), len(records)):
             record = records[index]
-            finding = Finding(**record["judgement"]) if "judgement" in record else \
-                compare(record["case"], record["answer"])
+            finding = Finding(**record["judgement"]) if "judgement" in record else compiler_campaign.judged(
+                lambda: compare(record["case"], record["answer"]), f"{where(arch, index, record)}: answer")
             key = finding_class(record, finding)
             if key is not None:
                 members.setdefault(key, []).append((index, record))
@@ -460,10 +464,41 @@ def disagreements(document: dict, recording: str = "tests/hardware/cute_dsl_camp
     return {"version": document.get("version", ""), "recording": recording, "classes": classes}
 
 
+# What a merge reads of each file (compiler_campaign.conform): anything else is one line naming the file and
+# the field, exit 2. The answer's other fields (layout, descriptors) are the judge's to read (`_classify`).
+CASE_FIELDS = ("arch", "operand", "dtype", "major", "mma_tiler", "cta_group", "stages")     # dsl_call reads them
+
+
+def _recorded_case(case) -> None:
+    """A case as the campaign writes it: the adapter's check_case (BadCase, a ValueError, saying what is not),
+    with every field dsl_call reads given."""
+    adapter.check_case(case)
+    missing = next((key for key in CASE_FIELDS if key not in case), None)
+    if missing is not None:
+        raise ValueError(f"{missing}: missing")
+
+
+CASE = Checked(_recorded_case)
+ANSWER = fields(optional={"verdict": (str, type(None)), "detail": str, "version": str})
+JUDGEMENT = fields(closed=True, kind=OneOf(KINDS), elements=COUNT,             # a Finding's fields
+                   optional={"detail": str, "rules": ListOf(str), "witness": (dict, type(None))})
+ROW = fields(case=CASE, answer=ANSWER, judgement=JUDGEMENT)
+_FIGURES = fields(optional={**{k: COUNT for k in FIGURES}, "by_kind": MapOf(COUNT)})
+DOCUMENT = fields(version=str, figures=MapOf(_FIGURES),
+                  records=MapOf(ListOf(fields(case=CASE, answer=ANSWER, optional={"judgement": JUDGEMENT}))))
+COUNTEREXAMPLES = fields(classes=ListOf(fields(arch=str, kind=str, what=str, count=COUNT, indices=ListOf(COUNT),
+                                               reproducer=fields(case=CASE))))
+
+
 def read_document(path: str) -> dict:
-    import gzip
-    with gzip.open(path, "rt") as handle:
-        return json.load(handle)
+    """A recording (DOCUMENT, checked: CampaignUsage naming the file and field when it is not one)."""
+    shown = f"--record {compiler_campaign.file_name(path)}"
+    return compiler_campaign.conform(compiler_campaign.read_json(path, shown, gzipped=True), DOCUMENT, shown)
+
+
+def read_counterexamples(path: str) -> dict:
+    shown = f"--counterexamples {compiler_campaign.file_name(path)}"
+    return compiler_campaign.conform(compiler_campaign.read_json(path, shown), COUNTEREXAMPLES, shown)
 
 
 def write_document(path: str, document: dict) -> None:
@@ -476,30 +511,36 @@ def write_counterexamples(path: str, found: dict) -> None:
 
 
 def merge(results: list, record: str, counterexamples: Optional[str] = None, found_by: str = "",
-          run: Optional[dict] = None) -> dict:
+          run: Optional[dict] = None, origins: Optional[list] = None) -> dict:
     """Merge campaign rows ({"case", "answer", "judgement"}, from any number of runs and machines) into the
     recording `record` (made if missing; a case already there is kept as it is: indices stay valid) and,
     given, into the counterexample file `counterexamples` (classes (arch, kind, what), each case once, its
-    notes kept). Returns what changed."""
-    version = next((r["answer"]["version"] for r in results if r["answer"].get("version")), None)
+    notes kept). Returns what changed. `origins`: where each result row comes from (its file and line), for
+    the messages; the files read here are checked (CampaignUsage naming the file and field)."""
+    origins = origins or [f"campaign row {i + 1}" for i in range(len(results))]
+    results = [compiler_campaign.conform(r, ROW, w) for r, w in zip(results, origins)]
+    shown = compiler_campaign.file_name(record)
+    version, version_from = next(((r["answer"]["version"], w) for r, w in zip(results, origins)
+                                  if r["answer"].get("version")), (None, None))
     if os.path.exists(record):
         document = read_document(record)
         if version and document.get("version") and document["version"] != version:
-            raise compiler_campaign.CampaignUsage(f"--record {record!r:.80} holds {document['version']}, these "
-                                                  f"answers {version}: one version per recording")
+            raise compiler_campaign.CampaignUsage(
+                f"--record {shown}: version: {document['version']!r:.40}; {version_from}: answer.version: "
+                f"{version!r:.40}: one version per recording")
     else:
         document = {"version": version or "", "seed": (run or {}).get("seed"), "seconds": (run or {}).get("seconds"),
                     "figures": {}, "records": {}}
     before = {arch: len(records) for arch, records in document["records"].items()}
     old = None
     if counterexamples and os.path.exists(counterexamples):
-        with open(counterexamples) as handle:
-            old = json.load(handle)
-        for entry in old["classes"]:
+        old = read_counterexamples(counterexamples)
+        for i, entry in enumerate(old["classes"]):
             if max(entry["indices"], default=-1) >= before.get(entry["arch"], 0):
                 raise compiler_campaign.CampaignUsage(
-                    f"--counterexamples {counterexamples!r:.80}: class {'/'.join(_class_key(entry))} points past "
-                    f"--record {record!r:.80}: not its recording")
+                    f"--counterexamples {compiler_campaign.file_name(counterexamples)}: classes[{i}].indices: "
+                    f"{max(entry['indices'])} is past the {before.get(entry['arch'], 0)} records of arch "
+                    f"{entry['arch'][:20]!r} in --record {shown}: not its recording")
     added_total = conflicts = 0
     arches = list(document["records"]) + [a for a in dict.fromkeys(r["case"]["arch"] for r in results)
                                           if a not in document["records"]]
@@ -515,7 +556,9 @@ def merge(results: list, record: str, counterexamples: Optional[str] = None, fou
     report = {"record": record, "cases": sum(len(rs) for rs in document["records"].values()), "added": added_total,
               "already_there": len(results) - added_total, "other_answer_kept": conflicts}
     if counterexamples:
-        members = _classify(document, before if old is not None else {})
+        origin = dict(zip(map(json_key, (r["case"] for r in results)), origins))
+        members = _classify(document, before if old is not None else {}, lambda arch, index, rec: origin.get(
+            json_key(rec["case"]), f"--record {shown}: records.{arch}[{index}]"))
         if old is None:
             old = {"version": document["version"], "recording": record, "classes": []}
         classes = compiler_campaign.merge_classes(old["classes"], members, _class_key, _grow, _make)
