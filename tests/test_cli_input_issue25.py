@@ -298,3 +298,9 @@ def test_a_document_descriptor_string_without_0x_is_refused_and_an_integer_is_ta
         desc_mod.parse_word(format(WORD, "x"))
     with pytest.raises(SpecError, match="64 bits"):
         desc_mod.parse_word(1 << 64)
+
+
+@pytest.mark.parametrize("option", ["--out", "--against"])
+def test_fuzz_refuses_an_empty_out_or_against(option):
+    status, _, err = run(["fuzz", "--target", "desc", "--count", "1", "--arch", "sm90", option, ""])
+    assert status == 2 and one_line_naming(err, option)

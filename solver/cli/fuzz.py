@@ -8,8 +8,8 @@ import os
 import sys
 
 from solver.cli import render
-from solver.cli.args import (ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, arch_name, job_count, number,
-                             positive_number, shown)
+from solver.cli.args import (ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, arch_name, command_text, job_count,
+                             number, output_path, positive_number, shown)
 from solver.cli.progress import Progress
 from solver.fuzz import engine as fuzz
 
@@ -74,9 +74,9 @@ def register(commands) -> None:
     p.add_argument("--pretty", action="store_true",
                    help="jsonl on stdout: each case as indented JSON over several lines, for reading (files "
                         "under --out stay one line per case)")
-    p.add_argument("--out", metavar="DIR", help="write the cases (and the program or kernels) into DIR")
+    p.add_argument("--out", metavar="DIR", type=output_path, help="write the cases (and the program or kernels) into DIR")
     p.add_argument("--coverage", action="store_true", help="every rule per target: breakable alone, or tied to")
-    p.add_argument("--against", metavar="CMD",
+    p.add_argument("--against", metavar="CMD", type=command_text,
                    help="pipe each case (a jsonl record) to CMD and report where its verdict differs from ours "
                         "(--jobs N: N processes of CMD; --scheduler: CMD runs on the cluster's workers)")
     p.add_argument("--answer-timeout", metavar="SECONDS", type=answer_seconds, default=None,
