@@ -36,10 +36,10 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
         context = evaluate.Context(module, function, smem_base, dict(params or {}))
         shared[function.name] = dict(context.symbols)
 
-        def visit(ins, machine, loops, name=function.name):
+        def visit(ins, machine, loop, name=function.name):
             family = "wgmma" if ins.opcode.startswith("wgmma") else "tcgen05"
             arch, arch_from = source.arch_of_targets(module.targets, family)
-            sites.append(mma.read_site(ins, machine, name, arch, arch_from, loops))
+            sites.append(mma.read_site(ins, machine, name, arch, arch_from, loop))
 
         evaluate.walk(context, visit)
     return Analysis(module, sites, [f.name for f in functions], smem_base, shared)

@@ -27,6 +27,7 @@ from spec.rule import SpecError, check_all, parse_number
 from solver.ptx import mma, source
 
 ROLES = ("a", "b")
+MAX_K_SLICES = 4096     # K slices of a tile looked at per MMA (4096 x 128 bytes: more than any shared memory)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def check_operand(intended: Intended, site: mma.Site, tile_address: Optional[int
     op = site.operands[intended.role]
     result = {"function": site.function, "line": site.line, "instruction": site.text, "operand": intended.role,
               "status": "unknown", "descriptor": op.word.hex() if op.word is not None else None,
-              "k_offset": None, "tile_address": tile_address, "first_iteration": bool(site.loops),
+              "k_offset": None, "tile_address": tile_address, "first_iteration": site.loop is not None,
               "violations": [], "witness": None, "reason": None}
     reason = mma.missing_read_map(site, op)
     if reason is None and tile_address is None:
@@ -122,6 +123,10 @@ def check_operand(intended: Intended, site: mma.Site, tile_address: Optional[int
     if op.mn > mn_size or op.k > k_size:
         raise SpecError("layout", intended.text, f"covers {mn_size} x {k_size} elements (mn x k); the MMA at "
                         f"line {site.line} reads {op.mn} x {op.k} of operand {intended.role.upper()}", source.RULE)
+    if k_size // op.k > MAX_K_SLICES:
+        raise SpecError("layout", intended.text, f"its K ({k_size}) holds {k_size // op.k} K slices of the MMA at "
+                        f"line {site.line} (K {op.k}), more than the {MAX_K_SLICES} read: a slice is at least 8 "
+                        "rows of 16 bytes, so no shared memory holds so many", source.RULE)
     desc = desc_mod.decode(site.arch, op.word.value)
     k_offset, _ = choose_k_offset(intended, site, op, tile_address, desc.start_address)
     result["k_offset"] = k_offset
@@ -135,7 +140,11 @@ def check_operand(intended: Intended, site: mma.Site, tile_address: Optional[int
             "layout": slice_layout, "start_address": tile_address, "kind": _kind(site)}
     if site.family == "tcgen05":
         case.update(cta_group=site.cta_group, m=site.m)
-    c = desc_case.parse_case(case, site.arch)
+    try:
+        c = desc_case.parse_case(case, site.arch)
+    except SpecError as error:          # the PTX's values (an M or N of 0, ...) break the rule it names
+        result.update(status="mismatch", violations=[mma.violation_of(error)])
+        return result
     broken = check_all(desc_case.SUBJECT, c)
     witness = desc_case.first_misread(c)
     if witness is not None:

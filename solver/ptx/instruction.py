@@ -23,6 +23,9 @@ WRITES_IN_FAMILY = {"wgmma": ("wgmma.mma_async",), "tcgen05": ("tcgen05.ld",),
                     "mbarrier": ("mbarrier.arrive", "mbarrier.test_wait", "mbarrier.try_wait", "mbarrier.pending_count")}
 
 _GUARD = re.compile(r"@(!?)(%[\w$]+)\s+")
+# PTX ISA 4.5.1 integer constants: decimal, 0x hex, 0b binary, octal with a leading 0, optionally U
+_INTEGER = re.compile(r"^(-?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?$")
+INTEGER_CHARACTERS = 100    # an integer literal longer than this (no 64-bit one is) reads as unknown
 _REGISTER = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzw])?")
 
 
@@ -61,20 +64,26 @@ class Instruction:
         return TYPE_BITS[found[-1]] if found else 32
 
 
+_OUTSIDE = re.compile(r"[,{}\[\]()]")       # what splits or nests, outside brackets
+_INSIDE = re.compile(r"[{}\[\]()]")         # what nests, elsewhere (a vector's commas are skipped at once)
+
+
 def split_operands(text: str) -> tuple:
     """Split at the commas outside {}, [] and ()."""
-    parts, depth, current = [], 0, []
-    for char in text:
+    parts, depth, start, at = [], 0, 0, 0
+    while True:
+        m = (_INSIDE if depth else _OUTSIDE).search(text, at)
+        if m is None:
+            break
+        char, at = m.group(0), m.end()
         if char in "{[(":
             depth += 1
         elif char in "}])":
             depth -= 1
-        if char == "," and depth == 0:
-            parts.append("".join(current).strip())
-            current = []
         else:
-            current.append(char)
-    tail = "".join(current).strip()
+            parts.append(text[start:m.start()].strip())
+            start = at
+    tail = text[start:].strip()
     if tail:
         parts.append(tail)
     return tuple(parts)
@@ -112,3 +121,21 @@ def destinations(ins: Instruction) -> list:
 def _family_writes(ins: Instruction) -> bool:
     return any(ins.opcode.startswith(prefix + ".") or ins.opcode == prefix
                for prefix in WRITES_IN_FAMILY.get(ins.base, ()))
+
+
+def parse_integer(text: str) -> Optional[int]:
+    if len(text) > INTEGER_CHARACTERS:
+        return None
+    m = _INTEGER.match(text.strip())
+    if not m:
+        return None
+    digits = m.group(2)
+    if digits.lower().startswith("0x"):
+        value = int(digits, 16)
+    elif digits.lower().startswith("0b"):
+        value = int(digits[2:], 2)
+    elif len(digits) > 1 and digits.startswith("0"):
+        value = int(digits, 8)
+    else:
+        value = int(digits)
+    return -value if m.group(1) else value

@@ -22,10 +22,10 @@ from typing import Optional
 from spec.mma import descriptor as desc_mod
 from spec.mma import dtypes, instr_desc, readmap
 from spec.mma import shape as mma_shape
-from spec.rule import SpecError, check_all
+from spec.rule import CATALOGUE, SpecError, check_all
 
 from solver.ptx import bits
-from solver.ptx.instruction import Instruction
+from solver.ptx.instruction import Instruction, parse_integer
 
 WGMMA_TYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8", "s32", "b1")
 MAX_READ_ELEMENTS = 4_000_000     # read-map elements one command computes in all (then: omitted)
@@ -54,7 +54,8 @@ class Site:
     arch_from: str
     qualifiers: list
     guard: Optional[str]
-    loops: list                        # solver.ptx.evaluate.Loop containing it
+    loop: Optional[object]             # solver.ptx.evaluate.Loop: the one containing it whose back branch
+                                       # comes last; None outside loops
     operands: dict = field(default_factory=dict)
     kind: Optional[str] = None         # tcgen05 .kind (None on sm90)
     cta_group: int = 1
@@ -67,6 +68,7 @@ class Site:
     d_type: Optional[str] = None
     idesc_text: Optional[str] = None
     idesc_word: Optional[bits.Bits] = None
+    work_bound_line: Optional[int] = None   # read after the walk ran out of work there (evaluate)
 
 
 def _is_memory(operand: str) -> bool:
@@ -74,9 +76,17 @@ def _is_memory(operand: str) -> bool:
 
 
 # --- reading a statement ---------------------------------------------------------------------------------
-def read_site(ins: Instruction, machine, function: str, arch: str, arch_from: str, loops: list) -> Site:
+LEAST_OPERANDS = 4     # wgmma.mma_async: d, a, b, scale-d; tcgen05.mma: [d], a, b, idesc (PTX 9.7.15.5.2, 9.7.16.10.9)
+
+
+def read_site(ins: Instruction, machine, function: str, arch: str, arch_from: str, loop) -> Site:
     family = "wgmma" if ins.opcode.startswith("wgmma") else "tcgen05"
-    site = Site(function, ins.line, ins.text, family, arch, arch_from, list(ins.modifiers), ins.guard, loops)
+    if len(ins.operands) < LEAST_OPERANDS:
+        raise SpecError("ptx", f"line {ins.line}: {ins.text}", f"{ins.opcode.split('.')[0]} MMA with "
+                        f"{len(ins.operands)} operands; it takes at least {LEAST_OPERANDS} (ptxas 13.0: "
+                        "'Arguments mismatch')", "")
+    site = Site(function, ins.line, ins.text, family, arch, arch_from, list(ins.modifiers), ins.guard, loop)
+    site.work_bound_line = machine.work_bound_line
     site.sparse = ins.has("sp")
     if family == "wgmma":
         _read_wgmma(site, ins, machine)
@@ -86,7 +96,7 @@ def read_site(ins: Instruction, machine, function: str, arch: str, arch_from: st
 
 
 def _read_wgmma(site: Site, ins: Instruction, machine) -> None:
-    shape = next((m for m in ins.modifiers if re.fullmatch(r"m\d+n\d+k\d+", m)), None)
+    shape = next((m for m in ins.modifiers if re.fullmatch(r"m\d{1,4}n\d{1,4}k\d{1,4}", m)), None)
     if shape:
         site.m, site.n, site.k = map(int, re.findall(r"\d+", shape))
     types = [m for m in ins.modifiers[ins.modifiers.index(shape) + 1:] if m in WGMMA_TYPES] if shape else []
@@ -107,7 +117,6 @@ def _read_wgmma(site: Site, ins: Instruction, machine) -> None:
 
 
 def _immediate(text: str) -> Optional[int]:
-    from solver.ptx.evaluate import parse_integer
     return parse_integer(text)
 
 
@@ -125,9 +134,8 @@ def _qualifier(ins: Instruction, name: str) -> Optional[str]:
 
 
 def _read_tcgen05(site: Site, ins: Instruction, machine) -> None:
-    site.kind = _qualifier(ins, "kind")
-    group = _qualifier(ins, "cta_group")
-    site.cta_group = int(group) if group and group.isdigit() else 1
+    site.kind = _kind(ins)
+    site.cta_group = _cta_group(ins)
     site.ws, site.block_scale = ins.has("ws"), ins.has("block_scale")
     ops = ins.operands
     a_text, b_text = ops[1], ops[2]
@@ -138,6 +146,29 @@ def _read_tcgen05(site: Site, ins: Instruction, machine) -> None:
     site.operands["a"] = Operand("a", a_source, a_text, machine.read(a_text, 64) if a_source == "descriptor" else None)
     site.operands["b"] = Operand("b", "descriptor", b_text, machine.read(b_text, 64))
     _shape_from_instr_desc(site)
+
+
+def _kind(ins: Instruction) -> str:
+    """The .kind, which tcgen05.mma must name, one of Tables 42-44's (ptxas 13.0 refuses it without one:
+    ".kind modifier required", and any other: "Unknown modifier '.kind::foo'")."""
+    kind = _qualifier(ins, "kind")
+    if kind not in instr_desc.LAYOUTS:
+        raise SpecError("ptx", f"line {ins.line}: {ins.text}", "tcgen05.mma needs .kind:: one of "
+                        + ", ".join(instr_desc.LAYOUTS) + " (ptxas 13.0: '.kind modifier required')", "")
+    return kind
+
+
+def _cta_group(ins: Instruction) -> int:
+    """.cta_group::1 or ::2, which tcgen05.mma must name (PTX 9.7.16.10.9; ptxas 13.0 refuses it without
+    one: ".cta_group modifier required", and any other: "Unknown modifier '.cta_group::3'")."""
+    group = _qualifier(ins, "cta_group")
+    if group not in ("1", "2"):
+        raise SpecError("ptx", f"line {ins.line}: {ins.text}", "tcgen05.mma needs .cta_group::1 or .cta_group::2 "
+                        "(ptxas 13.0: '.cta_group modifier required')", "")
+    if group == "2" and ins.has("ws"):
+        raise SpecError("ptx", f"line {ins.line}: {ins.text}", "tcgen05.mma.ws takes .cta_group::1 only "
+                        "(ptxas 13.0: \"Illegal modifier '.cta_group::2'\")", "")
+    return int(group)
 
 
 def known_fields(layout: tuple, word: bits.Bits) -> dict:
@@ -220,13 +251,30 @@ def missing_read_map(site: Site, op: Operand) -> Optional[str]:
     if op.source != "descriptor":
         return f"operand {op.role.upper()} is read from {'tensor memory' if op.source == 'tmem' else 'registers'}"
     if not op.word.is_known:
-        return "the descriptor has unknown bits"
+        return "the descriptor has unknown bits" + _work_bound_note(site)
     for name in ("dtype", "major", "mn", "k"):
         if getattr(op, name) is None:
-            return f"the operand's {name} is unknown" + (" (instruction descriptor)" if site.family == "tcgen05" else "")
+            source = " (instruction descriptor)" if site.family == "tcgen05" else ""
+            return f"the operand's {name} is unknown{source}{_work_bound_note(site)}"
     if op.dtype not in dtypes.DTYPES:
         return f"{op.dtype} operands are not modelled"
     return None
+
+
+def _work_bound_note(site: Site) -> str:
+    if site.work_bound_line is None:
+        return ""
+    return (f" (the evaluator's work bound for this function was reached at line {site.work_bound_line}: "
+            "from there on, nothing is carried over branches and loop exits)")
+
+
+def violation_of(error: SpecError) -> dict:
+    """A SpecError raised on what the PTX feeds an MMA (its descriptors, its instruction descriptor, the
+    shape they give) as the violation of the rule it names: those are the kernel's run-time values, which
+    break that rule, not malformed input to this command. Never dropped: a value spec cannot read is no
+    reason to report "no violation"."""
+    rule = CATALOGUE.get(error.rule_id)
+    return {"rule": error.rule_id or "ptx", "source": rule.source if rule else "", "message": str(error)}
 
 
 def _operand_rule_filter(site: Site, op: Operand):
@@ -262,6 +310,7 @@ def operand_document(site: Site, op: Operand, budget: Budget, with_addresses: bo
             operand = make_operand(site, op)
         except SpecError as error:
             missing = str(error)
+            document["violations"].append(violation_of(error))
         else:
             keep = _operand_rule_filter(site, op)
             document["violations"] = [v.as_json() for v in readmap.violations(operand) if keep(v)]
@@ -296,13 +345,13 @@ def shape_violations(site: Site) -> list:
         return []
     try:
         shape = mma_shape.of_instr_desc(idesc, site.cta_group, b.dtype)
-    except SpecError:
-        return []
+    except SpecError as error:
+        return [violation_of(error)]
     return [v.as_json() for v in check_all(mma_shape.SUBJECT, shape)]
 
 
 def site_document(site: Site, budget: Budget, with_addresses: bool = True) -> dict:
-    loop = site.loops[-1] if site.loops else None
+    loop = site.loop
     operands = {role: operand_document(site, op, budget, with_addresses) for role, op in site.operands.items()}
     idesc = instr_desc_document(site)
     shape = shape_violations(site)

@@ -19,6 +19,9 @@ def _signed(type_name: str) -> bool:
     return type_name.startswith("s")
 
 
+MAX_VECTOR = 8          # PTX ISA 5.4.2: vectors of 2, 4 (and, for some instructions, 8) elements
+
+
 def _one(ins: Instruction, value: bits.Bits):
     return {ins.operands[0]: value}
 
@@ -26,12 +29,20 @@ def _one(ins: Instruction, value: bits.Bits):
 def mov(ins: Instruction, read, widths):
     """9.7.9.6 mov (and its packing form 9.7.9.10: mov.b64 d, {lo, hi}; mov.b64 {lo, hi}, d)."""
     destination, source = ins.operands[0], ins.operands[1]
+    if max(source.count(","), destination.count(",")) >= MAX_VECTOR:
+        return None                                    # no vector of PTX has so many parts (5.4.2)
     if source.startswith("{"):
-        parts = [read(part, widths(part)) for part in _vector(source)]
-        return _one(ins, bits.concat(parts))
+        parts = _vector(source)
+        part_widths = [widths(part) for part in parts]
+        if sum(part_widths) != ins.width:              # not a packing of the destination: not modelled
+            return None
+        return _one(ins, bits.concat([read(part, width) for part, width in zip(parts, part_widths)]))
     if destination.startswith("{"):
         names = _vector(destination)
-        pieces = bits.split(read(source, ins.width), [widths(name) for name in names])
+        name_widths = [widths(name) for name in names]
+        if sum(name_widths) != ins.width:
+            return None
+        pieces = bits.split(read(source, ins.width), name_widths)
         return {name: piece for name, piece in zip(names, pieces) if name != "_"}
     return _one(ins, read(source, ins.width))
 

@@ -1,0 +1,95 @@
+"""The kernel reader (`layoutproof ptx descriptors`) is linear in its input: the small files that ran away
+before issue 25 (tests/ptx_runaways.py) each finish in seconds, in bounded memory, and take at most about
+twice the time when their size doubles.
+
+Three measures per file, all in this process:
+* at the size issue 25 reported (a few hundred KB), the whole command runs under TIME_BOUND seconds
+  (generous: a slow 2-core box; today about a second at most);
+* at that size, its traced memory peak stays under MEMORY_BOUND (marked slow: tracing costs time);
+* from an eighth of that size to a quarter (more where that is too fast to time), the command's CPU time
+  grows at most GROWTH times (linear: 2; quadratic: 4). Each size is timed three times and the fastest
+  kept, and a growth past GROWTH measured again once, so that a neighbour's load does not make a linear
+  file look quadratic.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+import tracemalloc
+
+import pytest
+
+import ptx_runaways
+from solver.cli.main import main
+
+TIME_BOUND = 10.0            # seconds, wall clock, at the issue's size
+MEMORY_BOUND = 200 << 20     # bytes traced at the peak, at the issue's size (the register file took 2 GB)
+GROWTH = 2.5                 # CPU time of 2n over n
+LEAST_TIME = 0.05            # seconds: a smaller measurement is noise, its size is doubled until it is not
+ATTEMPTS = 2                 # measurements of n and 2n before a growth past GROWTH fails
+
+
+def run_reader(path) -> tuple:
+    """(exit status, stdout, stderr) of `layoutproof ptx descriptors PATH --json`."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["ptx", "descriptors", str(path), "--json"])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def cpu_seconds(path) -> float:
+    started = time.process_time()
+    run_reader(path)
+    return time.process_time() - started
+
+
+def fastest(path, tries: int = 3) -> float:
+    return min(cpu_seconds(path) for _ in range(tries))
+
+
+def issue_file(name, tmp_path):
+    path = tmp_path / f"{name}.ptx"
+    path.write_text(ptx_runaways.GENERATORS[name](ptx_runaways.ISSUE_SIZES[name]))
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(ptx_runaways.GENERATORS))
+def test_the_issue_size_runs_in_seconds(name, tmp_path):
+    path = issue_file(name, tmp_path)
+    started = time.perf_counter()
+    rc, _, err = run_reader(path)
+    elapsed = time.perf_counter() - started
+    assert rc in (0, 1, 2) and (rc == 2) == bool(err), err      # never an internal error
+    assert elapsed < TIME_BOUND, f"{name}: {elapsed:.1f} s"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(ptx_runaways.GENERATORS))
+def test_the_issue_size_runs_in_bounded_memory(name, tmp_path):
+    path = issue_file(name, tmp_path)
+    tracemalloc.start()
+    try:
+        run_reader(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < MEMORY_BOUND, f"{name}: {peak >> 20} MB traced"
+
+
+@pytest.mark.parametrize("name", sorted(ptx_runaways.GENERATORS))
+def test_doubling_the_input_at_most_doubles_the_time(name, tmp_path):
+    generate, n = ptx_runaways.GENERATORS[name], max(1, ptx_runaways.ISSUE_SIZES[name] // 8)
+    small, large = tmp_path / "n.ptx", tmp_path / "2n.ptx"
+    while True:
+        small.write_text(generate(n))
+        base = fastest(small, tries=1)
+        if base >= LEAST_TIME or n >= 16 * ptx_runaways.ISSUE_SIZES[name]:
+            break
+        n *= 2
+    large.write_text(generate(2 * n))
+    for _ in range(ATTEMPTS):                         # a busy machine can slow one measure: measure again
+        base, doubled = fastest(small), fastest(large)
+        if doubled <= GROWTH * max(base, LEAST_TIME):
+            break
+    assert doubled <= GROWTH * max(base, LEAST_TIME), f"{name}: n={n} {base:.3f} s, 2n: {doubled:.3f} s"
