@@ -212,6 +212,16 @@ def test_a_layout_of_more_k_slices_than_any_shared_memory_holds_is_refused(capsy
     assert rc == 2 and out == "" and err.count("\n") == 1 and "K slices" in err
 
 
+def test_a_layout_with_a_mode_of_2_30_inner_elements_is_read_64_rows_at_a_time(capsys, monkeypatch):
+    """The M mode ((2 x 30 digits), 64): only the rows an MMA reads are expanded (it exhausted memory)."""
+    twos = ",".join(["2"] * 30)
+    strides = ",".join(str(1 << (i + 6)) for i in range(30))
+    rc, out, err = run(capsys, monkeypatch, (FIXTURES / "triton_wgmma_f16_sw128.ptx").read_text(), "check",
+                       "--layout", f"A=(({twos}),64):(({strides}),1)", "--json")
+    assert rc in (0, 1) and err == ""
+    assert json.loads(out)["summary"]["unknown"] == 0
+
+
 MMA_MODIFIERS = ["sync", "aligned", "m64n64k16", "m64n0k16", "m64n256k8", "f32", "f16", "bf16", "e4m3", "s8", "tf32",
                  "sp", "ws", "cta_group::2", "kind::f16", "kind::tf32", "kind::f8f6f4", "kind::i8", "kind::mxf8f6f4",
                  "kind::mxf4", "kind::nothing", "block_scale", "collector::a::fill"]

@@ -500,7 +500,7 @@ def _ptx_shape_line(site: dict) -> str:
     def operand(role):
         op = site["operands"][role]
         return f"{role.upper()} {types[role] or '?'}" + (f" {op['major']}-major" if op["major"] else "") + \
-            (f" ({op['mn'] or '?'} x {op['k'] or '?'})" if op["source"] == "descriptor" else f" in {op['source']}")
+            (f" ({_field_text(op['mn'])} x {_field_text(op['k'])})" if op["source"] == "descriptor" else f" in {op['source']}")
     extra = [f"kind::{site['kind']}"] if site["kind"] else []
     if site["cta_group"]:
         extra.append(f"cta_group::{site['cta_group']}")

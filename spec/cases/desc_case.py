@@ -313,7 +313,12 @@ def _mode_offsets(layout, mode: int, count: int) -> list:
         return [layout(*((i, 0) if mode == 0 else (0, i))) for i in range(count)]
     offsets = [0]
     for size, step in zip(shape[:-1], stride[:-1]):
-        offsets = [o + i * step for i in range(size) for o in offsets]
+        # only indices below `count` are asked for: once the digits so far cover them, the higher digits
+        # of every index asked for are 0 (a mode of 2^30 inner elements read 64 rows at a time)
+        needed = -(-count // len(offsets))
+        offsets = [o + i * step for i in range(min(size, needed)) for o in offsets]
+        if len(offsets) >= count:
+            return offsets[:count]
     last = stride[-1]
     return [o + i * last for i in range(-(-count // len(offsets))) for o in offsets][:count]
 
