@@ -238,9 +238,104 @@ def _drop_option(argv: list, where) -> list:
     return out
 
 
-def _case(argv, *, field=None, stdin=None, files=None, json_out=False) -> dict:
+def _case(argv, *, field=None, stdin=None, files=None, json_out=False, expect=None) -> dict:
     argv = list(argv) + (["--json"] if json_out else [])
-    return {"argv": argv, "stdin": stdin, "files": files or {}, "field": field}
+    case = {"argv": argv, "stdin": stdin, "files": files or {}, "field": field}
+    if expect is not None:
+        case["expect"] = expect          # the one right exit status, where the answer is known
+    return case
+
+
+# --- Issue 25: the defects found when the project was attacked, each with the exit status it must give ----
+PTX_HEAD = ".version 8.7\n.target sm_100a\n.address_size 64\n"
+IDESC_N0_KERNEL = (PTX_HEAD + ".visible .entry k()\n{\n.reg .b32 %r<2>;\n.reg .b64 %rd<3>;\n"
+                   ".shared .align 1024 .b8 smem[32768];\n"
+                   "mov.u64 %rd1, 0x4000404000010040;\nmov.u64 %rd2, 0x4000404000010040;\n"
+                   "mov.b32 %r1, 0x08010490;\n"
+                   "tcgen05.mma.cta_group::1.kind::f16 [%r0], %rd1, %rd2, %r1, 1;\nret;\n}\n")
+
+
+def issue25_cases() -> list:
+    """The examples of issue 25 with the status each must give (expect), and its runaway PTX files."""
+    inside = ["prove", "--layout"]
+    save_path = "/proc/forbidden"
+    big = "1" + "0" * 99
+    modes = ",".join(["8"] * 10000)
+    entry = PTX_HEAD + ".visible .entry k()\n{\n.reg .pred %p1;\n"
+    runaways = [
+        {"prefix": entry + "TOP:\n", "repeat": "@%p1 bra TOP;\n", "times": 20000, "suffix": "ret;\n}\n"},
+        {"prefix": PTX_HEAD + ".shared", "repeat": " .a", "times": 20000, "suffix": " .b8 s[16];\n"},
+        {"parts": [entry, ".reg .b32 %r<10000>;\n",
+                   {"repeat": "@%p1 bra L;\nadd.s32 %r1, %r1, 1;\n", "times": 10000}, "L:\nret;\n}\n"]},
+    ]
+    listed = [
+        (inside + ["(64,128):(128,1)", "--dtype", "bf16", "inside", "--line", "1", "--k-slice", "1"], None, 1),
+        (inside + ["(64,128):(128,1)", "--dtype", "f32", "inside", "--line", "2", "--k-slice", "1"], None, 1),
+        (inside + ["(3,2048):(2048,1)", "--dtype", "e4m3", "inside", "--k-slice", "131073"], None, 1),
+        (inside + ["(64,256):(256,1)", "--dtype", "e4m3", "inside", "--k-slice", "1099511627777"], None, 1),
+        (["desc", "decode", "--arch", "sm90", "4000004000010040"], ["descriptor", "0x", "hex"], 2),
+        (["check", "0x00004020000807d8", "--arch", "sm100", "--dtype", "tf32", "--major", "MN", "--mn", "8",
+          "--k-offset", "24", "--layout", "((4,3),(8,4)):((1,128),(4,32))", "--start-address", "0x7c00"], None, 1),
+        (["recipe", "--arch", "sm100", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
+          "--swizzle", "128B", "--smem-address", "0x400", "--instr", "128,0"], None, 1),
+        (inside + ["(4,5):(1,S)", "--param", "S=4..6", "--range", "0,128", "bijective"], None, 1),
+        (["prove", "desc.roundtrip.sm90.any_word", "--save", save_path], ["save", save_path], 2),
+        (["tmem", "plan", "--m", "128", "--n", "16", "--dtype", "f32", "--registers", "1"], None, 0),
+        (inside + [f"Sw<{big},4,3> o (8,8):(8,1)", "injective"], ["layout"], 2),
+        (inside + [f"Sw<3,{big},3> o (8,8):(8,1)", "injective"], ["layout"], 2),
+        (inside + [f"Sw<3,4,{big}> o (8,8):(8,1)", "injective"], ["layout"], 2),
+        (["prove", "--layout-bases", '{"results": []}', "injective"], ["results", "layout-bases"], 2),
+        (inside + [f"({modes}):({modes})", "injective"], ["layout"], 2),
+        (inside + ["(4,5):(1,Sw)", "--param", "Sw=1..2", "injective"], ["param", "Sw"], 2),
+        (inside + ["(4,5):(1,o)", "--param", "o=1..2", "injective"], ["param", "o"], 2),
+        (inside + ["1073741824:1", "bijective", "--range", "0,2147483648"], None, 1),
+        (["prove", "--layout", "(8,8):(8,1)", "--save", "/proc/forbidden", "injective"], None, None),
+        (["fuzz", "--target", "desc", "--count", "2", "--seed", "1", "--arch", "sm90", "--against", "cat",
+          "--scheduler", ""], ["scheduler"], 2),
+        (["desc", "addresses", "--arch", "sm90", "0x4000004000010040", "--dtype", "bf16", "--major", "K", "--mn",
+          "8", "--svg", ""], ["svg"], 2),
+        (["tmem", "check", "--arch", "sm_100a", "--ptx", "tcgen05.st.sync.aligned.32x32b.x2.b32 [%r0], {%r8, 0};"],
+         None, 0),
+        (["tmem", "check", "--arch", "sm_100a", "--ptx",
+          "tcgen05.st.sync.aligned.32x32b.x2.x2.b32 [%r0], {%r8, %r9, %r10, %r11};"], None, 1),
+        (["tmem", "check", "--arch", "sm_100a", "--ptx",
+          "tcgen05.st.sync.aligned.16x64b.x1.pack::16b.unpack::16b.b32 [%r0], {%r8};"], None, 1),
+        (["tmem", "check", "--arch", "sm_100a", "--ptx", "tcgen05.wait::mma.sync;"], None, 1),
+        (["desc", "addresses", "--arch", "sm90", "4000004000000040", "--dtype", "bf16", "--major", "K", "--mn",
+          "8"], ["descriptor", "0x"], 2),
+        (["desc", "decode", "--arch", "sm90", "12ab"], ["0x12ab"], 2),
+        (["desc", "decode", "--arch", "sm90", "4611686293305360448"], None, 0),
+        (["desc", "decode", "--arch", "sm90", "9"], None, 0),
+        (["check", "4000004000010042", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "64",
+          "--layout", "Sw<3,4,3> o ((8,8),64):((64,512),1)", "--start-address", "0x400"], ["descriptor", "0x"], 2),
+        (["tma", "place", "--swizzle", "32B", "--elem-bytes", "4", "--box", "8,2", "--smem-address", "0x100",
+          "--png", ""], ["png"], 2),
+        (["tmem", "map", "--op", "ld", "--shape", "32x32b", "--num", "x4", "--svg", ""], ["svg"], 2),
+        (["tmem", "plan", "--m", "64", "--n", "16", "--dtype", "bf16", "--registers", "1"], None, 0),
+        (["fuzz", "--target", "desc", "--count", "1", "--arch", "sm90", "--out", ""], ["out"], 2),
+        (["fuzz", "--target", "desc", "--count", "1", "--arch", "sm90", "--against", ""], ["against"], 2),
+        (["fuzz", "--target", "desc", "--count", "1", "--arch", "sm90", "--against", "cat", "--scheduler",
+          "tls://127.0.0.1:1"], ["scheduler"], 2),
+        (["fuzz", "--target", "desc", "--count", "1", "--arch", "sm90", "--answer-timeout", "5"],
+         ["answer-timeout", "against"], 2),
+        (["tmem", "plan", "--m", "256", "--n", "16", "--dtype", "f32", "--cta-group", "2", "--registers", "1"],
+         None, 0),
+    ]
+    tiled = _load_example("tensormap_tiled_bf16.json")
+    cases = []
+    for spoiled in ({"rank": "two", "dataType": "BOGUS", "swizzle": 7}, {"encode": "tiles", "swizzle": 7}):
+        cases.append(_case(["tma", "check", "--params", "{tmp}/doc.json", "--arch", "sm90"],
+                           files={"doc.json": {"json": {**tiled, **spoiled}}}, field=["swizzle"], expect=2))
+    for argv, field, expect in listed:
+        cases.append(_case(argv, field=field, expect=expect))
+        cases.append(_case(argv, field=field, expect=expect, json_out=True))
+    cases.append(_case(["ptx", "descriptors", "{tmp}/k.ptx"], files={"k.ptx": {"text": IDESC_N0_KERNEL}}, expect=1))
+    cases.append(_case(["ptx", "descriptors", "{tmp}/k.ptx"],
+                       files={"k.ptx": {"text": PTX_HEAD + ".shared .align 0 .b8 s[16];\n"}}, field=["align"],
+                       expect=2))
+    for spec in runaways:
+        cases.append(_case(["ptx", "descriptors", "{tmp}/k.ptx"], files={"k.ptx": spec}))
+    return cases
 
 
 def _standard_files() -> dict:
@@ -368,6 +463,7 @@ def generate(seed: int = SEED) -> list:
         cases.append(_case(argv + ["--json", "--json"]))
     cases += [_case([]), _case(["--version"]), _case(["bogus"]), _case(["--bogus"]), _case(["desc"]),
               _case(["tma"]), _case(["tmem"]), _case(["ptx"])]
+    cases += issue25_cases()
     for index, case in enumerate(cases):
         case["id"] = index
     return [{"id": c["id"], **{k: v for k, v in c.items() if k != "id"}} for c in cases]
@@ -425,6 +521,8 @@ def judge(case: dict, status, stdout: str, stderr: str, seconds: float, max_rss:
             problems.append("long message")
         elif case.get("field") and not names_field(lines[0], case["field"]):
             problems.append("wrong field")
+    if case.get("expect") is not None and status in (0, 1, 2) and status != case["expect"]:
+        problems.append("wrong status")
     return problems
 
 
@@ -509,9 +607,10 @@ def load(path: str = CASES) -> list:
 
 def summarise(results: list) -> dict:
     counts = {"cases": len(results), "tracebacks": 0, "exit_3": 0, "slow": 0, "heavy": 0,
-              "multi_line": 0, "long_message": 0, "wrong_field": 0, "other_exit": 0}
+              "multi_line": 0, "long_message": 0, "wrong_field": 0, "wrong_status": 0, "other_exit": 0}
     names = {"traceback": "tracebacks", "exit 3": "exit_3", "slow": "slow", "heavy": "heavy",
-             "multi-line message": "multi_line", "long message": "long_message", "wrong field": "wrong_field"}
+             "multi-line message": "multi_line", "long message": "long_message", "wrong field": "wrong_field",
+             "wrong status": "wrong_status"}
     by_status = {}
     for r in results:
         by_status[str(r["status"])] = by_status.get(str(r["status"]), 0) + 1
