@@ -549,10 +549,11 @@ def test_hostile_prove_layout_answers_from_the_definition(capsys, argv, truth):
     assert json.loads(out)["results"][0]["status"] == ("proved" if truth else "refuted")
 
 
-def test_save_where_no_folder_can_be_made_exits_2_naming_the_path(capsys, tmp_path):
+def test_save_where_no_folder_can_be_made_exits_2_naming_the_path(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)         # short relative paths: a long value is cut in the message
     a_file = tmp_path / "file"
     a_file.write_text("")
-    for path in ("/proc/forbidden", str(a_file), str(a_file / "below"), "/proc/self/forbidden/deeper"):
+    for path in ("/proc/forbidden", "file", "file/below", "/proc/self/forbidden/deeper"):
         status, out, err = _cli(capsys, "prove", "desc.roundtrip.sm90.any_word", "--save", path)
         assert status == 2 and len(err.strip().splitlines()) == 1 and path in err and "save" in err, (path, err)
 
