@@ -311,3 +311,14 @@ def test_a_parameter_range_too_long_to_count_is_malformed():
                          "S=1.." + "9" * 99, "injective")
     assert status == 2
     assert "param" in one_line_error(err)
+
+
+def test_the_recorded_process_runs_cover_the_kept_campaign_and_found_nothing():
+    """tests/hostile/last_run.json (the kept cases as processes, under the memory limit) and heldout_run.json
+    (a sample drawn with another seed) are re-run when the campaign changes: same count, no failure."""
+    import os
+    for name in ("last_run.json", "heldout_run.json"):
+        with open(os.path.join(os.path.dirname(campaign.CASES), name), encoding="utf-8") as handle:
+            record = json.load(handle)
+        assert record["cases"] == len(CASES), name
+        assert record["failures"] == [] and record["exit_3"] == 0 and record["tracebacks"] == 0, name
