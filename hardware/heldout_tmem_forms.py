@@ -507,13 +507,6 @@ def compare(forms: list) -> dict:
             "disagreements": disagreements}
 
 
-def dumps(document: dict) -> str:
-    head = {key: value for key, value in document.items() if key != "forms"}
-    lines = ["{"] + [f" {json.dumps(key)}: {json.dumps(value)}," for key, value in head.items()]
-    forms = [f"  {json.dumps(form)}" for form in document["forms"]]
-    return "\n".join(lines + [' "forms": ['] + [",\n".join(forms)] + [" ]", "}", ""])
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, required=True)
@@ -549,7 +542,7 @@ def main(argv=None) -> int:
                 "forms": forms}
     with open(args.out, "wb") as raw:
         with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as handle:
-            handle.write(dumps(document).encode())
+            handle.write(runner.dumps_one_form_a_line(document).encode())
     print(f"-> {args.out}")
     return 0
 
