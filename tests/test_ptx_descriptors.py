@@ -231,7 +231,7 @@ def test_compiler_descriptors_read_the_compiler_layouts(capsys, name):
     rc, out, err = run(capsys, *argv, "--json")
     document = json.loads(out)
     assert (rc, err) == (0, ""), out
-    assert document["summary"] == {"match": 2 * count, "mismatch": 0, "unknown": 0}
+    assert document["summary"] == {"match": 2 * count, "mismatch": 0, "unknown": 0, "unread": 0}
     # the K slices come in order, one instruction K apart
     k_offsets = [c["k_offset"] for c in document["checks"] if c["operand"] == "a"]
     step = k_offsets[1] - k_offsets[0]
@@ -303,7 +303,7 @@ CHECK_KEYS = {"function", "line", "instruction", "operand", "status", "descripto
 
 def test_json_keys_are_the_documented_ones(capsys):
     _, document = descriptors(capsys, HANDWRITTEN_TCGEN05)
-    assert set(document) == {"smem_base", "functions", "shared", "sites"}
+    assert set(document) == {"smem_base", "functions", "shared", "sites", "unread"}
     for site in document["sites"]:
         assert set(site) == SITE_KEYS and set(site["operands"]) == {"a", "b"}
         assert all(set(op) == OPERAND_KEYS for op in site["operands"].values())
@@ -311,7 +311,7 @@ def test_json_keys_are_the_documented_ones(capsys):
     rc, out, _ = run(capsys, "ptx", "check", HANDWRITTEN_TCGEN05, "--kernel", "cta_pair", "--layout",
                      "A=Sw<3,4,3> o (128,64):(64,1)", "--json")
     document = json.loads(out)
-    assert set(document) == {"smem_base", "functions", "layouts", "checks", "summary"}
+    assert set(document) == {"smem_base", "functions", "layouts", "checks", "summary", "unread"}
     assert all(set(c) == CHECK_KEYS for c in document["checks"])
     assert rc == 0 and document["summary"]["match"] == 1
 

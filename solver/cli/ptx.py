@@ -25,9 +25,10 @@ def run_descriptors(args) -> int:
     budget = mma.Budget()
     sites = [mma.site_document(site, budget) for site in result.sites]
     document = {"smem_base": result.smem_base, "functions": result.functions, "shared": result.shared,
-                "sites": sites}
+                "sites": sites, "unread": result.unread}
     render.emit(args, document, lambda: render.ptx_sites_text(document))
-    return exit_status([v for s in sites for v in s["violations"]])
+    # an MMA statement not read is not known to be right: exit 1, as for a broken rule
+    return exit_status([v for s in sites for v in s["violations"]]) or (EXIT_VIOLATION if result.unread else EXIT_OK)
 
 
 def run_check(args) -> int:
@@ -39,7 +40,7 @@ def run_check(args) -> int:
     result = _analyse(args)
     document = ptx_check.check(result, intended)
     render.emit(args, document, lambda: render.ptx_check_text(document))
-    clean = document["summary"]["mismatch"] == 0 and document["summary"]["unknown"] == 0
+    clean = all(document["summary"][status] == 0 for status in ("mismatch", "unknown", "unread"))
     return EXIT_OK if clean else EXIT_VIOLATION
 
 

@@ -513,7 +513,9 @@ def ptx_sites_text(document: dict) -> str:
     sites = document["sites"]
     head = (f"{len(sites)} MMA site{'' if len(sites) == 1 else 's'} in {len(document['functions'])} function"
             f"{'' if len(document['functions']) == 1 else 's'}; shared memory from {document['smem_base']:#x} "
-            f"(--smem-base)")
+            f"(--smem-base)" + (f"; {len(document['unread'])} MMA statement"
+                                f"{'' if len(document['unread']) == 1 else 's'} not read (listed last)"
+                                if document["unread"] else ""))
     blocks = [head]
     for site in sites:
         lines = [f"{site['function']} line {site['line']}: {_short_instruction(site['instruction'])}",
@@ -538,7 +540,7 @@ def ptx_sites_text(document: dict) -> str:
                  for v in site["violations"]]
         lines.append(textwrap.indent(violations_text(found), "  "))
         blocks.append("\n".join(lines))
-    return "\n".join(blocks)
+    return "\n".join(blocks + _unread_lines(document["unread"]))
 
 
 def ptx_check_text(document: dict) -> str:
@@ -559,6 +561,12 @@ def ptx_check_text(document: dict) -> str:
                              f"{w['held_at']:#x} but read from {w['read_from']:#x}")
         elif c["status"] == "unknown":
             lines.append(f"line {c['line']} operand {c['operand'].upper()}: not checked: {c['reason']}")
+    lines += _unread_lines(document["unread"])
     s = document["summary"]
-    lines.append(f"{s['match']} match, {s['mismatch']} mismatch, {s['unknown']} unknown")
+    lines.append(f"{s['match']} match, {s['mismatch']} mismatch, {s['unknown']} unknown, {s['unread']} unread")
     return "\n".join(lines)
+
+
+def _unread_lines(unread: list) -> list:
+    """The MMA statements of the file that were not read (solver.ptx.analysis.unread_mma_statements)."""
+    return [f"line {u['line']}: not read: {_short_instruction(u['text'])}: {u['reason']}" for u in unread]

@@ -2,10 +2,12 @@
 tcgen05.mma with what is known of its operands (the entry point of `layoutproof ptx`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import bisect
+import re
+from dataclasses import dataclass, field
 from typing import Optional
 
-from spec.rule import SpecError, shown
+from spec.rule import SpecError, one_line, shown
 
 from solver.ptx import evaluate, mma, source
 
@@ -17,6 +19,7 @@ class Analysis:
     functions: list              # names of the functions evaluated
     smem_base: int
     shared: dict                 # function -> {symbol: address}
+    unread: list = field(default_factory=list)   # MMA statements in the file that are no site: {line, text, reason}
 
 
 def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Optional[str] = None,
@@ -42,7 +45,51 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
             sites.append(mma.read_site(ins, machine, name, arch, arch_from, loop))
 
         evaluate.walk(context, visit)
-    return Analysis(module, sites, [f.name for f in functions], smem_base, shared)
+    unread = unread_mma_statements(text, functions, sites, whole_file=kernel is None)
+    return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread)
+
+
+# Nothing silent: every MMA opcode in the text is a site, or is listed as unread with its line and why. The
+# opcodes are counted on the text itself (comments removed, nothing else parsed), apart from the statement
+# reader and the evaluator, so that an instruction they miss (a guard they do not read, a statement they
+# split wrongly) shows. PTX ISA 9.7.15.5 (wgmma.mma_async), 9.7.16.10 (tcgen05.mma and its forms).
+MMA_OPCODE = re.compile(r"(?<![\w$.%])(wgmma\.mma_async|tcgen05\.mma)(?![\w$])")
+
+
+def unread_mma_statements(text: str, functions: list, sites: list, whole_file: bool = True) -> list:
+    """The MMA opcodes of the text (of `functions` only when not `whole_file`) that no site was read from:
+    [{"line", "text", "reason"}], in file order. An occurrence belongs to the statement that starts last at
+    or before its line."""
+    stripped = source.strip_comments(text)
+    starts, owners = [], []
+    for function in functions:
+        for statement in function.statements:
+            starts.append(statement.line)
+            owners.append((function, statement))
+    order = sorted(range(len(starts)), key=starts.__getitem__)
+    starts, owners = [starts[i] for i in order], [owners[i] for i in order]
+    read = {(site.function, site.line) for site in sites}
+    first_line = {f.name: f.line for f in functions}
+    unread, line, at = [], 1, 0
+    for match in MMA_OPCODE.finditer(stripped):
+        line += stripped.count("\n", at, match.start())
+        at = match.start()
+        here = bisect.bisect_right(starts, line) - 1
+        owner = owners[here] if here >= 0 else None
+        inside = owner is not None and first_line[owner[0].name] <= line
+        if inside and (owner[0].name, owner[1].line) in read:
+            continue
+        if not inside and not whole_file:
+            continue                       # another function's, not asked for (--kernel)
+        if not inside:
+            reason = "outside the functions read: no statement of an .entry or .func holds it"
+            shown_text = stripped[stripped.rfind("\n", 0, match.start()) + 1:].split("\n", 1)[0].strip()
+        else:
+            shown_text = owner[1].text
+            reason = (f"the statement was not read as an MMA (its opcode reads as "
+                      f"{shown_text.split(' ', 1)[0]!r}), or the evaluator did not reach it")
+        unread.append({"line": line, "text": one_line(shown_text, 120), "reason": reason})
+    return unread
 
 
 def parse_params(assignments: list) -> dict:

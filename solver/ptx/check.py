@@ -175,5 +175,6 @@ def check(analysis, intended_list: list) -> dict:
     layouts = {i.role: {"layout": i.text, "tile_address": addresses[i.role],
                         "tile_address_from": "given" if i.tile_address is not None else "first MMA's start address"}
                for i in intended_list}
+    summary["unread"] = len(analysis.unread)
     return {"smem_base": analysis.smem_base, "functions": analysis.functions, "layouts": layouts,
-            "checks": checks, "summary": summary}
+            "checks": checks, "summary": summary, "unread": analysis.unread}

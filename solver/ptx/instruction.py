@@ -22,7 +22,9 @@ NO_DESTINATION = {"bar", "barrier", "fence", "membar", "bra", "brx", "call", "re
 WRITES_IN_FAMILY = {"wgmma": ("wgmma.mma_async",), "tcgen05": ("tcgen05.ld",),
                     "mbarrier": ("mbarrier.arrive", "mbarrier.test_wait", "mbarrier.try_wait", "mbarrier.pending_count")}
 
-_GUARD = re.compile(r"@(!?)(%[\w$]+)\s+")
+# A guard names a predicate by any PTX identifier (PTX ISA 4.3: [a-zA-Z][a-zA-Z0-9_$]* or [_$%] followed by
+# one or more of those), with or without '%': FlashAttention-4's kernels guard with `@leader_thread`.
+_GUARD = re.compile(r"@(!?)\s*([A-Za-z][\w$]*|[_$%][\w$]+)\s+")
 # PTX ISA 4.5.1 integer constants: decimal, 0x hex, 0b binary, octal with a leading 0, optionally U
 _INTEGER = re.compile(r"^(-?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?$")
 INTEGER_CHARACTERS = 100    # an integer literal longer than this (no 64-bit one is) reads as unknown
