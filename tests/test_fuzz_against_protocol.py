@@ -13,7 +13,8 @@ import pytest
 from solver.fuzz import compiler_campaign
 from tests.test_fuzz_against_jobs import CAMPAIGNS, STAND_IN, _cli
 
-DEADLINE = "0.5"         # seconds an answer may take in these runs (--answer-timeout)
+DEADLINE = "1.5"         # seconds an answer may take in these runs (--answer-timeout): room for a loaded
+                         # machine to start the adapter (a Python process) before its first answer
 SLOW = 15                # seconds no run here comes near: the deadline plus starting the adapter, generously
 VALID = CAMPAIGNS["desc-valid"]
 
