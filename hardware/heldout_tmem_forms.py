@@ -231,12 +231,20 @@ def _vector_items(text: str) -> list:
     return [item.strip() for item in text[1:-1].split(",")] if text.startswith("{") else None
 
 
-def imm_in_vector(rng, form):
+def _pick_vector(rng, form):
+    """(index, items) of one of the form's vector operands, drawn; None when it has none."""
     spots = [i for i, text in enumerate(form.operands) if text.startswith("{")]
     if not spots:
         return None
     i = rng.choice(spots)
-    items = _vector_items(form.operands[i])
+    return i, _vector_items(form.operands[i])
+
+
+def imm_in_vector(rng, form):
+    picked = _pick_vector(rng, form)
+    if picked is None:
+        return None
+    i, items = picked
     count = rng.choice((1, 1, 1, 2, len(items)))
     for j in rng.sample(range(len(items)), min(count, len(items))):
         items[j] = literal(rng, some_value(rng))
@@ -328,11 +336,10 @@ def swap_operands(rng, form):
 
 
 def vector_shape(rng, form):
-    spots = [i for i, text in enumerate(form.operands) if text.startswith("{")]
-    if not spots:
+    picked = _pick_vector(rng, form)
+    if picked is None:
         return None
-    i = rng.choice(spots)
-    items = _vector_items(form.operands[i])
+    i, items = picked
     how = rng.choice(("short", "long", "b64", "bare", "repeat", "empty"))
     if how == "short" and len(items) > 1:
         items = items[:-1]

@@ -173,6 +173,12 @@ def register_declarations(n: int) -> str:
     return kernel("".join(f"\t.reg .b32 %x{i};\n" for i in range(n)))
 
 
+def mmas_outside_functions(n: int) -> str:
+    """A kernel, then n MMA statements outside every function: each one listed as unread (issue 26), the
+    listing linear in the file."""
+    return kernel("\tret;\n") + "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p1;\n" * n
+
+
 GENERATORS = {
     "back_branches": back_branches,
     "shared_directives": shared_directives,
@@ -199,6 +205,7 @@ GENERATORS = {
     "long_parameter_name": long_parameter_name,
     "linkage_directives_without_function": linkage_directives_without_function,
     "nested_parameter_lists": nested_parameter_lists,
+    "mmas_outside_functions": mmas_outside_functions,
 }
 
 # The n of issue 25's three files (20,000 back branches: 280 KB; 20,000 `.a`: 64 KB; 10,000 registers and
@@ -229,4 +236,5 @@ ISSUE_SIZES = {
     "long_parameter_name": 20_000,
     "linkage_directives_without_function": 20_000,
     "nested_parameter_lists": 10_000,
+    "mmas_outside_functions": 20_000,
 }

@@ -80,3 +80,14 @@ def test_unread_names_an_mma_outside_every_function_and_ignores_comments():
     assert result.sites == []
     assert [u["line"] for u in result.unread] == [7]
     assert "outside the functions" in result.unread[0]["reason"]
+
+
+def test_a_site_accounts_for_one_opcode_only():
+    """An opcode past a function's last statement (here an MMA) is not taken as read by that statement."""
+    text = (".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n.reg .b64 %rd<3>;\n"
+            ".reg .b32 %r<3>;\n.reg .pred %p<2>;\n"
+            "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p1;\n}\n"
+            "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p1;\n")
+    result = analysis.analyse(text)
+    assert len(result.sites) == 1
+    assert [u["line"] for u in result.unread] == [11]

@@ -45,7 +45,8 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
             sites.append(mma.read_site(ins, machine, name, arch, arch_from, loop))
 
         evaluate.walk(context, visit)
-    unread = unread_mma_statements(text, functions, sites, whole_file=kernel is None)
+    unread = unread_mma_statements(text, module.functions, sites,
+                                   None if kernel is None else {f.name for f in functions})
     return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread)
 
 
@@ -56,40 +57,50 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
 MMA_OPCODE = re.compile(r"(?<![\w$.%])(wgmma\.mma_async|tcgen05\.mma)(?![\w$])")
 
 
-def unread_mma_statements(text: str, functions: list, sites: list, whole_file: bool = True) -> list:
-    """The MMA opcodes of the text (of `functions` only when not `whole_file`) that no site was read from:
-    [{"line", "text", "reason"}], in file order. An occurrence belongs to the statement that starts last at
-    or before its line."""
+def unread_mma_statements(text: str, functions: list, sites: list, asked: Optional[set] = None) -> list:
+    """The MMA opcodes of the text that no site was read from: [{"line", "text", "reason"}], in file order.
+    `functions`: every function of the module; `asked`: the names of those evaluated (None: all, and the
+    opcodes outside every function count too). An occurrence belongs to the statement that starts last at
+    or before its line; a site's statement accounts for one opcode."""
     stripped = source.strip_comments(text)
-    starts, owners = [], []
-    for function in functions:
-        for statement in function.statements:
-            starts.append(statement.line)
-            owners.append((function, statement))
-    order = sorted(range(len(starts)), key=starts.__getitem__)
-    starts, owners = [starts[i] for i in order], [owners[i] for i in order]
-    read = {(site.function, site.line) for site in sites}
-    first_line = {f.name: f.line for f in functions}
+    owners = sorted(((statement.line, i, function, statement) for i, function in enumerate(functions)
+                     for statement in function.statements), key=lambda owner: owner[:2])
+    starts = [owner[0] for owner in owners]
+    site_statements = {(site.function, site.line) for site in sites}
+    read = set(site_statements)
     unread, line, at = [], 1, 0
     for match in MMA_OPCODE.finditer(stripped):
         line += stripped.count("\n", at, match.start())
         at = match.start()
         here = bisect.bisect_right(starts, line) - 1
-        owner = owners[here] if here >= 0 else None
-        inside = owner is not None and first_line[owner[0].name] <= line
-        if inside and (owner[0].name, owner[1].line) in read:
+        function, statement = owners[here][2:] if here >= 0 else (None, None)
+        if function is not None and function.line > line:
+            function = None                                       # before the first function
+        if asked is not None and (function is None or function.name not in asked):
+            continue                                              # not asked for (--kernel)
+        key = (function.name, statement.line) if function is not None else None
+        if key in read:
+            read.discard(key)
             continue
-        if not inside and not whole_file:
-            continue                       # another function's, not asked for (--kernel)
-        if not inside:
-            reason = "outside the functions read: no statement of an .entry or .func holds it"
-            shown_text = stripped[stripped.rfind("\n", 0, match.start()) + 1:].split("\n", 1)[0].strip()
+        if function is None:
+            shown_text, reason = _line_at(stripped, match.start()), \
+                "outside the functions read: no statement of an .entry or .func holds it"
+        elif key in site_statements:
+            shown_text = _line_at(stripped, match.start())
+            reason = (f"past the MMA read at line {statement.line}, the last statement the reader found before "
+                      "it (outside a function, or a statement the reader did not split off)")
         else:
-            shown_text = owner[1].text
+            shown_text = statement.text
             reason = (f"the statement was not read as an MMA (its opcode reads as "
                       f"{shown_text.split(' ', 1)[0]!r}), or the evaluator did not reach it")
         unread.append({"line": line, "text": one_line(shown_text, 120), "reason": reason})
     return unread
+
+
+def _line_at(text: str, offset: int) -> str:
+    """The line of `text` that holds `offset`, stripped."""
+    end = text.find("\n", offset)
+    return text[text.rfind("\n", 0, offset) + 1:end if end >= 0 else len(text)].strip()
 
 
 def parse_params(assignments: list) -> dict:
