@@ -437,6 +437,9 @@ def run_chunk_or_error(job: tuple):
 
 
 # --- Executors: fn(job) for every job, yielded as (job index, result) when each is done --------------------
+SKIPPED = object()          # a chunk not run because another one failed (thread_executor)
+
+
 def thread_executor(jobs: int):
     """`jobs` threads here, each with its own adapter process. After a chunk's error (fn returns it) no
     chunk starts: the run stops with it."""
@@ -446,7 +449,7 @@ def thread_executor(jobs: int):
 
         def unless_failed(item):
             if failed.is_set():
-                return InterruptedError("the campaign stopped")
+                return SKIPPED
             result = fn(item)
             if isinstance(result, Exception):
                 failed.set()
@@ -455,7 +458,11 @@ def thread_executor(jobs: int):
         try:
             futures = {pool.submit(unless_failed, item): i for i, item in enumerate(items)}
             for future in as_completed(futures):
-                yield futures[future], future.result()
+                result = future.result()
+                # a chunk skipped after another's error can be done before that error's future is: it is
+                # not yielded, so that the error itself (still to come) is what the caller sees
+                if result is not SKIPPED:
+                    yield futures[future], result
             done = True
         finally:
             _STOP.set()
