@@ -1,4 +1,4 @@
-"""Small PTX files that made the kernel reader (solver.ptx) run away: each is far below the reader's
+"""Small PTX files that made the kernel reader (solver.kernel) run away: each is far below the reader's
 bounds (32 MiB, 200,000 statements per function) yet took minutes or gigabytes before issue 25.
 
 Each generator takes a size n and returns PTX text whose length grows linearly with n. They are written

@@ -16,7 +16,7 @@ import pytest
 import spec.rules
 from spec.rule import DEFINITION, SUBJECT_MODULES, SpecError
 
-ENTRY_POINTS = sorted({"spec.rule", "spec.rules", "layoutproof", "solver.synth.recipe", "solver.ptx.mma",
+ENTRY_POINTS = sorted({"spec.rule", "spec.rules", "layoutproof", "solver.synth.recipe", "solver.kernel.mma",
                        "solver.cli.main", "solver.fuzz.desc"}
                       | {name for names in SUBJECT_MODULES.values() for name in names})
 

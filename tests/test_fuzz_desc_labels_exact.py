@@ -5,7 +5,7 @@ emitted by checkers other than the label's:
   the descriptor's read map) on the case: its violations are the label's descriptor and operand rules, and a
   tile it finds misread is a case that lists a tile rule (desc.tile.*), and the other way round; the outcome
   is wrong-data exactly when it is misread (unless ptxas refuses the form first);
-* the PTX reader (`layoutproof ptx descriptors`, solver/ptx) on the kernel `--format ptx` writes for it: the
+* the PTX reader (`layoutproof ptx descriptors`, solver/kernel) on the kernel `--format ptx` writes for it: the
   instruction descriptor rules (idesc.*) and the MMA shape rules (mma.shape.*) it finds broken in the kernel
   are the label's.
 
@@ -19,9 +19,10 @@ import pytest
 from solver.fuzz import desc as fuzz_desc
 from solver.fuzz import engine
 from solver.fuzz.formats import ptx as fuzz_ptx
-from solver.ptx import analysis as ptx_analysis
+from solver.kernel import analysis as ptx_analysis
 from solver.model import desc_case as desc_model
-from solver.ptx import evaluate, mma
+from solver.kernel.symbolic import evaluate
+from solver.kernel import mma
 from solver.synth import descriptor as synth
 from spec.cases import desc_case as spec_desc_case
 from spec.mma import descriptor as spec_descriptor

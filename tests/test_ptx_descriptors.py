@@ -1,4 +1,4 @@
-"""The PTX descriptor evaluator (solver/ptx) and `layoutproof ptx descriptors | check` (docs/CLI.md `ptx`).
+"""The PTX descriptor evaluator (solver/kernel) and `layoutproof ptx descriptors | check` (docs/CLI.md `ptx`).
 
 Expected values come from outside the evaluator:
 * hand-written PTX (tests/fixtures/ptx/handwritten_*.ptx) whose descriptors were built from fields with
@@ -24,8 +24,10 @@ from spec.mma import instr_desc
 from spec.rule import SpecError
 
 from solver.cli.main import main
-from solver.ptx import analysis, bits, source
-from solver.ptx import check as ptx_check
+from solver.kernel import analysis
+from solver.kernel.symbolic import bits
+from solver.kernel.frontend import source
+from solver.kernel import check as ptx_check
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ptx"
 HANDWRITTEN_WGMMA = FIXTURES / "handwritten_wgmma.ptx"
@@ -383,7 +385,7 @@ def test_long_values_are_cut_in_errors(capsys):
 def test_an_excerpt_without_register_declarations_keeps_64_bit_descriptors():
     """A trimmed excerpt (no .reg lines, as quoted in issues): %rd registers are 64-bit, as nvcc and
     Triton name them, so a descriptor's high word survives (spec.mma.descriptor.encode gives the word)."""
-    from solver.ptx import analysis
+    from solver.kernel import analysis
     from spec.mma import descriptor
     word = descriptor.encode("sm90", 0, 16, 1024, "128B").raw
     ptx = (".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"

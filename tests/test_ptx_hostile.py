@@ -1,4 +1,4 @@
-"""Hostile and malformed PTX for the kernel reader (`layoutproof ptx descriptors | check`, solver/ptx),
+"""Hostile and malformed PTX for the kernel reader (`layoutproof ptx descriptors | check`, solver/kernel),
 issue 25: a rule the kernel breaks is reported (exit 1), never swallowed into "no violation"; PTX ptxas
 refuses is malformed (exit 2, one line naming the line); the reader's evaluation knows less past its
 work bound, never something else.
@@ -20,7 +20,10 @@ import pytest
 from spec.mma import instr_desc
 
 from solver.cli.main import main
-from solver.ptx import analysis, evaluate, mma, source
+from solver.kernel import analysis
+from solver.kernel.symbolic import evaluate
+from solver.kernel import mma
+from solver.kernel.frontend import source
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ptx"
 TCGEN05 = (FIXTURES / "handwritten_tcgen05.ptx").read_text()    # see its header: words built from fields
@@ -252,8 +255,8 @@ def test_random_mma_statements_never_end_in_an_internal_error(capsys, monkeypatc
 # --- the walk's structures against brute force ----------------------------------------------------------------
 def _random_items(rng: random.Random, size: int) -> list:
     """(statement, instruction) pairs of a random function: labels, branches back and forth, writes."""
-    from solver.ptx.instruction import parse_instruction
-    from solver.ptx.source import Statement
+    from solver.kernel.frontend.instruction import parse_instruction
+    from solver.kernel.frontend.source import Statement
     labels = [f"L{k}" for k in range(max(1, size // 6))]
     items = []
     for line in range(size):

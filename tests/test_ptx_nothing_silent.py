@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from solver.cli.main import main
-from solver.ptx import analysis, instruction
+from solver.kernel import analysis
+from solver.kernel.frontend import instruction
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ptx"
 OPCODE = re.compile(r"(wgmma\.mma_async|tcgen05\.mma)(?![\w$])")

@@ -7,9 +7,11 @@ from spec.rule import SpecError
 
 from solver.cli import render
 from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, exit_status, layout_text, number
-from solver.ptx import analysis as ptx_analysis
-from solver.ptx import check as ptx_check
-from solver.ptx import evaluate, mma, source
+from solver.kernel import analysis as ptx_analysis
+from solver.kernel import check as ptx_check
+from solver.kernel.symbolic import evaluate
+from solver.kernel import mma
+from solver.kernel.frontend import source
 
 
 def _analyse(args) -> ptx_analysis.Analysis:

@@ -102,13 +102,13 @@ def offset_table(layout: dict, shape: list) -> dict:
     return table
 
 
-# --- PTX: the MMAs and their descriptors (solver.ptx, `layoutproof ptx descriptors`; shared base 0) -------
+# --- PTX: the MMAs and their descriptors (solver.kernel, `layoutproof ptx descriptors`; shared base 0) -------
 def mma_descriptors(ptx: str, smem_base: int = 0) -> list:
     """Each wgmma.mma_async / tcgen05.mma of the PTX, in order, with its operands' descriptor words
     (None where not fully known): {"instruction", "a", "b", and wgmma: "shape" [m, n, k], "trans_a",
-    "trans_b"; tcgen05: "idesc", "cta_group", "kind"}, as solver.ptx evaluates them with the shared
+    "trans_b"; tcgen05: "idesc", "cta_group", "kind"}, as solver.kernel evaluates them with the shared
     symbols from `smem_base`."""
-    from solver.ptx import analysis
+    from solver.kernel import analysis
 
     def known(word):
         return word.value if word is not None and word.is_known else None

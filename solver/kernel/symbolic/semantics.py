@@ -1,4 +1,4 @@
-"""What the integer instructions that build descriptors compute, on partly known words (solver.ptx.bits).
+"""What the integer instructions that build descriptors compute, on partly known words (solver.kernel.symbolic.bits).
 
 Each function takes the instruction and a `read(operand, width)` that evaluates an operand, and returns
 {register: Bits} for the registers it writes, or None when the evaluator does not model it (its
@@ -7,8 +7,8 @@ shift 9.7.8, data movement and conversion 9.7.9).
 """
 from __future__ import annotations
 
-from solver.ptx import bits
-from solver.ptx.instruction import INTEGER_TYPES, TYPE_BITS, Instruction, registers_in
+from solver.kernel.symbolic import bits
+from solver.kernel.frontend.instruction import INTEGER_TYPES, TYPE_BITS, Instruction, registers_in
 
 
 def _integer(ins: Instruction) -> bool:

@@ -30,9 +30,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from solver.ptx import bits, semantics
-from solver.ptx.instruction import Instruction, TYPE_BITS, destinations, parse_instruction, parse_integer
-from solver.ptx.source import Function, Module
+from solver.kernel.symbolic import bits
+from solver.kernel.symbolic import semantics
+from solver.kernel.frontend.instruction import Instruction, TYPE_BITS, destinations, parse_instruction, parse_integer
+from solver.kernel.frontend.source import Function, Module
 
 # The walk's work bound: registers copied, met or forgotten at branches, labels and loop exits, per
 # statement of the function and at least. The Triton, CuTe DSL and hand-written kernels of

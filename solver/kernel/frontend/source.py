@@ -18,7 +18,7 @@ from typing import Optional
 
 from spec.rule import SpecError
 
-from solver.ptx.instruction import parse_integer
+from solver.kernel.frontend.instruction import parse_integer
 
 # Bounds checked before any work: a PTX file and one function. Triton's and CUTLASS's largest kernels
 # are a few MB and some 10^5 statements.

@@ -24,8 +24,8 @@ from spec.mma import dtypes, instr_desc, readmap
 from spec.mma import shape as mma_shape
 from spec.rule import CATALOGUE, SpecError, check_all
 
-from solver.ptx import bits
-from solver.ptx.instruction import Instruction, parse_integer
+from solver.kernel.symbolic import bits
+from solver.kernel.frontend.instruction import Instruction, parse_integer
 
 WGMMA_TYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8", "s32", "b1")
 MAX_READ_ELEMENTS = 4_000_000     # read-map elements one command computes in all (then: omitted)
@@ -54,7 +54,7 @@ class Site:
     arch_from: str
     qualifiers: list
     guard: Optional[str]
-    loop: Optional[object]             # solver.ptx.evaluate.Loop: the one containing it whose back branch
+    loop: Optional[object]             # solver.kernel.symbolic.evaluate.Loop: the one containing it whose back branch
                                        # comes last; None outside loops
     operands: dict = field(default_factory=dict)
     kind: Optional[str] = None         # tcgen05 .kind (None on sm90)

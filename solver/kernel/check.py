@@ -24,7 +24,8 @@ from spec.mma import descriptor as desc_mod
 from spec.mma import dtypes
 from spec.rule import SpecError, check_all, parse_number
 
-from solver.ptx import mma, source
+from solver.kernel import mma
+from solver.kernel.frontend import source
 
 ROLES = ("a", "b")
 MAX_K_SLICES = 4096     # K slices of a tile looked at per MMA (4096 x 128 bytes: more than any shared memory)

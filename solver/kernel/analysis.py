@@ -9,7 +9,9 @@ from typing import Optional
 
 from spec.rule import SpecError, one_line, shown
 
-from solver.ptx import evaluate, mma, source
+from solver.kernel.symbolic import evaluate
+from solver.kernel import mma
+from solver.kernel.frontend import source
 
 
 @dataclass

@@ -1,0 +1,14 @@
+"""Reading compiled kernels: what `layoutproof ptx descriptors | check` (docs/CLI.md `ptx`) stands on.
+
+    frontend/   the PTX text as the manual writes it: ptx.lark (the grammar, PTX ISA 9.0 chapters 4, 5
+                and 11), grammar.py (the syntax tree), scope.py (a { } block's own registers and labels),
+                source.py (size limits, modules, functions, shared symbols), instruction.py (one
+                instruction's guard, opcode and operands), cfg.py (basic blocks, natural loops, waits)
+    concrete/   the reference executor: integers, every iteration of every loop, each warp of the CTA
+    symbolic/   the evaluator over partly known words (bits.py, semantics.py, evaluate.py)
+    mma.py      each wgmma.mma_async / tcgen05.mma with its operands, decoded by spec.mma
+    check.py    the MMAs against the tile an author meant (spec.cases.desc_case)
+    analysis.py the entry point: text -> sites, and the MMA statements not read (nothing silent)
+
+frontend -> symbolic | concrete -> mma -> check; analysis.analyse ties them together.
+"""
