@@ -368,13 +368,17 @@ def test_size_limits_are_checked_before_the_work(capsys, monkeypatch):
     started = time.time()
     rc, _, err = run(capsys, "ptx", "descriptors", "-", stdin=huge, monkeypatch=monkeypatch)
     assert rc == 2 and "larger than" in err and time.time() - started < 5
-    # a kernel of 10^6 statements: refused at the per-function bound, not evaluated
+    # a kernel of 10^6 statements: refused before it is parsed (the ';' are counted first)
     body = "\tadd.s32 %r1, %r1, 1;\n" * 1_000_000
     text = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n" + body + "}\n"
     started = time.time()
-    with pytest.raises(SpecError, match="statements read per function"):
+    with pytest.raises(SpecError, match="statements read per file"):
         analysis.analyse(text)
     assert time.time() - started < 10
+    # one function of 300,000: the per-function bound
+    text = text.replace(body, "\tadd.s32 %r1, %r1, 1;\n" * 300_000)
+    with pytest.raises(SpecError, match="statements read per function"):
+        analysis.analyse(text)
 
 
 def test_long_values_are_cut_in_errors(capsys):

@@ -568,5 +568,5 @@ def ptx_check_text(document: dict) -> str:
 
 
 def _unread_lines(unread: list) -> list:
-    """The MMA statements of the file that were not read (solver.kernel.analysis.unread_mma_statements)."""
+    """The MMA statements of the file that were not read (solver.kernel.analysis.unread_statements)."""
     return [f"line {u['line']}: not read: {_short_instruction(u['text'])}: {u['reason']}" for u in unread]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -21,7 +22,8 @@ class Analysis:
     functions: list              # names of the functions evaluated
     smem_base: int
     shared: dict                 # function -> {symbol: address}
-    unread: list = field(default_factory=list)   # MMA statements in the file that are no site: {line, text, reason}
+    unread: list = field(default_factory=list)   # site statements in the file that are no site: {line, text, reason}
+    others: list = field(default_factory=list)   # TMA and tcgen05 data-movement sites: {function, line, family, text}
 
 
 def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Optional[str] = None,
@@ -47,33 +49,65 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
             sites.append(mma.read_site(ins, machine, name, arch, arch_from, loop))
 
         evaluate.walk(context, visit)
-    unread = unread_mma_statements(text, module.functions, sites,
-                                   None if kernel is None else {f.name for f in functions})
-    return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread)
+    others = other_sites(functions)
+    read = [(site.function, site.line) for site in sites] + [(o["function"], o["line"]) for o in others]
+    unread = unread_statements(text, module.functions, read, None if kernel is None else {f.name for f in functions},
+                               tuple(module.unread))
+    return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others)
 
 
-# Nothing silent: every MMA opcode in the text is a site, or is listed as unread with its line and why. The
-# opcodes are counted on the text itself (comments removed, nothing else parsed), apart from the statement
-# reader and the evaluator, so that an instruction they miss (a guard they do not read, a statement they
-# split wrongly) shows. PTX ISA 9.7.15.5 (wgmma.mma_async), 9.7.16.10 (tcgen05.mma and its forms).
+# Nothing silent: every statement of these opcodes in the text is a site, or is listed as unread with its
+# line and why. The opcodes are counted on the text itself (comments removed, nothing else parsed), apart
+# from the grammar and the evaluator, so that an instruction they miss shows. PTX ISA 9.0: 9.7.15.5
+# (wgmma.mma_async), 9.7.16 (tcgen05.mma, .ld, .st, .cp, .shift, .alloc), 9.7.9.25 (cp.async.bulk.tensor),
+# 9.7.9.27 (tensormap.replace).
 MMA_OPCODE = re.compile(r"(?<![\w$.%])(wgmma\.mma_async|tcgen05\.mma)(?![\w$])")
+SITE_OPCODE = re.compile(r"(?<![\w$.%])(wgmma\.mma_async|tcgen05\.mma|tcgen05\.(?:ld|st|cp|shift|alloc)|"
+                         r"cp\.async\.bulk\.tensor|tensormap\.replace)(?![\w$])")
 
 
-def unread_mma_statements(text: str, functions: list, sites: list, asked: Optional[set] = None) -> list:
-    """The MMA opcodes of the text that no site was read from: [{"line", "text", "reason"}], in file order.
-    `functions`: every function of the module; `asked`: the names of those evaluated (None: all, and the
-    opcodes outside every function count too). An occurrence belongs to the statement that starts last at
-    or before its line; a site's statement accounts for one opcode."""
+def opcode_family(opcode: str) -> Optional[str]:
+    """The site family an opcode belongs to (tcgen05.mma.cta_group::1.kind::f16 -> tcgen05.mma), or None."""
+    m = SITE_OPCODE.match(opcode)
+    if m is None or (m.end() < len(opcode) and opcode[m.end()] != "."):
+        return None
+    return m.group(1)
+
+
+def other_sites(functions: list) -> list:
+    """The statements of the families other than the MMAs: {function, line, family, text}, in file order."""
+    found = []
+    for function in functions:
+        for statement in function.statements:
+            ins = statement.instruction
+            family = opcode_family(ins.opcode) if ins is not None else None
+            if family is not None and family not in ("wgmma.mma_async", "tcgen05.mma"):
+                found.append({"function": function.name, "line": statement.line, "family": family,
+                              "text": one_line(statement.text, 160)})
+    return found
+
+
+def unread_statements(text: str, functions: list, read: list, asked: Optional[set] = None,
+                      not_parsed: tuple = ()) -> list:
+    """The site opcodes of the text that no site was read from: [{"line", "text", "reason"}], in file order.
+    `functions`: every function of the module; `read`: (function name, statement line) of every site, one
+    per site; `asked`: the names of the functions evaluated (None: all, and the opcodes outside every
+    function count too); `not_parsed`: what the grammar could not read (syntax.Unread), listed as it is.
+    An occurrence belongs to the statement that starts last at or before its line; a site accounts for one
+    occurrence of its statement."""
     stripped = source.strip_comments(text)
     owners = sorted(((statement.line, i, function, statement) for i, function in enumerate(functions)
                      for statement in function.statements), key=lambda owner: owner[:2])
     starts = [owner[0] for owner in owners]
-    site_statements = {(site.function, site.line) for site in sites}
-    read = set(site_statements)
-    unread, line, at = [], 1, 0
-    for match in MMA_OPCODE.finditer(stripped):
+    left = Counter(read)
+    cut = {u.line: u for u in not_parsed}          # (few: grammar.MAX_UNREAD at most)
+    unread = [{"line": u.line, "text": one_line(u.text, 120), "reason": u.reason} for u in not_parsed]
+    line, at = 1, 0
+    for match in SITE_OPCODE.finditer(stripped):
         line += stripped.count("\n", at, match.start())
         at = match.start()
+        if _in_cut(cut, stripped, line):
+            continue                                              # listed already: the grammar's reason
         here = bisect.bisect_right(starts, line) - 1
         function, statement = owners[here][2:] if here >= 0 else (None, None)
         if function is not None and function.line > line:
@@ -81,22 +115,31 @@ def unread_mma_statements(text: str, functions: list, sites: list, asked: Option
         if asked is not None and (function is None or function.name not in asked):
             continue                                              # not asked for (--kernel)
         key = (function.name, statement.line) if function is not None else None
-        if key in read:
-            read.discard(key)
+        if left[key] > 0:
+            left[key] -= 1
             continue
         if function is None:
             shown_text, reason = _line_at(stripped, match.start()), \
                 "outside the functions read: no statement of an .entry or .func holds it"
-        elif key in site_statements:
+        elif key in left:
             shown_text = _line_at(stripped, match.start())
-            reason = (f"past the MMA read at line {statement.line}, the last statement the reader found before "
+            reason = (f"past the site read at line {statement.line}, the last statement the reader found before "
                       "it (outside a function, or a statement the reader did not split off)")
-        else:
+        elif statement.line == line:
             shown_text = statement.text
-            reason = (f"the statement was not read as an MMA (its opcode reads as "
+            reason = (f"the statement was not read as a site (its opcode reads as "
                       f"{shown_text.split(' ', 1)[0]!r}), or the evaluator did not reach it")
+        else:
+            shown_text = _line_at(stripped, match.start())
+            reason = (f"no statement the reader found starts on this line (the last before it is at line "
+                      f"{statement.line})")
         unread.append({"line": line, "text": one_line(shown_text, 120), "reason": reason})
-    return unread
+    return sorted(unread, key=lambda u: u["line"])
+
+
+def _in_cut(cut: dict, text: str, line: int) -> bool:
+    """Whether the line is in a statement the grammar could not read (syntax.Unread, lines first..last)."""
+    return any(u.line <= line <= u.last_line for u in cut.values())
 
 
 def _line_at(text: str, offset: int) -> str:

@@ -1,14 +1,7 @@
 """Reading PTX text: its size limits, its kernels, their statements, and the shared-memory symbols.
 
-No grammar library: PTX statements end with ';' (PTX ISA 4: "Statements ... terminated with a
-semicolon"), labels end with ':', function bodies are brace-delimited, and the few directives that end
-at the end of their line (.version, .target, .address_size, .file, .loc) are recognised by name.
-Comments (// and /* */) are blanked first, keeping line numbers. A '{' or '}' that starts a statement
-opens or closes a scope (inline-asm blocks); elsewhere braces are vector operands ({%r1, %r2}).
-
-Every step is one pass over the text, or a pass per statement (no regular expression here can backtrack
-more than a bounded distance): the reader's time and memory grow linearly with the file
-(tests/test_ptx_runaways.py).
+The text is parsed by the manual's grammar (grammar.py, ptx.lark); nested { } scopes are resolved and
+flattened (scope.py). What the grammar cannot read is listed in Module.unread, never skipped silently.
 """
 from __future__ import annotations
 
@@ -18,7 +11,9 @@ from typing import Optional
 
 from spec.rule import SpecError
 
+from solver.kernel.frontend import grammar, scope
 from solver.kernel.frontend.instruction import parse_integer
+from solver.kernel.frontend.syntax import Statement
 
 # Bounds checked before any work: a PTX file and one function. Triton's and CUTLASS's largest kernels
 # are a few MB and some 10^5 statements.
@@ -27,20 +22,9 @@ MAX_STATEMENTS = 200_000          # per function
 MAX_TOTAL_STATEMENTS = 400_000    # per file (some 10 s of evaluation)
 RULE = ""                         # input errors of the PTX reader name no rule of the catalogue
 
-LINE_DIRECTIVES = (".version", ".target", ".address_size", ".file", ".loc", ".section")
 IDENTIFIER = r"[A-Za-z_$%][\w$]*"       # PTX ISA 4.4 (identifiers; % for compiler names)
-# A repeated group keeps what it needs to backtrack, some 170 bytes an iteration: where one may repeat
-# millions of times, it is possessive (*+).
-_FUNCTION_KEYWORD = re.compile(r"\.(entry|func)\b")
-_LINKAGE_BACKWARDS = re.compile(r"(?:\s+(?:elbisiv|kaew|nretxe)\.)*+")    # (\.visible|\.weak|\.extern)\s+, reversed
-_IDENTIFIER = re.compile(IDENTIFIER)
-_IDENTIFIER_START = re.compile(r"[A-Za-z_$]")
-_WORD = re.compile(r"[\w$]*")
-_SPACE = re.compile(r"\s*")
-_NONSPACE = re.compile(r"\S")
-_PARAM_KEYWORD = re.compile(r"\.param\b")
-_LABEL = re.compile(r"\s*(" + IDENTIFIER + r")\s*:(?!:)")
-_TARGET = re.compile(r"^[ \t]*\.target[ \t]+([\w, ]+)", re.MULTILINE)
+# Declarations are read with regular expressions that cannot backtrack (possessive *+): a statement may
+# hold millions of tokens.
 _COMMENT_START = re.compile(r"/[/*]")
 _SHARED_KEYWORD = re.compile(r"(?:^|(?<= ))\.shared(?= |$)")     # the first .shared token
 _DIRECTIVE_RUN = re.compile(r"(?: (?:\.align [0-9]\S*|\.\w+)(?= |$))*+")   # ... then the name
@@ -52,13 +36,6 @@ _VECTOR = re.compile(r"(?<= )\.v([248])(?= |$)")
 _TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4,
                "s32": 4, "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16, "pred": 1}
 MAX_ALIGNMENT = 1 << 31           # the largest .align ptxas 13.0 takes (2^32: "Constant overflow")
-
-
-@dataclass(frozen=True)
-class Statement:
-    line: int                 # 1-based line of its first character in the file
-    text: str                 # without the ';', whitespace collapsed
-    label: Optional[str] = None   # set for a label statement (text is then "")
 
 
 @dataclass(frozen=True)
@@ -75,8 +52,9 @@ class Function:
     kind: str                 # "entry" or "func"
     line: int
     params: list
-    statements: list = field(default_factory=list)
+    statements: list = field(default_factory=list)   # syntax.Statement, nested blocks flattened
     shared: list = field(default_factory=list)     # its own .shared declarations
+    directives: dict = field(default_factory=dict)  # performance directives: ".reqntid" -> (128, 1, 1)
 
 
 @dataclass
@@ -84,6 +62,8 @@ class Module:
     targets: list             # the .target names, e.g. ["sm_90a"]
     shared: list              # module-level .shared declarations, in order
     functions: list
+    unread: list = field(default_factory=list)     # syntax.Unread: what the grammar could not read
+    version: Optional[str] = None
 
 
 def check_size(text: str) -> None:
@@ -133,156 +113,33 @@ def strip_comments(text: str) -> str:
     return "".join(pieces)
 
 
-class _Lines:
-    """The line of each offset asked, in increasing order: each line break is counted once (a list of the
-    line starts of a file of blank lines would be as large as the file is long, in Python objects)."""
-
-    def __init__(self, text: str, offset: int = 0, line: int = 1):
-        self.text, self.offset, self.line = text, offset, line
-
-    def __call__(self, offset: int) -> int:
-        if offset < self.offset:                      # asked out of order: count again from the start
-            self.offset, self.line = 0, 1
-        self.line += self.text.count("\n", self.offset, offset)
-        self.offset = offset
-        return self.line
-
-
-class _NextOf:
-    """The first index >= a position holding one of some characters, for positions that only grow: each
-    character of the text is looked at once however many positions ask (a file of many '.func (' that
-    never close would otherwise be scanned to its end once per '(')."""
-
-    def __init__(self, text: str, characters: str):
-        self.text, self.pattern = text, re.compile("[" + re.escape(characters) + "]")
-        self.asked, self.found = 0, -1
-
-    def __call__(self, position: int) -> int:
-        if not (self.asked <= position <= self.found):
-            m = self.pattern.search(self.text, position)
-            self.found = m.start() if m else len(self.text)
-        self.asked = position
-        return self.found
-
-
-def _matching_brace(text: str, opening: int) -> int:
-    depth = 0
-    for m in _BRACES.finditer(text, opening):
-        depth += 1 if m.group(0) == "{" else -1
-        if depth == 0:
-            return m.start()
-    raise SpecError("ptx", text[opening:opening + 40], "a function body has no closing '}'", RULE)
-
-
-def _header(text: str, keyword: re.Match, next_close: _NextOf) -> Optional[tuple]:
-    """(name, the '(' of its parameters) when the .entry / .func keyword starts a function header:
-    [(return parameters)] name ( ... ."""
-    at = _SPACE.match(text, keyword.end()).end()
-    if text.startswith("(", at):
-        close = next_close(at)
-        if close >= len(text):
-            return None
-        at = _SPACE.match(text, close + 1).end()
-    name = _IDENTIFIER.match(text, at)
-    if name is None:
-        return None
-    opening = _SPACE.match(text, name.end()).end()
-    return (name.group(0), opening) if text.startswith("(", opening) else None
-
-
-def _linkage_start(text: str, at: int, floor: int) -> int:
-    """Where the header starting at `at` begins: before the .visible / .weak / .extern that precede it
-    (matched backwards, on the reversed text since `floor`)."""
-    return at - _LINKAGE_BACKWARDS.match(text[floor:at][::-1]).end()
-
-
-def _parameter_names(text: str, begin: int, end: int) -> list:
-    """The name each `.param` of text[begin:end] declares: the identifier that ends its item (the text up
-    to the next ',' or ')'), after an optional [N]."""
-    names, at = [], begin
-    items = _NextOf(text, ",)")
-    while True:
-        m = _PARAM_KEYWORD.search(text, at, end)
-        if m is None:
-            return names
-        stop = min(items(m.end()), end)
-        name = _trailing_identifier(text, m.end(), stop)
-        if name is not None:
-            names.append(name)
-        at = max(stop, m.end())
-
-
-def _trailing_identifier(text: str, begin: int, end: int) -> Optional[str]:
-    """The identifier text[begin:end] ends with, before an optional [N]: the word characters at its end
-    (found on the reversed text), from the first that may start an identifier, or from a '%' before them."""
-    item = text[begin:end].rstrip()
-    if item.endswith("]"):
-        opening = item.rfind("[")
-        if opening < 0 or not item[opening + 1:-1].strip().isdigit():
-            return None
-        item = item[:opening].rstrip()
-    word_start = len(item) - _WORD.match(item[::-1]).end()
-    if word_start > 0 and item[word_start - 1] == "%":
-        return item[word_start - 1:]
-    m = _IDENTIFIER_START.search(item, word_start)
-    return item[m.start():] if m else None
-
-
 def parse(text: str) -> Module:
+    """The module: its targets, shared symbols and functions (bodies flattened, scopes resolved), and the
+    statements the grammar could not read."""
     check_size(text)
-    text = strip_comments(text)
-    lines = _Lines(text)
-    functions, spans, total, read_to = [], [], 0, 0
-    next_close, next_body = _NextOf(text, ")"), _NextOf(text, "{;")
-    for keyword in _FUNCTION_KEYWORD.finditer(text):
-        if keyword.start() < read_to:
-            continue                                  # inside an earlier body or parameter list
-        header = _header(text, keyword, next_close)
-        if header is None:
-            continue
-        name, opening = header
-        close_params = _closing_paren(text, opening)
-        read_to = close_params + 1
-        after = next_body(close_params + 1)
-        if after >= len(text) or text[after] == ";":
-            continue                                  # a declaration, no body
-        end = _matching_brace(text, after)
-        start = _linkage_start(text, keyword.start(), spans[-1][1] if spans else 0)
-        function = Function(name, keyword.group(1), lines(start), _parameter_names(text, opening + 1, close_params))
-        function.statements = list(statements(text, after + 1, end, _Lines(text, after + 1, lines(after + 1))))
-        total += len(function.statements)
+    if text.count(";") > MAX_TOTAL_STATEMENTS:        # before any parsing: every statement but a label,
+        raise SpecError("ptx", f"<more than {MAX_TOTAL_STATEMENTS} statements>",   # a block or a line
+                        f"longer than the {MAX_TOTAL_STATEMENTS} statements read per file", RULE)  # directive ends so
+    tree = grammar.parse(text)
+    marker = scope.marker_for(text)
+    functions, total = [], 0
+    for found in tree.functions:
+        if found.body is None:
+            continue                                  # a declaration (a prototype), no body
+        body = scope.flatten(found.body, marker)
+        if len(body) > MAX_STATEMENTS:
+            raise SpecError("ptx", f"<a function of more than {MAX_STATEMENTS} statements>",
+                            f"longer than the {MAX_STATEMENTS} statements read per function", RULE)
+        total += len(body)
         if total > MAX_TOTAL_STATEMENTS:
             raise SpecError("ptx", f"<more than {MAX_TOTAL_STATEMENTS} statements>",
                             f"longer than the {MAX_TOTAL_STATEMENTS} statements read per file", RULE)
-        function.shared = shared_symbols(function.statements)
+        function = Function(found.name, found.kind, found.line, list(found.params), body,
+                            directives=dict(found.directives))
+        function.shared = shared_symbols(body)
         functions.append(function)
-        spans.append((start, end + 1))
-        read_to = end + 1
-    outside = _outside(text, spans)
-    shared = shared_symbols(statements(outside, 0, len(outside), _Lines(outside), MAX_TOTAL_STATEMENTS,
-                                       "module (outside its functions)"))
-    targets = [t.strip() for m in _TARGET.finditer(outside) for t in m.group(1).split(",")]
-    return Module(targets, shared, functions)
-
-
-def _closing_paren(text: str, opening: int) -> int:
-    depth = 0
-    for m in _PARENTHESES.finditer(text, opening, min(len(text), opening + 1_000_000)):
-        depth += 1 if m.group(0) == "(" else -1
-        if depth == 0:
-            return m.start()
-    raise SpecError("ptx", text[opening:opening + 40], "a parameter list has no closing ')'", RULE)
-
-
-def _outside(text: str, spans: list) -> str:
-    """The module-level text: function bodies replaced by blank lines (line numbers kept)."""
-    pieces, last = [], 0
-    for start, end in spans:
-        pieces.append(text[last:start])
-        pieces.append("\n" * text.count("\n", start, end))
-        last = end
-    pieces.append(text[last:])
-    return "".join(pieces)
+    return Module(list(tree.targets), shared_symbols(tree.declarations), functions, list(tree.unread),
+                  tree.version)
 
 
 # --- shared declarations -------------------------------------------------------------------------------------
@@ -344,108 +201,6 @@ def _alignment(digits: str) -> Optional[int]:
     if value is None or value <= 0 or value & (value - 1) or value > MAX_ALIGNMENT:
         return None
     return value
-
-
-# --- statements ----------------------------------------------------------------------------------------------
-_BOUNDARY = re.compile(r"[;{}\n]")
-_STATEMENT_END = re.compile(r"[;{}]")
-_BRACES = re.compile(r"[{}]")
-_PARENTHESES = re.compile(r"[()]")
-_SPACES = re.compile(r"\s+")
-_NOTHING = re.compile(r"[\s{};]*")         # spaces, and statements and scopes with nothing in them
-
-
-def statements(text: str, begin: int, end: int, line_of: _Lines, limit: int = MAX_STATEMENTS,
-               where: str = "function"):
-    """The statements of text[begin:end] (a function body), in order, with their lines (line_of: the line
-    of an offset, asked in increasing order).
-
-    A statement ends at ';' or at a '}' that closes a scope; a line directive, or a statement that is only
-    a label (`name:`), ends at its line break. A '{' with nothing before it in its statement opens a scope;
-    otherwise it opens a vector operand, inside which nothing ends a statement. The scan jumps from one
-    character that can end the statement to the next (blank lines and the line breaks inside a statement
-    are skipped in one search), so it costs one step per statement and brace, not per line."""
-    count = 0
-
-    def counted():
-        nonlocal count
-        count += 1
-        if count > limit:
-            raise SpecError("ptx", f"<a {where} of more than {limit} statements>",
-                            f"longer than the {limit} statements read per {where}", RULE)
-
-    def emit(start: int, stop: int):
-        position = start
-        while True:                                   # leading labels
-            m = _LABEL.match(text, position, stop)
-            if not m:
-                break
-            counted()
-            yield Statement(line_of(m.start(1)), "", m.group(1))
-            position = m.end()
-        first = _NONSPACE.search(text, position, stop)
-        if first is not None:
-            counted()
-            yield Statement(line_of(first.start()), _collapsed(text, first.start(), stop))
-
-    start = pos = begin
-    depth, first, line_end = 0, None, None
-    while True:
-        if first is None:                             # a statement begins: its first character decides,
-            first = _NOTHING.match(text, pos, end).end()   # after empty statements and scopes ('{', '}', ';')
-            start = max(start, 1 + max(text.rfind(c, pos, first) for c in "{};"))
-            if first >= end:
-                break
-            pos = first
-            line_end = _line_end(text, first, end)
-        pattern = _BRACES if depth else _BOUNDARY if line_end == -1 else _STATEMENT_END
-        alone = not depth and line_end is not None and line_end >= 0
-        m = pattern.search(text, pos, line_end if alone else end)  # (not past the label's line: the
-        if m is not None:                                           # next ';' may be far)
-            stop = m.start()
-        elif alone:
-            stop = line_end                           # a label alone on its line
-        else:
-            break
-        char = m.group(0) if m else "\n"
-        if char == "{" or (char == "}" and depth):    # a vector operand opens or closes (a scope's '{'
-            depth += 1 if char == "{" else -1         # starts no statement: it was skipped above)
-            pos = stop + 1
-            continue
-        yield from emit(start, stop)                  # ';', a scope's '}', a line break that ends it
-        start = pos = stop + 1
-        first = None
-    yield from emit(start, end)
-
-
-def _collapsed(text: str, start: int, stop: int, chunk: int = 1 << 16) -> str:
-    """text[start:stop] with each run of spaces one space and none at its end, a chunk at a time (at once,
-    re.sub's pieces of a statement of millions of tokens take some 20 bytes per character). Chunks end
-    before a non-space character, so that no run of spaces is cut in two."""
-    pieces = []
-    while start < stop:
-        cut = _NONSPACE.search(text, min(start + chunk, stop), stop)
-        cut = cut.start() if cut else stop
-        pieces.append(_SPACES.sub(" ", text[start:cut]))
-        start = cut
-    return "".join(pieces).rstrip()
-
-
-def _line_end(text: str, first: int, end: int) -> Optional[int]:
-    """How the statement starting at `first` may end at a line break: -1 for a line directive (at its
-    first line break outside braces); for a label alone on its line (`name :`, nothing after the ':' on
-    that line), that line break; None when no line break ends it."""
-    if text.startswith(LINE_DIRECTIVES, first):
-        return -1
-    name = _IDENTIFIER.match(text, first, end)
-    if name is None:
-        return None
-    colon = _NONSPACE.search(text, name.end(), end)
-    if colon is None or text[colon.start()] != ":":
-        return None
-    after = _NONSPACE.search(text, colon.end(), end)
-    line_break = text.find("\n", colon.end(), after.start() if after else end)
-    return line_break if line_break >= 0 else None
 
 
 def arch_of_targets(targets: list, family: str) -> tuple:

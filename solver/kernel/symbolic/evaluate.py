@@ -32,7 +32,7 @@ from typing import Callable, Optional
 
 from solver.kernel.symbolic import bits
 from solver.kernel.symbolic import semantics
-from solver.kernel.frontend.instruction import Instruction, TYPE_BITS, destinations, parse_instruction, parse_integer
+from solver.kernel.frontend.instruction import Instruction, TYPE_BITS, destinations, parse_integer
 from solver.kernel.frontend.source import Function, Module
 
 # The walk's work bound: registers copied, met or forgotten at branches, labels and loop exits, per
@@ -210,10 +210,7 @@ def _instructions(function: Function) -> list:
     """(statement, Instruction or None) per statement: None for labels and directives."""
     out = []
     for s in function.statements:
-        if s.label is not None or s.text.startswith("."):
-            out.append((s, None))
-        else:
-            out.append((s, parse_instruction(s.line, s.text)))
+        out.append((s, s.instruction))
     return out
 
 
