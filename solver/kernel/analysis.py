@@ -11,8 +11,10 @@ from typing import Optional
 from spec.rule import SpecError, one_line, shown
 
 from solver.kernel.symbolic import evaluate
+from solver.kernel import iterations as iterations_mod
 from solver.kernel import mma
-from solver.kernel.frontend import source
+from solver.kernel.concrete import executor
+from solver.kernel.frontend import cfg, source
 
 
 @dataclass
@@ -24,10 +26,17 @@ class Analysis:
     shared: dict                 # function -> {symbol: address}
     unread: list = field(default_factory=list)   # site statements in the file that are no site: {line, text, reason}
     others: list = field(default_factory=list)   # TMA and tcgen05 data-movement sites: {function, line, family, text}
+    runs: dict = field(default_factory=dict)     # function -> executor.Run (every iteration), or the reason none
+    iterations: dict = field(default_factory=dict)   # (function, line) -> iterations.SiteIterations
+    launch: Optional[executor.Launch] = None
 
 
 def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Optional[str] = None,
-            params: Optional[dict] = None) -> Analysis:
+            params: Optional[dict] = None, launch: Optional[executor.Launch] = None,
+            max_steps: int = executor.MAX_STEPS_PER_WARP) -> Analysis:
+    """Parse, evaluate each function's first iteration over partly known words (symbolic/evaluate.py), and
+    run it for every warp of one CTA over every iteration (concrete/executor.py) with the launch given
+    (its params default to `params`)."""
     if smem_base < 0 or smem_base >= 1 << 32:
         raise SpecError("smem_base", smem_base, "a shared address: 0 <= N < 2^32", source.RULE)
     module = source.parse(text)
@@ -49,11 +58,25 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
             sites.append(mma.read_site(ins, machine, name, arch, arch_from, loop))
 
         evaluate.walk(context, visit)
+    launch = launch or executor.Launch(params=dict(params or {}))
+    runs, found = {}, {}
+    for function in functions:
+        if launch.block is None and not (function.directives.get(".reqntid") or function.directives.get(".maxntid")):
+            runs[function.name] = "not run: the function declares no .reqntid or .maxntid (give --block)"
+            continue
+        run = executor.run(function, shared[function.name], launch, _is_site, cfg.build(function.statements),
+                           max_steps=max_steps)
+        runs[function.name] = run
+        found.update(iterations_mod.summarise(run, function.statements))
     others = other_sites(functions)
     read = [(site.function, site.line) for site in sites] + [(o["function"], o["line"]) for o in others]
     unread = unread_statements(text, module.functions, read, None if kernel is None else {f.name for f in functions},
                                tuple(module.unread))
-    return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others)
+    return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others, runs, found, launch)
+
+
+def _is_site(ins) -> bool:
+    return opcode_family(ins.opcode) is not None
 
 
 # Nothing silent: every statement of these opcodes in the text is a site, or is listed as unread with its

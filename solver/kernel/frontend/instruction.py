@@ -28,7 +28,9 @@ _GUARD = re.compile(r"@(!?)\s*([A-Za-z][\w$]*|[_$%][\w$]+)\s+")
 # PTX ISA 4.5.1 integer constants: decimal, 0x hex, 0b binary, octal with a leading 0, optionally U
 _INTEGER = re.compile(r"^(-?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?$")
 INTEGER_CHARACTERS = 100    # an integer literal longer than this (no 64-bit one is) reads as unknown
-_REGISTER = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzw])?")
+# A register operand: any identifier (PTX ISA 4.4; registers need no '%': `.reg .pred complete;`), with a
+# .x/.y/.z/.w component on special registers. Numbers start with a digit and are never matched.
+_REGISTER = re.compile(r"(?<![\w$])%?[A-Za-z_$][\w$]*(?:\.[xyzw])?")
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def destinations(ins: Instruction) -> list:
     first = ins.operands[0]
     if first.startswith("[") or first.startswith("("):
         return []
-    if first.startswith("{") or "|" in first or first.startswith("%"):
+    if first.startswith("{") or "|" in first or _REGISTER.fullmatch(first):
         return [r for r in registers_in(first) if r != "_"]
     return []
 

@@ -1,0 +1,482 @@
+"""The concrete executor: runs one function for each warp of one CTA, every iteration of every loop, as
+the hardware would, on the control-flow graph (frontend/cfg.py). It is the reference the symbolic
+evaluator is checked against.
+
+What it is given: the kernel's parameters (by .param name), the CTA's position, the block size (from
+.reqntid / .maxntid, or given), optionally the grid and cluster shapes. What it assumes:
+* every mbarrier wait completes when polled (semantics.wait): the run followed is one where the data
+  each wait stands for has arrived; wait loops (cfg.Loop.wait) are left at once;
+* values loaded from memory are Unknown, with the line that loaded them (values.py);
+* a warp runs its lanes together; where a branch splits them, the run follows the lowest active lane
+  and the lanes that agree with it (the others are dropped, and the split is noted).
+Where it cannot go on (a branch on an Unknown value, the step budget spent) it stops that warp and says
+why. Each statement of a site family (analysis.SITE_OPCODE) reached is recorded with the iteration of
+every loop holding it and the values of its register operands.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from spec.rule import SpecError
+
+from solver.kernel.concrete import semantics
+from solver.kernel.concrete.values import WARP, Lanes, SharedGeneric, Unknown, lane_of, mask, select, uniform
+from solver.kernel.frontend import cfg
+from solver.kernel.frontend.instruction import TYPE_BITS, destinations, parse_integer, registers_in
+
+MAX_STEPS_PER_WARP = 2_000_000     # statements one warp may execute (a K = 4096 GEMM needs some 10^4)
+MAX_VISITS = 1_000_000             # site visits recorded per run, all warps together
+MAX_WARPS = 32                     # 1024 threads: the most a CTA has (CUDA C++ Programming Guide, Table 21)
+RULE = ""
+
+_FLOAT_BITS = re.compile(r"^0[fFdD]([0-9a-fA-F]+)$")
+_SYMBOL = re.compile(r"^([A-Za-z_$][\w$]*)\s*(?:([+-])\s*(\w+))?$")
+_REG_DECLARATION = re.compile(r"\.reg\s+(?:\.v\d\s+)?\.(\w+)\s+(.*)")
+_DIMENSIONS = ("x", "y", "z")
+
+
+@dataclass
+class Launch:
+    """Where the CTA sits and what it was launched with."""
+    params: dict = field(default_factory=dict)        # .param name -> int
+    block: Optional[tuple] = None                     # (x, y, z) threads; None: from .reqntid / .maxntid
+    cta: tuple = (0, 0, 0)
+    grid: Optional[tuple] = None                      # (x, y, z) CTAs, when known
+    cluster: Optional[tuple] = None                   # (x, y, z) CTAs per cluster, when known
+
+
+@dataclass
+class Visit:
+    statement: int                 # index in the function's statements
+    line: int
+    warp: int
+    iteration: tuple               # the iteration of each (non-wait) loop holding it, outermost first
+    values: dict                   # register operand text -> int | "varying" | Unknown
+
+
+@dataclass
+class WarpRun:
+    warp: int
+    steps: int = 0
+    stopped: Optional[str] = None  # why it stopped before the function's end, or None
+    notes: list = field(default_factory=list)
+
+
+@dataclass
+class Run:
+    function: str
+    block: tuple
+    warps: list                    # WarpRun
+    visits: list                   # Visit, in execution order per warp
+    loops: list                    # cfg.Loop
+
+
+def block_shape(function, launch: Launch) -> tuple:
+    """The block size: given, else .reqntid, else .maxntid (PTX ISA 11.4.3, 11.4.2), padded to 3-D."""
+    shape = launch.block or function.directives.get(".reqntid") or function.directives.get(".maxntid")
+    if not shape:
+        raise SpecError("block", "none", "the kernel declares no .reqntid or .maxntid: give the block size "
+                        "(--block X[,Y,Z])", RULE)
+    shape = tuple(shape) + (1,) * (3 - len(shape))
+    if any(d is None or d < 1 for d in shape) or shape[0] * shape[1] * shape[2] > MAX_WARPS * WARP:
+        raise SpecError("block", ",".join(map(str, shape)), f"1 to {MAX_WARPS * WARP} threads in all", RULE)
+    return shape
+
+
+def declared_widths(statements: list) -> dict:
+    """register name or parameterized prefix -> width, from every .reg of the (flattened) function."""
+    widths = {}
+    for s in statements:
+        m = _REG_DECLARATION.match(s.text) if s.instruction is None and s.label is None else None
+        if m and m.group(1) in TYPE_BITS:
+            for d in s.declarators:
+                widths[d.name] = TYPE_BITS[m.group(1)]
+    return widths
+
+
+class Warp:
+    """One warp's registers and how operands read from them."""
+
+    def __init__(self, index: int, block: tuple, launch: Launch, symbols: dict, widths: dict):
+        self.index, self.block, self.launch, self.symbols, self.widths = index, block, launch, symbols, widths
+        self.params = launch.params
+        self.env: dict = {}
+        self.active = [index * WARP + lane < block[0] * block[1] * block[2] for lane in range(WARP)]
+        self.special = self._special_registers()
+
+    def _special_registers(self) -> dict:
+        """PTX ISA 10 (special registers) for this warp's lanes."""
+        linear = [self.index * WARP + lane for lane in range(WARP)]
+        x, y = self.block[0], self.block[1]
+        tid = {"x": [t % x for t in linear], "y": [t // x % y for t in linear], "z": [t // (x * y) for t in linear]}
+        special = {"%laneid": Lanes(tuple(range(WARP)))}
+        for k, d in enumerate(_DIMENSIONS):
+            special[f"%tid.{d}"] = uniform(Lanes(tuple(tid[d])))
+            special[f"%ntid.{d}"] = self.block[k]
+            special[f"%ctaid.{d}"] = self.launch.cta[k]
+            grid, cluster = self.launch.grid, self.launch.cluster
+            special[f"%nctaid.{d}"] = grid[k] if grid else Unknown(f"%nctaid.{d}: the grid is not given (--grid)")
+            special[f"%cluster_nctaid.{d}"] = cluster[k] if cluster else \
+                Unknown(f"%cluster_nctaid.{d}: the cluster shape is not given (--cluster)")
+            special[f"%cluster_ctaid.{d}"] = self.launch.cta[k] % cluster[k] if cluster else \
+                Unknown(f"%cluster_ctaid.{d}: the cluster shape is not given (--cluster)")
+        if self.launch.cluster:
+            cx, cy, cz = self.launch.cluster
+            c = [self.launch.cta[k] % self.launch.cluster[k] for k in range(3)]
+            special["%cluster_ctarank"] = c[0] + cx * (c[1] + cy * c[2])
+            special["%cluster_nctarank"] = cx * cy * cz
+        for lane_mask, test in (("eq", lambda i, j: i == j), ("lt", lambda i, j: j < i), ("le", lambda i, j: j <= i),
+                                ("gt", lambda i, j: j > i), ("ge", lambda i, j: j >= i)):
+            special[f"%lanemask_{lane_mask}"] = Lanes(tuple(sum(1 << j for j in range(WARP) if test(i, j))
+                                                            for i in range(WARP)))
+        return special
+
+    def width_of(self, name: str) -> int:
+        if name in self.widths:
+            return self.widths[name]
+        return self.widths.get(name.rstrip("0123456789"), 32)
+
+    def read(self, operand: str, width: int):
+        operand = operand.strip()
+        negations = len(operand) - len(operand.lstrip("!"))
+        if negations:
+            value = self.read(operand[negations:], 1)
+            if negations % 2 == 0 or isinstance(value, Unknown):
+                return value
+            return uniform(Lanes(tuple(1 - lane_of(value, i) for i in range(WARP)))) \
+                if isinstance(value, Lanes) else 1 - value
+        value = self.env.get(operand)
+        if value is not None:                 # held at the register's width: cut only to a narrower one
+            return value if width >= self.width_of(operand) else _fit(value, width)
+        if operand in self.special:
+            return _fit(self.special[operand], width)
+        if operand.startswith("%") and operand.split(".")[0] in _UNKNOWN_SPECIAL:
+            return Unknown(f"{operand}: a special register the executor does not model")
+        number = parse_integer(operand)
+        if number is not None:
+            return number & mask(width)
+        m = _FLOAT_BITS.match(operand)
+        if m:
+            return int(m.group(1), 16) & mask(width)
+        m = _SYMBOL.match(operand)
+        if m and m.group(1) in self.symbols:
+            offset = parse_integer(m.group(3)) if m.group(3) else 0
+            if offset is None:
+                return Unknown(f"{operand}: an offset that is no integer")
+            return (self.symbols[m.group(1)] + (-offset if m.group(2) == "-" else offset)) & mask(width)
+        if operand.startswith("%") or operand in self.widths:
+            return Unknown(f"{operand} read before any write")
+        return Unknown(f"{operand}: no value the executor knows (a symbol of another state space?)")
+
+    def write(self, name: str, value) -> None:
+        self.env[name] = _fit(value, self.width_of(name))
+
+    def leader(self) -> int:
+        return next((lane for lane in range(WARP) if self.active[lane]), 0)
+
+
+_UNKNOWN_SPECIAL = {"%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid", "%clock", "%clock64", "%globaltimer",
+                    "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size", "%reserved_smem_offset_begin",
+                    "%envreg", "%pm0", "%clusterid", "%nclusterid", "%is_explicit_cluster", "%cluster_ctarank",
+                    "%cluster_nctarank"}
+
+
+def _fit(value, width: int):
+    m = mask(width)
+    if isinstance(value, int):
+        return value & m
+    if isinstance(value, Lanes):
+        if all(v <= m for v in value.values):
+            return value
+        return uniform(Lanes(tuple(v & m for v in value.values)))
+    return value
+
+
+def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Graph] = None,
+        warps: Optional[list] = None, max_steps: int = MAX_STEPS_PER_WARP) -> Run:
+    """Run every warp of the CTA (or those listed) through the function; is_site(instruction) says which
+    statements to record."""
+    block = block_shape(function, launch)
+    graph = graph or cfg.build(function.statements)
+    widths = declared_widths(function.statements)
+    count = -(-block[0] * block[1] * block[2] // WARP)
+    chosen = list(range(count)) if warps is None else [w for w in warps if 0 <= w < count]
+    result = Run(function.name, block, [], [], graph.loops)
+    for index in chosen:
+        warp = Warp(index, block, launch, symbols, widths)
+        result.warps.append(_run_warp(graph, warp, is_site, result.visits, max_steps))
+    return result
+
+
+MAX_FORKS_PER_WARP = 4096         # branches on Unknown values a warp may follow both ways
+
+
+@dataclass
+class _Path:
+    """Where one path of a warp is: its registers, active lanes and loop iterations."""
+    env: dict
+    active: list
+    counters: dict
+    previous: Optional[int]
+
+
+class _WarpWalk:
+    """One warp through the graph. A branch on an Unknown value whose two sides meet again (at the
+    branch block's immediate post-dominator, inside every loop that holds the branch) is followed both
+    ways, and the registers where the paths disagree become Unknown there; any other branch on an Unknown
+    value (a loop's exit, a side that never comes back) stops the warp, with the reason."""
+
+    def __init__(self, graph: cfg.Graph, warp: Warp, is_site, visits: list, max_steps: int):
+        self.graph, self.warp, self.is_site, self.visits, self.max_steps = graph, warp, is_site, visits, max_steps
+        self.record = WarpRun(warp.index)
+        self.headed: dict = {}
+        for k, loop in enumerate(graph.loops):
+            self.headed.setdefault(loop.header, []).append(k)
+        self.counted = [k for k, loop in enumerate(graph.loops) if not loop.wait]
+        self.forks = 0
+        self.forking: set = set()           # the blocks of the forks under way (nested sides)
+        self.needed = needed_statements(graph, is_site)
+        self.sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and is_site(s.instruction)}
+
+    def run(self) -> WarpRun:
+        if self.graph.blocks:
+            path = _Path(self.warp.env, self.warp.active, {}, None)
+            self._walk(0, None, path)
+        return self.record
+
+    def _stop(self, reason: str) -> None:
+        if self.record.stopped is None:
+            self.record.stopped = reason
+
+    def _walk(self, current: Optional[int], until: Optional[int], path: _Path) -> Optional[_Path]:
+        """Follow the path from block `current` until block `until` (the path there is returned; that
+        block is not entered), or the thread's end or a stop (None; record.stopped says which)."""
+        while current is not None and current != until and path is not None:
+            if self.record.stopped is not None:
+                return None
+            self.warp.env, self.warp.active = path.env, path.active
+            current, path = self._block(current, path)
+        return path if current is not None and current == until else None
+
+    def _block(self, current: int, path: _Path) -> tuple:
+        """Run one block: (the next block, the path there); (None, None) at the thread's end or a stop."""
+        graph, warp = self.graph, self.warp
+        for k in self.headed.get(current, ()):
+            loop = graph.loops[k]
+            path.counters[k] = path.counters.get(k, -1) + 1 if path.previous in loop.blocks else 0
+        block = graph.blocks[current]
+        following = block.successors[-1] if block.successors else None
+        for i in range(block.first, block.last + 1):
+            ins = graph.statements[i].instruction
+            if ins is None:
+                continue
+            self.record.steps += 1
+            if self.record.steps > self.max_steps:
+                self._stop(f"the step budget ({self.max_steps} statements) is spent at line {ins.line}")
+                return None, None
+            if i not in self.needed and i not in self.sites and ins.base not in _CONTROL:
+                continue                    # writes nothing a site, a branch or a guard reads (needed_statements)
+            guard = _guard(ins, warp)
+            if ins.base in ("bra", "brx"):
+                following = _branch(ins, block, guard, warp, self.record)
+                path.active = warp.active
+                if following == "stop":
+                    return None, None
+                if following == "fork":
+                    return self._fork(current, block, ins, guard, path)
+                break
+            if ins.base in cfg.ENDS_THREAD:
+                if guard is None or guard == 1:
+                    return None, None
+                if isinstance(guard, Unknown):
+                    self._stop(f"line {ins.line}: {ins.base} under an unknown predicate ({guard.reason})")
+                    return None, None
+                if isinstance(guard, Lanes):
+                    warp.active = path.active = [a and not guard.values[lane] for lane, a in enumerate(warp.active)]
+                    self.record.notes.append(f"line {ins.line}: some lanes leave ({ins.base})")
+                continue
+            if i in self.sites and len(self.visits) < MAX_VISITS:
+                holding = [k for k in self.counted if current in graph.loops[k].blocks]
+                self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
+                                         _operand_values(ins, warp)))
+            if i in self.needed:
+                _execute(ins, guard, warp)
+        path.previous = current
+        return following, path
+
+    def _fork(self, current: int, block, ins, guard: Unknown, path: _Path) -> tuple:
+        """(the block where the sides meet, the path there), or (None, None) when the warp stops or every
+        side ends the thread."""
+        meet = self.graph.post_dominator(current)
+        holding = [loop for loop in self.graph.loops if current in loop.blocks]
+        if meet is None or any(meet not in loop.blocks for loop in holding):
+            self._stop(f"line {ins.line}: a branch on an unknown value ({guard.reason}) that leaves its loop or "
+                       f"never meets its other side")
+            return None, None
+        if current in self.forking:
+            self._stop(f"line {ins.line}: a branch on an unknown value ({guard.reason}) that one of its own sides "
+                       f"comes back to before the sides meet (a loop whose trip count is unknown)")
+            return None, None
+        self.forks += 1
+        if self.forks > MAX_FORKS_PER_WARP:
+            self._stop(f"line {ins.line}: more than {MAX_FORKS_PER_WARP} branches on unknown values followed")
+            return None, None
+        arrived = []
+        self.forking.add(current)
+        for side in block.successors:
+            copy = _Path(dict(path.env), list(path.active), dict(path.counters), current)
+            reached = self._walk(side, meet, copy)
+            if self.record.stopped is not None:
+                break
+            if reached is not None:
+                arrived.append(reached)
+        self.forking.discard(current)
+        if self.record.stopped is not None:
+            return None, None
+        if not arrived:
+            return None, None               # every side ended the thread
+        if len(arrived) < len(block.successors) and holding:
+            self._stop(f"line {ins.line}: whether the warp ends or goes on round its loop depends on an unknown "
+                       f"value ({guard.reason})")
+            return None, None
+        return meet, _merge(arrived, ins.line)
+
+
+_CONTROL = ("bra", "brx") + cfg.ENDS_THREAD
+
+
+def needed_statements(graph: cfg.Graph, is_site) -> set:
+    """The statements whose results can reach what the run observes: a site's register operands, a
+    branch's operands, the guard of a branch, of a ret / exit or of a site. The others write registers
+    nothing observed reads, however the run goes (a backward slice over register names, whatever the
+    order), so skipping them changes no recorded value: they are most of a kernel (its data: loads,
+    float math, accumulators)."""
+    writers: dict = {}
+    reads: dict = {}
+    wanted: list = []
+    for i, s in enumerate(graph.statements):
+        ins = s.instruction
+        if ins is None:
+            continue
+        written = destinations(ins)
+        for name in written:
+            writers.setdefault(name, []).append(i)
+        sources = [r for k, operand in enumerate(ins.operands) if k > 0 or not written
+                   for r in registers_in(operand)]
+        reads[i] = sources + ([ins.guard] if ins.guard else [])
+        if ins.base in _CONTROL:
+            wanted.extend(reads[i])
+        elif is_site(ins):
+            wanted.extend(r for operand in ins.operands[(1 if written else 0):]
+                          if not (operand.startswith("{") and ins.opcode.startswith(("wgmma", "tcgen05.mma")))
+                          for r in registers_in(operand))
+            wanted.extend([ins.guard] if ins.guard else [])
+    needed, seen = set(), set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for i in writers.get(name, ()):
+            if i not in needed:
+                needed.add(i)
+                wanted.extend(reads[i])
+    return needed
+
+
+def _merge(paths: list, line: int) -> _Path:
+    """Where the sides of a branch meet: a register keeps its value where every side agrees."""
+    first = paths[0]
+    env = {}
+    for name, value in first.env.items():
+        if all(p.env.get(name) == value for p in paths[1:]):
+            env[name] = value
+        else:
+            env[name] = Unknown(f"{name} depends on the branch on an unknown value at line {line}")
+    active = [all(p.active[lane] for p in paths) for lane in range(WARP)]
+    counters = {k: v for k, v in first.counters.items() if all(p.counters.get(k) == v for p in paths[1:])}
+    return _Path(env, active, counters, first.previous)
+
+
+def _run_warp(graph: cfg.Graph, warp: Warp, is_site, visits: list, max_steps: int) -> WarpRun:
+    return _WarpWalk(graph, warp, is_site, visits, max_steps).run()
+
+
+def _guard(ins, warp: Warp):
+    """None (no guard), or the guard's value: 1/0, Lanes, Unknown."""
+    if ins.guard is None:
+        return None
+    value = warp.read(("!" if ins.guard_negated else "") + ins.guard, 1)
+    return value
+
+
+def _branch(ins, block, guard, warp: Warp, record: WarpRun):
+    taken, falls = (block.successors[0] if block.successors else None), \
+        (block.successors[1] if len(block.successors) > 1 else None)
+    if ins.base == "brx":
+        record.stopped = f"line {ins.line}: an indirect branch (brx.idx), not followed"
+        return "stop"
+    if guard is None:
+        return taken
+    if isinstance(guard, Unknown):
+        return "fork" if len(block.successors) == 2 else "stop"
+    if isinstance(guard, Lanes):
+        leader = warp.leader()
+        choice = guard.values[leader]
+        kept = [a and guard.values[lane] == choice for lane, a in enumerate(warp.active)]
+        if kept != warp.active:
+            record.notes.append(f"line {ins.line}: the warp splits; lanes {_lanes(kept)} followed")
+            warp.active = kept
+        guard = choice
+    return taken if guard else falls
+
+
+def _lanes(active: list) -> str:
+    lanes = [i for i, a in enumerate(active) if a]
+    return f"{lanes[0]}..{lanes[-1]}" if lanes == list(range(lanes[0], lanes[-1] + 1)) else ",".join(map(str, lanes))
+
+
+def _execute(ins, guard, warp: Warp) -> None:
+    handler = semantics.handler_of(ins)
+    written = destinations(ins)
+    result = None
+    if handler is not None:
+        try:
+            result = handler(ins, warp.read, warp.width_of, warp)
+        except (IndexError, ValueError):
+            result = None
+    if guard is not None and guard == 0:
+        return
+    for name in written:
+        value = (result or {}).get(name)
+        if value is None:
+            value = Unknown(f"written by {ins.opcode} at line {ins.line}, which the executor does not model")
+        if guard is None or guard == 1:
+            warp.write(name, value)
+        elif isinstance(guard, Unknown):
+            warp.write(name, Unknown(f"written at line {ins.line} under an unknown predicate ({guard.reason})"))
+        else:
+            old = warp.env.get(name, Unknown(f"{name} not written in every lane (line {ins.line})"))
+            warp.write(name, select(guard, value, old))
+
+
+def _operand_values(ins, warp: Warp) -> dict:
+    """The value of each register its operands name (a TMA's coordinates and barrier included), as the
+    lowest active lane holds it; "varying" where the active lanes differ. An MMA's vectors are its
+    accumulators and fragments: data, not addresses, and not recorded."""
+    out = {}
+    mma = ins.opcode.startswith(("wgmma", "tcgen05.mma"))
+    for operand in ins.operands:
+        if mma and operand.startswith("{"):
+            continue
+        for name in registers_in(operand):
+            value = warp.env.get(name)
+            if value is None:
+                continue
+            if isinstance(value, Lanes):
+                live = {v for v, a in zip(value.values, warp.active) if a}
+                value = next(iter(live)) if len(live) == 1 else "varying"
+            out[name] = value
+    return out

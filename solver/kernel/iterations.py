@@ -1,0 +1,120 @@
+"""Every iteration: what the concrete executor (concrete/executor.py) saw at each site, per warp.
+
+For each site: the warps that reached it, and for each operand register the distinct values it held over
+every visit (every iteration of every loop holding it), or why a value is unknown. Warps that reached the
+same sites and stopped for the same reason form one warp role. The values hold for the launch the run was
+given (the parameters, the CTA position, the block), not for every launch.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Optional
+
+from solver.kernel.concrete.executor import Launch, Run, Unknown
+
+MAX_VALUES_SHOWN = 64          # distinct values listed per operand (the count is always given)
+MAX_VISITS_LISTED = 4096       # visits listed per site in JSON (--json), the count always given
+
+
+@dataclass
+class OperandValues:
+    text: str
+    distinct: list = field(default_factory=list)     # ints, in order of first appearance
+    unknown: Optional[str] = None                    # the first reason a visit held no value
+    visits: int = 0
+
+    @property
+    def known(self) -> bool:
+        return self.visits > 0 and self.unknown is None
+
+
+@dataclass
+class SiteIterations:
+    function: str
+    line: int
+    warps: list                                      # warp indexes that reached it
+    visits: list                                     # executor.Visit
+    operands: dict                                   # register text -> OperandValues
+
+
+def summarise(run: Run, statements: list) -> dict:
+    """(function, line) -> SiteIterations, for every site statement the run reached."""
+    by_site: "OrderedDict[int, list]" = OrderedDict()
+    for visit in run.visits:
+        by_site.setdefault(visit.statement, []).append(visit)
+    out = {}
+    for index, visits in by_site.items():
+        operands: dict = {}
+        for visit in visits:
+            for name, value in visit.values.items():
+                found = operands.setdefault(name, OperandValues(name))
+                found.visits += 1
+                if isinstance(value, Unknown):
+                    found.unknown = found.unknown or value.reason
+                elif value == "varying":
+                    found.unknown = found.unknown or "the lanes of the warp hold different values"
+                elif value not in found.distinct:
+                    found.distinct.append(value)
+        line = statements[index].line
+        out[(run.function, line)] = SiteIterations(run.function, line, sorted({v.warp for v in visits}), visits,
+                                                   operands)
+    return out
+
+
+def warp_roles(run: Run) -> list:
+    """Warps that reached the same sites and ended the same way: [{warps, site_lines, stopped}]."""
+    reached: dict = {}
+    for visit in run.visits:
+        reached.setdefault(visit.warp, set()).add(visit.line)
+    roles: "OrderedDict[tuple, list]" = OrderedDict()
+    for warp in run.warps:
+        key = (tuple(sorted(reached.get(warp.warp, ()))), warp.stopped)
+        roles.setdefault(key, []).append(warp.warp)
+    return [{"warps": warps, "site_lines": list(lines), "stopped": stopped}
+            for (lines, stopped), warps in roles.items()]
+
+
+def warp_ranges(warps: list) -> str:
+    """[0, 1, 2, 3, 8] -> "0-3, 8"."""
+    parts, start = [], None
+    for k, w in enumerate(warps):
+        if start is None:
+            start = w
+        if k + 1 == len(warps) or warps[k + 1] != w + 1:
+            parts.append(f"{start}" if start == w else f"{start}-{w}")
+            start = None
+    return ", ".join(parts)
+
+
+def launch_document(launch: Launch, run: Optional[Run]) -> dict:
+    return {"params": dict(launch.params), "cta": list(launch.cta), "grid": list(launch.grid) if launch.grid else None,
+            "cluster": list(launch.cluster) if launch.cluster else None,
+            "block": list(run.block) if run is not None else None}
+
+
+def site_document(found: Optional[SiteIterations], registers: dict) -> Optional[dict]:
+    """The JSON of a site's iterations: registers: role -> the register text of that operand."""
+    if found is None:
+        return None
+    operands = {}
+    for role, text in registers.items():
+        values = found.operands.get(text)
+        if values is None:
+            continue
+        operands[role] = {"register": text, "known": values.known, "count": len(values.distinct),
+                          "distinct": [f"{v:#018x}" for v in values.distinct[:MAX_VALUES_SHOWN]],
+                          "unknown": values.unknown, "visits": values.visits}
+    visits = [{"warp": v.warp, "iteration": list(v.iteration),
+               **{role: _shown(v.values.get(text)) for role, text in registers.items() if text in v.values}}
+              for v in found.visits[:MAX_VISITS_LISTED]]
+    return {"warps": found.warps, "visits": len(found.visits), "operands": operands, "per_visit": visits,
+            "per_visit_cut": len(found.visits) > MAX_VISITS_LISTED}
+
+
+def _shown(value):
+    if isinstance(value, int):
+        return f"{value:#018x}"
+    if isinstance(value, Unknown):
+        return None
+    return value
