@@ -116,10 +116,13 @@ def test_handwritten_wgmma_descriptors_are_the_encoded_ones(capsys):
     # the loop's first iteration: +32 bytes; said so
     assert [in_loop["operands"][r]["value"] for r in "ab"] == [_sm90(0x420), _sm90(0x2420)]
     assert in_loop["first_iteration"] and in_loop["loop"]["header_line"] < in_loop["line"] < in_loop["loop"]["back_branch_line"]
-    # after the loop the descriptors are whatever the last iteration left: unknown, no read map
-    for role in "ab":
-        op = after_loop["operands"][role]
-        assert not op["known"] and op["addresses"] is None and op["no_addresses"] == "the descriptor has unknown bits"
+    # every iteration (the executor runs the loop's 3): +32, +64, +96 bytes
+    for role, start in (("a", 0x400), ("b", 0x2400)):
+        seen = in_loop["iterations"]["operands"][role]
+        assert seen["distinct"] == [_sm90(start + 32 * n) for n in (1, 2, 3)] and seen["known"]
+    # after the loop the descriptors are what the third iteration left
+    assert [after_loop["operands"][r]["value"] for r in "ab"] == [_sm90(0x460), _sm90(0x2460)]
+    assert all(after_loop["operands"][r]["known"] for r in "ab")
     # a start address that depends on %tid.x: LBO, SBO, swizzle still decoded
     a = partial["operands"]["a"]
     assert a["fields"] == {"start_address": None, "leading_byte_offset": 16, "stride_byte_offset": 1024,
@@ -296,7 +299,7 @@ def test_explicit_tile_address(capsys):
 # --- the command line -------------------------------------------------------------------------------------------
 SITE_KEYS = {"function", "line", "instruction", "family", "arch", "arch_from", "guard", "first_iteration", "loop",
              "kind", "cta_group", "sparse", "ws", "block_scale", "shape", "dtypes", "instr_desc", "operands",
-             "violations"}
+             "violations", "iterations"}
 OPERAND_KEYS = {"source", "operand", "value", "known", "fields", "dtype", "kind", "major", "mn", "k", "addresses",
                 "no_addresses", "violations"}
 CHECK_KEYS = {"function", "line", "instruction", "operand", "status", "descriptor", "k_offset", "tile_address",
@@ -305,7 +308,11 @@ CHECK_KEYS = {"function", "line", "instruction", "operand", "status", "descripto
 
 def test_json_keys_are_the_documented_ones(capsys):
     _, document = descriptors(capsys, HANDWRITTEN_TCGEN05)
-    assert set(document) == {"smem_base", "functions", "shared", "sites", "unread"}
+    assert set(document) == {"smem_base", "functions", "shared", "launch", "runs", "sites", "others", "unread"}
+    assert set(document["launch"]) == {"params", "cta", "grid", "cluster", "block"}
+    for function_run in document["runs"].values():
+        assert set(function_run) == {"block", "roles", "not_run"}
+        assert all(set(r) == {"warps", "site_lines", "stopped"} for r in function_run["roles"])
     for site in document["sites"]:
         assert set(site) == SITE_KEYS and set(site["operands"]) == {"a", "b"}
         assert all(set(op) == OPERAND_KEYS for op in site["operands"].values())
@@ -322,6 +329,10 @@ def test_text_output_names_the_sites(capsys):
     rc, out, _ = run(capsys, "ptx", "descriptors", HANDWRITTEN_WGMMA)
     assert rc == 0
     assert out.startswith("4 MMA sites in 1 function; shared memory from 0x400")
+    assert "handwritten: warps 0-3 reach 4 sites; ran to the end" in out
+    assert "3 values, start 0x420, 0x440, 0x460" in out          # the loop's three iterations
+    rc, out, _ = run(capsys, "ptx", "descriptors", HANDWRITTEN_WGMMA, "--full")
+    assert rc == 0
     assert "in the loop of lines" in out and "values of its first iteration" in out
     assert "no read map of A: the descriptor has unknown bits" in out
 

@@ -6,29 +6,59 @@ import sys
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, exit_status, layout_text, number
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, exit_status, layout_text, number,
+                             number_list)
 from solver.kernel import analysis as ptx_analysis
 from solver.kernel import check as ptx_check
-from solver.kernel.symbolic import evaluate
-from solver.kernel import mma
+from solver.kernel import iterations, mma
+from solver.kernel.concrete import executor
 from solver.kernel.frontend import source
+from solver.kernel.symbolic import evaluate
+
+
+def _shape(args, name: str, least: int) -> tuple:
+    value = getattr(args, name)
+    if value is None:
+        return None
+    if not 1 <= len(value) <= 3 or any(v < least for v in value):
+        raise SpecError(name, ",".join(map(str, value)), f"X[,Y[,Z]] with every extent at least {least}",
+                        source.RULE)
+    return tuple(value) + (1 if least else 0,) * (3 - len(value))
 
 
 def _analyse(args) -> ptx_analysis.Analysis:
     if args.file == "-" and (sys.stdin is None or sys.stdin.closed):
         raise SpecError("ptx", "-", "standard input is closed", source.RULE)
+    if not 1 <= args.max_steps <= executor.MAX_STEPS_PER_WARP * 8:
+        raise SpecError("max_steps", args.max_steps, f"1 to {executor.MAX_STEPS_PER_WARP * 8} statements per warp",
+                        source.RULE)
     text = source.read_text(args.file)
     params = ptx_analysis.parse_params(args.param)
-    return ptx_analysis.analyse(text, args.smem_base, args.kernel, params)
+    launch = executor.Launch(params=params, block=_shape(args, "block", 1), cta=_shape(args, "cta", 0) or (0, 0, 0),
+                             grid=_shape(args, "grid", 1), cluster=_shape(args, "cluster", 1))
+    if launch.grid and any(c >= g for c, g in zip(launch.cta, launch.grid)):
+        raise SpecError("cta", ",".join(map(str, launch.cta)), "a CTA inside the grid (--grid)", source.RULE)
+    return ptx_analysis.analyse(text, args.smem_base, args.kernel, params, launch, args.max_steps)
+
+
+def descriptors_document(result: ptx_analysis.Analysis, with_addresses: bool = True) -> dict:
+    budget = mma.Budget()
+    sites = [mma.site_document(site, budget, with_addresses, result.iterations.get((site.function, site.line)))
+             for site in result.sites]
+    runs = {name: ({"block": None, "roles": [], "not_run": run} if isinstance(run, str) else
+                   {"block": list(run.block), "roles": iterations.warp_roles(run), "not_run": None})
+            for name, run in result.runs.items()}
+    return {"smem_base": result.smem_base, "functions": result.functions, "shared": result.shared,
+            "launch": iterations.launch_document(result.launch, None), "runs": runs, "sites": sites,
+            "others": result.others, "unread": result.unread}
 
 
 def run_descriptors(args) -> int:
     result = _analyse(args)
-    budget = mma.Budget()
-    sites = [mma.site_document(site, budget) for site in result.sites]
-    document = {"smem_base": result.smem_base, "functions": result.functions, "shared": result.shared,
-                "sites": sites, "unread": result.unread}
-    render.emit(args, document, lambda: render.ptx_sites_text(document))
+    document = descriptors_document(result, with_addresses=args.full or args.json)
+    text = render.ptx_sites_text if args.full else render.ptx_sites_summary
+    render.emit(args, document, lambda: text(document))
+    sites = document["sites"]
     # an MMA statement not read is not known to be right: exit 1, as for a broken rule
     return exit_status([v for s in sites for v in s["violations"]]) or (EXIT_VIOLATION if result.unread else EXIT_OK)
 
@@ -54,6 +84,16 @@ def _add_input(p) -> None:
     p.add_argument("--kernel", default=None, help="evaluate only this .entry / .func")
     p.add_argument("--param", action="append", default=[], metavar="NAME=N",
                    help="the value ld.param of NAME reads (repeatable; otherwise unknown)")
+    p.add_argument("--block", type=number_list, default=None, metavar="X[,Y,Z]",
+                   help="threads per CTA (default: the kernel's .reqntid or .maxntid)")
+    p.add_argument("--cta", type=number_list, default=None, metavar="X[,Y,Z]",
+                   help="the CTA whose warps are run over every iteration (default 0,0,0)")
+    p.add_argument("--grid", type=number_list, default=None, metavar="X[,Y,Z]",
+                   help="CTAs in the grid (%%nctaid; otherwise unknown)")
+    p.add_argument("--cluster", type=number_list, default=None, metavar="X[,Y,Z]",
+                   help="CTAs per cluster (%%cluster_ctarank and the like; otherwise unknown)")
+    p.add_argument("--max-steps", type=number, default=executor.MAX_STEPS_PER_WARP, metavar="N",
+                   help=f"statements one warp may execute (default {executor.MAX_STEPS_PER_WARP})")
 
 
 def register(commands) -> None:
@@ -61,10 +101,14 @@ def register(commands) -> None:
     descriptors = add_command(
         group, "descriptors", run_descriptors,
         help="every wgmma.mma_async / tcgen05.mma with its decoded descriptors and read maps",
-        description="Evaluate the straight-line register arithmetic that feeds each MMA's descriptors (the "
-                    "first iteration of loops), decode them, and list each operand's read map. Exit 1 when a "
-                    "descriptor breaks a rule.")
+        description="Run the kernel for each warp of one CTA over every iteration, and evaluate each "
+                    "MMA's descriptors; one line per site (--full: decoded fields and read maps). Exit 1 when a "
+                    "descriptor breaks a rule or a site statement is not read.",
+        epilog="example: layoutproof ptx descriptors tests/fixtures/ptx/triton_wgmma_loop.ptx --param "
+               "wgmma_loop_kernel_param_3=4")
     _add_input(descriptors)
+    descriptors.add_argument("--full", action="store_true",
+                             help="each site in full: decoded fields, instruction descriptor, read maps")
     checked = add_command(
         group, "check", run_check,
         help="does each MMA read the tile its author meant?",

@@ -543,6 +543,70 @@ def ptx_sites_text(document: dict) -> str:
     return "\n".join(blocks + _unread_lines(document["unread"]))
 
 
+def ptx_sites_summary(document: dict) -> str:
+    """One line per site: the warps that reached it, and each descriptor operand's values over every
+    iteration the run evaluated (--full: the whole site)."""
+    sites = document["sites"]
+    functions = document["functions"]
+    lines = [f"{len(sites)} MMA site{'' if len(sites) == 1 else 's'} in {len(functions)} function"
+             f"{'' if len(functions) == 1 else 's'}; shared memory from {document['smem_base']:#x} (--smem-base); "
+             f"{len(document['others'])} TMA / tensor-memory statement{'' if len(document['others']) == 1 else 's'}"]
+    for name, run in document["runs"].items():
+        if run["not_run"]:
+            lines.append(f"{name}: {run['not_run']}")
+            continue
+        for role in run["roles"]:
+            ended = "ran to the end" if role["stopped"] is None else f"stopped: {role['stopped']}"
+            lines.append(f"{name}: warps {_warp_ranges(role['warps'])} reach {len(role['site_lines'])} site"
+                         f"{'' if len(role['site_lines']) == 1 else 's'}; {ended}")
+    rows = []
+    for site in sites:
+        every = site["iterations"]
+        shape = site["shape"]
+        mnk = "".join(f"{axis}{_field_text(shape[axis])}" for axis in ("m", "n", "k"))
+        row = [str(site["line"]), f"{site['family']} {mnk}" + (f" {site['kind']}" if site["kind"] else ""),
+               _warp_ranges(every["warps"]) if every else "-", str(every["visits"]) if every else "0"]
+        for role in ("a", "b"):
+            row.append(_operand_values_text(site, role))
+        row.append(str(len(site["violations"])))
+        rows.append(row)
+    lines.append(_table(["line", "MMA", "warps", "visits", "A", "B", "violations"], rows))
+    found = [{"rule": v["rule"], "message": f"line {site['line']} {v['operand']}: {v['message']}", "source": v["source"]}
+             for site in sites for v in site["violations"]]
+    lines.append(violations_text(found))
+    return "\n".join(lines + _unread_lines(document["unread"]))
+
+
+def _warp_ranges(warps: list) -> str:
+    from solver.kernel.iterations import warp_ranges
+    return warp_ranges(warps) or "-"
+
+
+def _operand_values_text(site: dict, role: str) -> str:
+    """The distinct descriptors of an operand over every visit (their start addresses), or what is known."""
+    op = site["operands"][role]
+    if op["source"] != "descriptor":
+        return op["source"]
+    seen = (site["iterations"] or {}).get("operands", {}).get(role)
+    if seen is not None and seen["known"]:
+        starts = [_start_of(site, word) for word in seen["distinct"]]
+        shown = ", ".join(starts[:4]) + (", ..." if len(starts) > 4 else "")
+        return f"{seen['count']} value{'' if seen['count'] == 1 else 's'}, start {shown}"
+    if op["known"]:
+        return f"{op['value']} (first iteration)" if site["first_iteration"] else op["value"]
+    reason = seen["unknown"] if seen is not None else "not reached by the run"
+    return f"{op['value']} ({_short_reason(reason)})"
+
+
+def _start_of(site: dict, word: str) -> str:
+    from spec.mma import descriptor
+    return f"{descriptor.decode(site['arch'], int(word, 16)).start_address:#x}"
+
+
+def _short_reason(reason: str) -> str:
+    return reason if len(reason) <= 60 else reason[:57] + "..."
+
+
 def ptx_check_text(document: dict) -> str:
     lines = []
     for role, layout in document["layouts"].items():

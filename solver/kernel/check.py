@@ -157,9 +157,12 @@ def check_operand(intended: Intended, site: mma.Site, tile_address: Optional[int
 
 
 def check(analysis, intended_list: list) -> dict:
+    """Each MMA against the tile meant; an operand the run saw hold one value only is checked with it
+    (mma.with_every_iteration)."""
     checks, addresses = [], {}
+    every = [mma.with_every_iteration(s, analysis.iterations.get((s.function, s.line))) for s in analysis.sites]
     for intended in intended_list:
-        sites = [s for s in analysis.sites if s.operands[intended.role].source == "descriptor"]
+        sites = [s for s in every if s.operands[intended.role].source == "descriptor"]
         if not sites:
             raise SpecError("layout", intended.role.upper() + "=" + intended.text, "no MMA in the PTX reads operand "
                             f"{intended.role.upper()} through a shared-memory descriptor", source.RULE)

@@ -15,6 +15,8 @@ descriptor (9.7.16.4.2 Tables 42-44), the operands' layouts in 64-bit descriptor
 """
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -350,15 +352,60 @@ def shape_violations(site: Site) -> list:
     return [v.as_json() for v in check_all(mma_shape.SUBJECT, shape)]
 
 
-def site_document(site: Site, budget: Budget, with_addresses: bool = True) -> dict:
+def with_every_iteration(site: Site, found) -> Site:
+    """The site with an operand the first-iteration evaluation left partly unknown replaced by its value,
+    where the executor saw one value only in every visit (iterations.SiteIterations; None: not run)."""
+    if found is None:
+        return site
+    operands = {role: dataclasses.replace(op) for role, op in site.operands.items()}   # (copies: the shape is
+    site = dataclasses.replace(site, operands=operands)                               # read into them below)
+    for role, op in operands.items():
+        values = found.operands.get(op.text)
+        if op.word is not None and not op.word.is_known and values is not None and values.known \
+                and len(values.distinct) == 1:
+            op.word = bits.const(values.distinct[0], 64)
+    values = found.operands.get(site.idesc_text or "")
+    if site.idesc_word is not None and not site.idesc_word.is_known and values is not None and values.known \
+            and len(values.distinct) == 1:
+        site = dataclasses.replace(site, idesc_word=bits.const(values.distinct[0], 32))
+        _shape_from_instr_desc(site)
+    return site
+
+
+def iteration_violations(site: Site, found) -> list:
+    """The rules any descriptor value of any visit breaks (each distinct value decoded once)."""
+    out = []
+    for role, op in site.operands.items():
+        values = found.operands.get(op.text) if found is not None and op.source == "descriptor" else None
+        for word in (values.distinct if values is not None else []):
+            for v in desc_mod.violations(desc_mod.decode(site.arch, word)):
+                entry = dict(v.as_json(), operand=role, descriptor=f"{word:#018x}")
+                if entry not in out:
+                    out.append(entry)
+    return out
+
+
+def site_document(site: Site, budget: Budget, with_addresses: bool = True, found=None) -> dict:
+    from solver.kernel import iterations
+    site = with_every_iteration(site, found)
     loop = site.loop
     operands = {role: operand_document(site, op, budget, with_addresses) for role, op in site.operands.items()}
+    registers = {role: op.text for role, op in site.operands.items() if op.source == "descriptor"}
+    if site.idesc_text:
+        registers["idesc"] = site.idesc_text
+    every = iterations.site_document(found, registers)
+    for role, doc in operands.items():
+        seen = (every or {}).get("operands", {}).get(role)
+        if seen is not None and seen["known"]:
+            doc["known"] = True
     idesc = instr_desc_document(site)
     shape = shape_violations(site)
     violations = [dict(v, operand=role) for role, doc in operands.items() for v in doc["violations"]]
     violations += [dict(v, operand="idesc") for v in (idesc["violations"] if idesc else [])]
     violations += [dict(v, operand="shape") for v in shape]
-    return {"function": site.function, "line": site.line, "instruction": site.text, "family": site.family,
+    violations += [v for v in iteration_violations(site, found)
+                   if not any(v["rule"] == w["rule"] and v["operand"] == w["operand"] for w in violations)]
+    return {"iterations": every, "function": site.function, "line": site.line, "instruction": site.text, "family": site.family,
             "arch": site.arch, "arch_from": site.arch_from, "guard": site.guard,
             "first_iteration": loop is not None,
             "loop": {"header_line": loop.header_line, "back_branch_line": loop.branch_line} if loop else None,

@@ -122,6 +122,10 @@ class Warp:
                 Unknown(f"%cluster_nctaid.{d}: the cluster shape is not given (--cluster)")
             special[f"%cluster_ctaid.{d}"] = self.launch.cta[k] % cluster[k] if cluster else \
                 Unknown(f"%cluster_ctaid.{d}: the cluster shape is not given (--cluster)")
+            special[f"%clusterid.{d}"] = self.launch.cta[k] // cluster[k] if cluster else \
+                Unknown(f"%clusterid.{d}: the cluster shape is not given (--cluster)")
+            special[f"%nclusterid.{d}"] = grid[k] // cluster[k] if cluster and grid else \
+                Unknown(f"%nclusterid.{d}: the grid and cluster shapes are not both given (--grid, --cluster)")
         if self.launch.cluster:
             cx, cy, cz = self.launch.cluster
             c = [self.launch.cta[k] % self.launch.cluster[k] for k in range(3)]
@@ -297,7 +301,7 @@ class _WarpWalk:
                     warp.active = path.active = [a and not guard.values[lane] for lane, a in enumerate(warp.active)]
                     self.record.notes.append(f"line {ins.line}: some lanes leave ({ins.base})")
                 continue
-            if i in self.sites and len(self.visits) < MAX_VISITS:
+            if i in self.sites and len(self.visits) < MAX_VISITS and not (guard is not None and guard == 0):
                 holding = [k for k in self.counted if current in graph.loops[k].blocks]
                 self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
                                          _operand_values(ins, warp)))

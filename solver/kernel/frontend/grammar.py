@@ -61,7 +61,11 @@ class _Build(_transformer_base()):
     def instruction(self, c):
         guard = c[0] if isinstance(c[0], tuple) else None
         rest = c[1:] if guard else c
-        opcode, operands = rest[0], tuple(rest[1:])
+        opcode = rest[0]
+        modifiers = [m for m in rest[1:] if getattr(m, "type", None) == "DIRECTIVE"]
+        operands = tuple(rest[1 + len(modifiers):])
+        if modifiers:                     # written apart from the opcode: the same modifiers
+            opcode = type(opcode).new_borrow_pos("OPCODE", str(opcode) + "".join(modifiers), opcode)
         prefix = "" if guard is None else f"@{'!' if guard[0] else ''}{guard[1]} "
         text = prefix + str(opcode) + (" " + ", ".join(operands) if operands else "")
         ins = Instruction(opcode.line, text, guard and guard[1], bool(guard and guard[0]), str(opcode), operands)
