@@ -158,14 +158,17 @@ def test_handwritten_check_finds_the_k_slices(capsys):
     rc, out, _ = run(capsys, "ptx", "check", HANDWRITTEN_WGMMA, "--layout", f"A={layout}", "--layout",
                      f"B={layout}", "--json")
     document = json.loads(out)
-    assert rc == 1                                        # the MMAs after the loop cannot be evaluated
+    assert rc == 1                                        # the last MMA reads a start that depends on %tid.x
     by_line = {}
     for c in document["checks"]:
         by_line.setdefault(c["line"], []).append(c)
     statuses = [[c["status"] for c in by_line[line]] for line in sorted(by_line)]
-    assert statuses == [["match", "match"], ["match", "match"], ["unknown", "unknown"], ["unknown", "unknown"]]
-    assert [c["k_offset"] for c in by_line[sorted(by_line)[1]]] == [16, 16]
-    assert document["layouts"]["a"]["tile_address"] == {"handwritten": 0x400}
+    # the loop's three iterations (one row per value fed), then what the third left
+    assert statuses == [["match"] * 2, ["match"] * 6, ["match"] * 2, ["unknown", "unknown"]]
+    in_loop = sorted((c["operand"], c["k_offset"], c["visits"]) for c in by_line[sorted(by_line)[1]])
+    assert in_loop == [(role, k, 4) for role in "ab" for k in (16, 32, 48)]      # 32 bytes = 16 bf16 a turn
+    assert [c["k_offset"] for c in by_line[sorted(by_line)[2]]] == [48, 48]
+    assert document["layouts"]["A"]["tile_address"] == {"handwritten": 0x400}
 
 
 # --- hand-written sm_100a: every tcgen05.mma form ----------------------------------------------------------------
@@ -302,8 +305,8 @@ SITE_KEYS = {"function", "line", "instruction", "family", "arch", "arch_from", "
              "violations", "iterations"}
 OPERAND_KEYS = {"source", "operand", "value", "known", "fields", "dtype", "kind", "major", "mn", "k", "addresses",
                 "no_addresses", "violations"}
-CHECK_KEYS = {"function", "line", "instruction", "operand", "status", "descriptor", "k_offset", "tile_address",
-              "first_iteration", "violations", "witness", "reason"}
+CHECK_KEYS = {"function", "line", "instruction", "operand", "tile", "stage", "mn_offset", "status", "descriptor",
+              "visits", "k_offset", "tile_address", "first_iteration", "violations", "witness", "reason"}
 
 
 def test_json_keys_are_the_documented_ones(capsys):

@@ -65,10 +65,11 @@ def run_descriptors(args) -> int:
 
 def run_check(args) -> int:
     intended = [ptx_check.parse_intended(text) for text in args.layout]
-    roles = [i.role for i in intended]
-    if len(set(roles)) != len(roles):
-        twice = max(roles, key=roles.count).upper()
-        raise SpecError("layout", twice, f"operand {twice} is named by two --layout options")
+    labels = [i.label for i in intended]
+    if len(set(labels)) != len(labels):
+        twice = max(labels, key=labels.count)
+        raise SpecError("layout", twice, f"tile {twice} is named by two --layout options (name each tile of one "
+                        "operand: A:NAME=...)")
     result = _analyse(args)
     document = ptx_check.check(result, intended)
     render.emit(args, document, lambda: render.ptx_check_text(document))
@@ -115,6 +116,9 @@ def register(commands) -> None:
         description="Check each MMA's operand descriptors against the tile layout named with --layout. Exit 0 "
                     "when every one reads it, 1 on a mismatch or a descriptor that cannot be evaluated.")
     _add_input(checked)
-    checked.add_argument("--layout", action="append", required=True, type=layout_text, metavar="OPERAND=LAYOUT[@ADDRESS]",
+    checked.add_argument("--layout", action="append", required=True, type=layout_text,
+                         metavar="OPERAND[:NAME]=LAYOUT[@ADDRESS[+STAGES*STRIDE]]",
                          help="A=<CuTe layout> or B=<CuTe layout>, the whole tile (mn, k) -> element offset; "
-                              "@ADDRESS: the tile's address (default: the first MMA's start address)")
+                              "@ADDRESS: the tile's address (default: the first MMA's start address); "
+                              "+STAGES*STRIDE: one tile per pipeline stage; :NAME: one of several tiles of an "
+                              "operand (repeatable)")

@@ -609,15 +609,20 @@ def _short_reason(reason: str) -> str:
 
 def ptx_check_text(document: dict) -> str:
     lines = []
-    for role, layout in document["layouts"].items():
+    for label, layout in document["layouts"].items():
         places = ", ".join(f"{function} {_field_text(address, 'hex')}" for function, address in layout["tile_address"].items())
-        lines.append(f"operand {role.upper()}: {layout['layout']} at {places} ({layout['tile_address_from']})")
-    rows = [[str(c["line"]), c["function"], c["operand"].upper(), _field_text(c["k_offset"]), c["descriptor"] or "-",
+        staged = f", {layout['stages']} stages {layout['stage_stride']:#x} apart" if layout["stages"] > 1 else ""
+        lines.append(f"operand {label}: {layout['layout']} at {places} ({layout['tile_address_from']}{staged})")
+    rows = [[str(c["line"]), c["function"], c["operand"].upper(), c["tile"] or "-",
+             "-" if c["stage"] is None else str(c["stage"]), _field_text(c["mn_offset"]), _field_text(c["k_offset"]),
+             c["descriptor"] or "-", "-" if c["visits"] is None else str(c["visits"]),
              c["status"] + (" (first iteration)" if c["first_iteration"] else "")] for c in document["checks"]]
-    lines.append(_table(["line", "function", "operand", "k offset", "descriptor", "result"], rows))
+    lines.append(_table(["line", "function", "operand", "tile", "stage", "mn offset", "k offset", "descriptor",
+                         "visits", "result"], rows))
     for c in document["checks"]:
         if c["status"] == "mismatch":
-            lines.append(f"line {c['line']} operand {c['operand'].upper()} (K offset {c['k_offset']}):")
+            lines.append(f"line {c['line']} operand {c['operand'].upper()} {c['descriptor']} (tile {c['tile']}, "
+                         f"MN offset {c['mn_offset']}, K offset {c['k_offset']}):")
             lines += [f"  {v['rule']}: {v['message']} [{v['source']}]" for v in c["violations"]]
             w = c["witness"]
             if w:

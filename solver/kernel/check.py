@@ -10,9 +10,17 @@ desc.tile.* rules and first misread element decide.
 
 B is given as LAYOUT@ADDRESS, or taken from the first MMA (in file order, per function) reading the
 operand with a known start address: that MMA is taken to read K slice 0.
+
+Real kernels (issue 26) read their tiles by pieces: a pipeline keeps one tile per stage
+(LAYOUT@ADDRESS+COUNT*STRIDE: stage s at ADDRESS + s x STRIDE), each warpgroup of a 128-row tile reads its
+64 rows (the slice may start at any multiple of the MMA's M/N as well as of its K), and one operand letter
+may read several tiles (attention's K and V are both B: OPERAND:NAME=LAYOUT@ADDRESS, a name per tile). Each
+descriptor value the MMA was fed (every visit of the run, else its first-iteration value) is checked
+against the piece whose element (MO, KO) has its start address in some stage of some tile of its operand.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
@@ -25,10 +33,14 @@ from spec.mma import dtypes
 from spec.rule import SpecError, check_all, parse_number
 
 from solver.kernel import mma
+from solver.kernel.symbolic import bits
 from solver.kernel.frontend import source
 
 ROLES = ("a", "b")
 MAX_K_SLICES = 4096     # K slices of a tile looked at per MMA (4096 x 128 bytes: more than any shared memory)
+
+
+MAX_STAGES = 64        # pipeline stages of one tile (shared memory holds no more of the smallest slice)
 
 
 @dataclass(frozen=True)
@@ -37,28 +49,45 @@ class Intended:
     text: str                     # the layout as written
     layout: ComposedLayout
     tile_address: Optional[int]   # B when given
+    name: str = ""                # the tile's name (OPERAND:NAME=...), "" when unnamed
+    stages: int = 1
+    stage_stride: int = 0         # bytes from one stage's tile to the next
+
+    @property
+    def label(self) -> str:
+        return self.role.upper() + (f":{self.name}" if self.name else "")
 
 
 def parse_intended(text: str) -> Intended:
-    """OPERAND=LAYOUT[@ADDRESS], OPERAND A or B."""
-    role, sep, rest = text.partition("=")
-    role = role.strip().lower()
-    if not sep or role not in ROLES:
-        raise SpecError("layout", text, "expected A=<CuTe layout> or B=<CuTe layout> (optionally @ADDRESS)",
-                        source.RULE)
+    """OPERAND[:NAME]=LAYOUT[@ADDRESS[+COUNT*STRIDE]], OPERAND A or B."""
+    head, sep, rest = text.partition("=")
+    role, _, name = head.partition(":")
+    role, name = role.strip().lower(), name.strip()
+    if not sep or role not in ROLES or (":" in head and not name.isidentifier()):
+        raise SpecError("layout", text, "expected A[:NAME]=<CuTe layout> or B[:NAME]=<CuTe layout> (optionally "
+                        "@ADDRESS or @ADDRESS+STAGES*STRIDE)", source.RULE)
     layout_text, at, address_text = rest.rpartition("@") if "@" in rest else (rest, "", "")
-    address = None
+    address, stages, stride = None, 1, 0
     if at:
+        address_text, plus, staging = address_text.partition("+")
         try:
-            address = parse_number(address_text)
+            address = parse_number(address_text.strip())
+            if plus:
+                count, star, stride_text = staging.partition("*")
+                stages, stride = parse_number(count.strip()), parse_number(stride_text.strip())
+                if not star:
+                    raise ValueError("no '*'")
         except ValueError:
-            raise SpecError("layout", text, "the tile address after '@' is not a number", source.RULE) from None
+            raise SpecError("layout", text, "after '@': ADDRESS or ADDRESS+STAGES*STRIDE, numbers", source.RULE) from None
+        if not 0 <= address < 1 << 32 or (plus and not (1 <= stages <= MAX_STAGES and 0 < stride < 1 << 32)):
+            raise SpecError("layout", text, f"a shared address below 2^32, 1 to {MAX_STAGES} stages and a positive "
+                            "stride below 2^32", source.RULE)
     layout = parse_layout(layout_text.strip())
     if not isinstance(layout, ComposedLayout):
         layout = ComposedLayout(DESCRIPTOR_SWIZZLES["none"], 0, layout)
     if layout.layout.rank != 2:
         raise SpecError("layout", layout_text.strip(), "needs two modes, (mn, k)", "layout.notation")
-    return Intended(role, layout_text.strip(), layout, address)
+    return Intended(role, layout_text.strip(), layout, address, name, stages, stride)
 
 
 def _element_bytes(op: mma.Operand, kind: Optional[str], offset: int) -> int:
@@ -69,10 +98,6 @@ def _element_bytes(op: mma.Operand, kind: Optional[str], offset: int) -> int:
     return (offset // per_chunk) * 16 + dtypes.byte_in_chunk(d, kind, offset % per_chunk)
 
 
-def _slice_start(intended: Intended, op: mma.Operand, kind, tile_address: int, k_offset: int) -> int:
-    return tile_address + _element_bytes(op, kind, intended.layout.offset + intended.layout.layout(0, k_offset))
-
-
 def _sizes(intended: Intended) -> tuple:
     inner = intended.layout.layout
     return product(inner.shape[0]), product(inner.shape[1])
@@ -80,6 +105,9 @@ def _sizes(intended: Intended) -> tuple:
 
 def _kind(site: mma.Site) -> Optional[str]:
     return site.kind if site.family == "tcgen05" else None
+
+
+MAX_PIECES = 1 << 16   # (stage, MO, KO) pieces of a tile looked at per MMA; past it, MO = 0 only
 
 
 def inferred_tile_address(intended: Intended, sites: list) -> Optional[int]:
@@ -92,34 +120,59 @@ def inferred_tile_address(intended: Intended, sites: list) -> Optional[int]:
     return None
 
 
+@dataclass(frozen=True)
+class Piece:
+    intended: Intended
+    tile_address: int             # the tile's address in this stage
+    stage: int
+    mn_offset: int
+    k_offset: int
+    exact: bool                   # its element (MO, KO) has the descriptor's start address
+
+
+def _pieces(intended: Intended, site: mma.Site, op: mma.Operand, tile_address: int):
+    """Every (stage, MO, KO) the MMA may read: MO a multiple of its M/N, KO of its K, and their starts."""
+    mn_size, k_size = _sizes(intended)
+    inner, kind = intended.layout.layout, _kind(site)
+    mn_offsets = range(0, mn_size - op.mn + 1, op.mn) if op.mn > 0 else range(1)
+    k_offsets = range(0, k_size - op.k + 1, op.k) if op.k > 0 else range(1)
+    if intended.stages * len(mn_offsets) * len(k_offsets) > MAX_PIECES:
+        mn_offsets = range(1)           # too many rows to look for the piece in: rows 0.. only (the K slices)
+    for stage in range(intended.stages):
+        base = tile_address + stage * intended.stage_stride
+        for mo in mn_offsets:
+            for ko in k_offsets:
+                yield stage, base, mo, ko, base + _element_bytes(op, kind, intended.layout.offset + inner(mo, ko))
+
+
+def choose_piece(candidates: list, site: mma.Site, op: mma.Operand, start: int) -> Piece:
+    """The piece of the operand's tiles whose element (MO, KO) the start address names; else the nearest
+    (the first tile's, then stage, MO, KO order break ties)."""
+    best = None
+    for intended, tile_address in candidates:
+        for stage, base, mo, ko, address in _pieces(intended, site, op, tile_address):
+            key = (abs(address - start),)
+            if best is None or key < best[0]:
+                best = (key, Piece(intended, base, stage, mo, ko, address == start))
+                if address == start:
+                    return best[1]
+    return best[1]
+
+
 def choose_k_offset(intended: Intended, site: mma.Site, op: mma.Operand, tile_address: int, start: int) -> tuple:
-    """(KO, exact): the K slice whose element (0, KO) the start address names, else the nearest."""
-    _, k_size = _sizes(intended)
-    offsets = list(range(0, k_size - op.k + 1, op.k))
-    distance = [abs(_slice_start(intended, op, _kind(site), tile_address, ko) - start) for ko in offsets]
-    best = min(range(len(offsets)), key=lambda i: (distance[i], i))
-    return offsets[best], distance[best] == 0
+    """(KO, exact): the K slice of rows 0.. whose element (0, KO) the start address names, else the nearest."""
+    piece = choose_piece([(dataclasses.replace(intended, stages=1), tile_address)], site, op, start)
+    return piece.k_offset, piece.exact
 
 
-def _splits_at(intended: Intended, k_offset: int, k: int) -> bool:
-    """L(mn, KO + k) = L(mn, KO) + L(0, k) - L(0, 0) for the instruction's k: the slice is a layout."""
+def _splits_at(intended: Intended, mn_offset: int, k_offset: int, mn: int, k: int) -> bool:
+    """L(MO + i, KO + j) = L(MO, KO) + L(i, j) - L(0, 0) for the MMA's i < mn, j < k: the piece is a layout."""
     inner = intended.layout.layout
-    base = inner(0, k_offset) - inner(0, 0)
-    return all(inner(0, k_offset + j) == base + inner(0, j) for j in range(k))
+    base = inner(mn_offset, k_offset) - inner(0, 0)
+    return all(inner(mn_offset + i, k_offset + j) == base + inner(i, j) for i in range(mn) for j in range(k))
 
 
-def check_operand(intended: Intended, site: mma.Site, tile_address: Optional[int]) -> dict:
-    op = site.operands[intended.role]
-    result = {"function": site.function, "line": site.line, "instruction": site.text, "operand": intended.role,
-              "status": "unknown", "descriptor": op.word.hex() if op.word is not None else None,
-              "k_offset": None, "tile_address": tile_address, "first_iteration": site.loop is not None,
-              "violations": [], "witness": None, "reason": None}
-    reason = mma.missing_read_map(site, op)
-    if reason is None and tile_address is None:
-        reason = "no tile address: no MMA reading this operand has a known start address (give LAYOUT@ADDRESS)"
-    if reason is not None:
-        result["reason"] = reason
-        return result
+def _limits(intended: Intended, site: mma.Site, op: mma.Operand) -> None:
     mn_size, k_size = _sizes(intended)
     if op.mn > mn_size or op.k > k_size:
         raise SpecError("layout", intended.text, f"covers {mn_size} x {k_size} elements (mn x k); the MMA at "
@@ -128,17 +181,42 @@ def check_operand(intended: Intended, site: mma.Site, tile_address: Optional[int
         raise SpecError("layout", intended.text, f"its K ({k_size}) holds {k_size // op.k} K slices of the MMA at "
                         f"line {site.line} (K {op.k}), more than the {MAX_K_SLICES} read: a slice is at least 8 "
                         "rows of 16 bytes, so no shared memory holds so many", source.RULE)
+
+
+def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits: Optional[int] = None) -> dict:
+    """One descriptor value of an operand against its tiles: candidates [(Intended, tile address or None)]."""
+    op = site.operands[role]
+    if word is not None:
+        op = dataclasses.replace(op, word=bits.const(word, 64))
+    first = candidates[0][0]
+    result = {"function": site.function, "line": site.line, "instruction": site.text, "operand": role,
+              "tile": None, "stage": None, "mn_offset": None, "status": "unknown",
+              "descriptor": op.word.hex() if op.word is not None else None, "visits": visits,
+              "k_offset": None, "tile_address": None, "first_iteration": site.loop is not None and visits is None,
+              "violations": [], "witness": None, "reason": None}
+    reason = mma.missing_read_map(site, op)
+    placed = [(i, address) for i, address in candidates if address is not None]
+    if reason is None and not placed:
+        reason = "no tile address: no MMA reading this operand has a known start address (give LAYOUT@ADDRESS)"
+    if reason is not None:
+        result["reason"] = reason
+        return result
+    for intended, _ in placed:
+        _limits(intended, site, op)
     desc = desc_mod.decode(site.arch, op.word.value)
-    k_offset, _ = choose_k_offset(intended, site, op, tile_address, desc.start_address)
-    result["k_offset"] = k_offset
-    if not _splits_at(intended, k_offset, op.k):
-        result["reason"] = f"the layout's K mode does not split at K offset {k_offset} into a slice of {op.k}"
+    piece = choose_piece(placed, site, op, desc.start_address)
+    intended = piece.intended
+    result.update(tile=intended.label, stage=piece.stage, mn_offset=piece.mn_offset, k_offset=piece.k_offset,
+                  tile_address=piece.tile_address)
+    if not _splits_at(intended, piece.mn_offset, piece.k_offset, op.mn, op.k):
+        result["reason"] = (f"the layout does not split at (MN {piece.mn_offset}, K {piece.k_offset}) into a piece "
+                            f"of {op.mn} x {op.k}")
         return result
     inner = intended.layout.layout
-    slice_layout = ComposedLayout(intended.layout.swizzle,
-                                  intended.layout.offset + inner(0, k_offset) - inner(0, 0), inner)
+    piece_layout = ComposedLayout(intended.layout.swizzle, intended.layout.offset + inner(piece.mn_offset,
+                                  piece.k_offset) - inner(0, 0), inner)
     case = {"descriptor": desc.hex, "dtype": op.dtype, "major": op.major, "mn": op.mn, "k": op.k,
-            "layout": slice_layout, "start_address": tile_address, "kind": _kind(site)}
+            "layout": piece_layout, "start_address": piece.tile_address, "kind": _kind(site)}
     if site.family == "tcgen05":
         case.update(cta_group=site.cta_group, m=site.m)
     try:
@@ -149,36 +227,60 @@ def check_operand(intended: Intended, site: mma.Site, tile_address: Optional[int
     broken = check_all(desc_case.SUBJECT, c)
     witness = desc_case.first_misread(c)
     if witness is not None:
-        witness = dict(witness, tile_element={"mn": witness["element"]["mn"],
-                                              "k": k_offset + witness["element"]["k"]})
+        witness = dict(witness, tile_element={"mn": piece.mn_offset + witness["element"]["mn"],
+                                              "k": piece.k_offset + witness["element"]["k"]})
     result.update(status="mismatch" if broken or witness else "match",
                   violations=[v.as_json() for v in broken], witness=witness)
     return result
 
 
+def _values(analysis, site: mma.Site, role: str) -> list:
+    """(descriptor value or None: the site's own word, visits) for each value the operand was fed."""
+    found = analysis.iterations.get((site.function, site.line))
+    op = site.operands[role]
+    values = found.operands.get(op.text) if found is not None else None
+    if values is None or not values.known or len(values.distinct) <= 1:
+        return [(None, None)]
+    counts = {}
+    for visit in found.visits:
+        word = visit.values.get(op.text)
+        counts[word] = counts.get(word, 0) + 1
+    return [(word, counts.get(word, 0)) for word in values.distinct]
+
+
 def check(analysis, intended_list: list) -> dict:
-    """Each MMA against the tile meant; an operand the run saw hold one value only is checked with it
-    (mma.with_every_iteration)."""
+    """Each MMA, each descriptor value it was fed, against the tiles meant for its operand (see the
+    module); an operand the run saw hold one value only is checked with it (mma.with_every_iteration)."""
     checks, addresses = [], {}
     every = [mma.with_every_iteration(s, analysis.iterations.get((s.function, s.line))) for s in analysis.sites]
-    for intended in intended_list:
-        sites = [s for s in every if s.operands[intended.role].source == "descriptor"]
+    for role in ROLES:
+        tiles = [i for i in intended_list if i.role == role]
+        if not tiles:
+            continue
+        sites = [s for s in every if s.operands[role].source == "descriptor"]
         if not sites:
-            raise SpecError("layout", intended.role.upper() + "=" + intended.text, "no MMA in the PTX reads operand "
-                            f"{intended.role.upper()} through a shared-memory descriptor", source.RULE)
-        addresses[intended.role] = {}
+            raise SpecError("layout", tiles[0].label + "=" + tiles[0].text, "no MMA in the PTX reads operand "
+                            f"{role.upper()} through a shared-memory descriptor", source.RULE)
+        if len(tiles) > 1 or tiles[0].stages > 1:
+            missing = next((i for i in tiles if i.tile_address is None), None)
+            if missing is not None:
+                raise SpecError("layout", missing.label + "=" + missing.text, "with several tiles or stages of "
+                                "one operand, each tile needs its @ADDRESS", source.RULE)
         for function in dict.fromkeys(s.function for s in sites):
             in_function = [s for s in sites if s.function == function]
-            address = intended.tile_address
-            if address is None:
-                address = inferred_tile_address(intended, in_function)
-            addresses[intended.role][function] = address
-            checks += [check_operand(intended, s, address) for s in in_function]
+            candidates = [(i, i.tile_address if i.tile_address is not None else inferred_tile_address(i, in_function))
+                          for i in tiles]
+            for intended, address in candidates:
+                addresses.setdefault(intended.label, {"layout": intended.text, "tile_address": {},
+                                                      "stages": intended.stages, "stage_stride": intended.stage_stride,
+                                                      "tile_address_from": "given" if intended.tile_address is not None
+                                                      else "first MMA's start address"})
+                addresses[intended.label]["tile_address"][function] = address
+            for site in in_function:
+                checks += [check_operand(candidates, site, role, word, visits)
+                           for word, visits in _values(analysis, site, role)]
     checks.sort(key=lambda c: (c["line"], c["operand"]))
     summary = {status: sum(c["status"] == status for c in checks) for status in ("match", "mismatch", "unknown")}
-    layouts = {i.role: {"layout": i.text, "tile_address": addresses[i.role],
-                        "tile_address_from": "given" if i.tile_address is not None else "first MMA's start address"}
-               for i in intended_list}
     summary["unread"] = len(analysis.unread)
-    return {"smem_base": analysis.smem_base, "functions": analysis.functions, "layouts": layouts,
+    return {"smem_base": analysis.smem_base, "functions": analysis.functions, "layouts": addresses,
             "checks": checks, "summary": summary, "unread": analysis.unread}
