@@ -43,7 +43,8 @@ def _analyse(args) -> ptx_analysis.Analysis:
 
 def descriptors_document(result: ptx_analysis.Analysis, with_addresses: bool = True) -> dict:
     budget = mma.Budget()
-    sites = [mma.site_document(site, budget, with_addresses, result.iterations.get((site.function, site.line)))
+    sites = [mma.site_document(site, budget, with_addresses, result.iterations.get((site.function, site.line)),
+                               result.any_launch.get((site.function, site.line)))
              for site in result.sites]
     runs = {name: ({"block": None, "roles": [], "not_run": run} if isinstance(run, str) else
                    {"block": list(run.block), "roles": iterations.warp_roles(run), "not_run": None})

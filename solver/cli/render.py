@@ -588,14 +588,21 @@ def _operand_values_text(site: dict, role: str) -> str:
     if op["source"] != "descriptor":
         return op["source"]
     seen = (site["iterations"] or {}).get("operands", {}).get(role)
-    if seen is not None and seen["known"]:
-        starts = [_start_of(site, word) for word in seen["distinct"]]
-        shown = ", ".join(starts[:4]) + (", ..." if len(starts) > 4 else "")
-        return f"{seen['count']} value{'' if seen['count'] == 1 else 's'}, start {shown}"
+    any_launch = ((site["iterations"] or {}).get("any_launch") or {}).get(role)
+    if seen is not None and seen["known"] and (site["iterations"]["complete"] or not (any_launch or {}).get("known")):
+        return _values_text(site, seen["distinct"], seen["count"], "")
+    if any_launch is not None and any_launch["known"]:
+        return _values_text(site, any_launch["values"], any_launch["count"], " (any launch)")
     if op["known"]:
         return f"{op['value']} (first iteration)" if site["first_iteration"] else op["value"]
     reason = seen["unknown"] if seen is not None else "not reached by the run"
     return f"{op['value']} ({_short_reason(reason)})"
+
+
+def _values_text(site: dict, words: list, count: int, where: str) -> str:
+    starts = [_start_of(site, word) for word in words]
+    shown = ", ".join(starts[:4]) + (", ..." if len(starts) > 4 else "")
+    return f"{count} value{'' if count == 1 else 's'}{where}, start {shown}"
 
 
 def _start_of(site: dict, word: str) -> str:

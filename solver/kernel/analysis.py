@@ -10,7 +10,7 @@ from typing import Optional
 
 from spec.rule import SpecError, one_line, shown
 
-from solver.kernel.symbolic import evaluate
+from solver.kernel.symbolic import evaluate, valuesets
 from solver.kernel import iterations as iterations_mod
 from solver.kernel import mma
 from solver.kernel.concrete import executor
@@ -29,14 +29,16 @@ class Analysis:
     runs: dict = field(default_factory=dict)     # function -> executor.Run (every iteration), or the reason none
     iterations: dict = field(default_factory=dict)   # (function, line) -> iterations.SiteIterations
     launch: Optional[executor.Launch] = None
+    any_launch: dict = field(default_factory=dict)   # (function, line) -> {register: frozenset | valuesets.Top}
 
 
 def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Optional[str] = None,
             params: Optional[dict] = None, launch: Optional[executor.Launch] = None,
-            max_steps: int = executor.MAX_STEPS_PER_WARP) -> Analysis:
-    """Parse, evaluate each function's first iteration over partly known words (symbolic/evaluate.py), and
+            max_steps: int = executor.MAX_STEPS_PER_WARP, any_launch: bool = True) -> Analysis:
+    """Parse, evaluate each function's first iteration over partly known words (symbolic/evaluate.py),
     run it for every warp of one CTA over every iteration (concrete/executor.py) with the launch given
-    (its params default to `params`)."""
+    (its params default to `params`), and, with any_launch, the sets of values of every iteration for any
+    launch (symbolic/valuesets.py)."""
     if smem_base < 0 or smem_base >= 1 << 32:
         raise SpecError("smem_base", smem_base, "a shared address: 0 <= N < 2^32", source.RULE)
     module = source.parse(text)
@@ -59,20 +61,24 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
 
         evaluate.walk(context, visit)
     launch = launch or executor.Launch(params=dict(params or {}))
-    runs, found = {}, {}
+    runs, found, sets = {}, {}, {}
     for function in functions:
         if launch.block is None and not (function.directives.get(".reqntid") or function.directives.get(".maxntid")):
             runs[function.name] = "not run: the function declares no .reqntid or .maxntid (give --block)"
             continue
-        run = executor.run(function, shared[function.name], launch, _is_site, cfg.build(function.statements),
-                           max_steps=max_steps)
+        run_graph = cfg.build(function.statements)
+        run = executor.run(function, shared[function.name], launch, _is_site, run_graph, max_steps=max_steps)
         runs[function.name] = run
         found.update(iterations_mod.summarise(run, function.statements))
+        if any_launch:
+            sets.update(iterations_mod.any_launch_sets(
+                function, valuesets.run(function, shared[function.name], launch, _is_site, run_graph)))
     others = other_sites(functions)
     read = [(site.function, site.line) for site in sites] + [(o["function"], o["line"]) for o in others]
     unread = unread_statements(text, module.functions, read, None if kernel is None else {f.name for f in functions},
                                tuple(module.unread))
-    return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others, runs, found, launch)
+    return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others, runs, found, launch,
+                    sets)
 
 
 def _is_site(ins) -> bool:

@@ -239,7 +239,12 @@ def _values(analysis, site: mma.Site, role: str) -> list:
     found = analysis.iterations.get((site.function, site.line))
     op = site.operands[role]
     values = found.operands.get(op.text) if found is not None else None
-    if values is None or not values.known or len(values.distinct) <= 1:
+    if values is None or not values.known:
+        sets = analysis.any_launch.get((site.function, site.line), {}).get(op.text)
+        if isinstance(sets, frozenset) and len(sets) > 1:
+            return [(word, None) for word in sorted(sets)]       # any launch: no visits counted
+        return [(None, None)]
+    if len(values.distinct) <= 1:
         return [(None, None)]
     counts = {}
     for visit in found.visits:
@@ -252,7 +257,8 @@ def check(analysis, intended_list: list) -> dict:
     """Each MMA, each descriptor value it was fed, against the tiles meant for its operand (see the
     module); an operand the run saw hold one value only is checked with it (mma.with_every_iteration)."""
     checks, addresses = [], {}
-    every = [mma.with_every_iteration(s, analysis.iterations.get((s.function, s.line))) for s in analysis.sites]
+    every = [mma.with_every_iteration(s, analysis.iterations.get((s.function, s.line)),
+                                      analysis.any_launch.get((s.function, s.line))) for s in analysis.sites]
     for role in ROLES:
         tiles = [i for i in intended_list if i.role == role]
         if not tiles:

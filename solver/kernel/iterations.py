@@ -36,6 +36,7 @@ class SiteIterations:
     warps: list                                      # warp indexes that reached it
     visits: list                                     # executor.Visit
     operands: dict                                   # register text -> OperandValues
+    complete: bool = True                            # every warp that reached it ran to the function's end
 
 
 def summarise(run: Run, statements: list) -> dict:
@@ -57,8 +58,42 @@ def summarise(run: Run, statements: list) -> dict:
                 elif value not in found.distinct:
                     found.distinct.append(value)
         line = statements[index].line
-        out[(run.function, line)] = SiteIterations(run.function, line, sorted({v.warp for v in visits}), visits,
-                                                   operands)
+        warps = sorted({v.warp for v in visits})
+        stopped = {w.warp for w in run.warps if w.stopped is not None}
+        out[(run.function, line)] = SiteIterations(run.function, line, warps, visits, operands,
+                                                   not stopped & set(warps))
+    return out
+
+
+def any_launch_sets(function, per_warp: list) -> dict:
+    """(function, line) -> {register: frozenset | Top}: valuesets.WarpSets of every warp, joined."""
+    from solver.kernel.symbolic.valuesets import Top, join
+    out: dict = {}
+    for warp in per_warp:
+        if warp.gave_up:
+            continue
+        for index, registers in warp.sites.items():
+            into = out.setdefault((function.name, function.statements[index].line), {})
+            for name, value in registers.items():
+                into[name] = join(into[name], value) if name in into else value
+    return out
+
+
+def any_launch_document(sets: Optional[dict], registers: dict) -> Optional[dict]:
+    """{role: {"register", "known", "count", "values", "unknown"}} of one site, or None when not run."""
+    if sets is None:
+        return None
+    from solver.kernel.symbolic.valuesets import Top
+    out = {}
+    for role, text in registers.items():
+        value = sets.get(text)
+        if value is None:
+            continue
+        known = not isinstance(value, Top)
+        ordered = sorted(value) if known else []
+        out[role] = {"register": text, "known": known, "count": len(ordered),
+                     "values": [f"{v:#018x}" for v in ordered[:MAX_VALUES_SHOWN]],
+                     "unknown": None if known else value.reason}
     return out
 
 
@@ -93,10 +128,13 @@ def launch_document(launch: Launch, run: Optional[Run]) -> dict:
             "block": list(run.block) if run is not None else None}
 
 
-def site_document(found: Optional[SiteIterations], registers: dict) -> Optional[dict]:
-    """The JSON of a site's iterations: registers: role -> the register text of that operand."""
+def site_document(found: Optional[SiteIterations], registers: dict, sets: Optional[dict] = None) -> Optional[dict]:
+    """The JSON of a site's iterations: registers: role -> the register text of that operand; sets: the
+    site's any-launch sets (valuesets)."""
+    any_launch = any_launch_document(sets, registers)
     if found is None:
-        return None
+        return None if any_launch is None else {"warps": [], "visits": 0, "complete": False, "operands": {},
+                                                 "per_visit": [], "per_visit_cut": False, "any_launch": any_launch}
     operands = {}
     for role, text in registers.items():
         values = found.operands.get(text)
@@ -108,8 +146,9 @@ def site_document(found: Optional[SiteIterations], registers: dict) -> Optional[
     visits = [{"warp": v.warp, "iteration": list(v.iteration),
                **{role: _shown(v.values.get(text)) for role, text in registers.items() if text in v.values}}
               for v in found.visits[:MAX_VISITS_LISTED]]
-    return {"warps": found.warps, "visits": len(found.visits), "operands": operands, "per_visit": visits,
-            "per_visit_cut": len(found.visits) > MAX_VISITS_LISTED}
+    return {"warps": found.warps, "visits": len(found.visits), "complete": found.complete, "operands": operands,
+            "per_visit": visits,
+            "per_visit_cut": len(found.visits) > MAX_VISITS_LISTED, "any_launch": any_launch}
 
 
 def _shown(value):

@@ -352,9 +352,12 @@ def shape_violations(site: Site) -> list:
     return [v.as_json() for v in check_all(mma_shape.SUBJECT, shape)]
 
 
-def with_every_iteration(site: Site, found) -> Site:
+def with_every_iteration(site: Site, found, sets: Optional[dict] = None) -> Site:
     """The site with an operand the first-iteration evaluation left partly unknown replaced by its value,
-    where the executor saw one value only in every visit (iterations.SiteIterations; None: not run)."""
+    where the executor saw one value only in every visit (iterations.SiteIterations; None: not run), or
+    where the any-launch sets hold one value only (valuesets; sets: register -> frozenset | Top)."""
+    if found is None and sets:
+        found = _single_values(sets)
     if found is None:
         return site
     operands = {role: dataclasses.replace(op) for role, op in site.operands.items()}   # (copies: the shape is
@@ -372,6 +375,27 @@ def with_every_iteration(site: Site, found) -> Site:
     return site
 
 
+@dataclasses.dataclass
+class _Values:
+    distinct: list
+    known: bool = True
+
+
+@dataclasses.dataclass
+class _Found:
+    operands: dict
+
+
+def _single_values(sets: dict) -> _Found:
+    """The any-launch sets as the executor's summary reads them (known sets only)."""
+    return _Found({name: _Values(sorted(value)) for name, value in sets.items() if isinstance(value, frozenset)})
+
+
+def _all_known(site: Site, found) -> bool:
+    return all(found.operands.get(op.text) is not None and found.operands[op.text].known
+               for op in site.operands.values() if op.source == "descriptor")
+
+
 def iteration_violations(site: Site, found) -> list:
     """The rules any descriptor value of any visit breaks (each distinct value decoded once)."""
     out = []
@@ -385,25 +409,27 @@ def iteration_violations(site: Site, found) -> list:
     return out
 
 
-def site_document(site: Site, budget: Budget, with_addresses: bool = True, found=None) -> dict:
+def site_document(site: Site, budget: Budget, with_addresses: bool = True, found=None, sets=None) -> dict:
     from solver.kernel import iterations
-    site = with_every_iteration(site, found)
+    site = with_every_iteration(site, found if found is not None and _all_known(site, found) else None, sets) \
+        if sets else with_every_iteration(site, found)
     loop = site.loop
     operands = {role: operand_document(site, op, budget, with_addresses) for role, op in site.operands.items()}
     registers = {role: op.text for role, op in site.operands.items() if op.source == "descriptor"}
     if site.idesc_text:
         registers["idesc"] = site.idesc_text
-    every = iterations.site_document(found, registers)
+    every = iterations.site_document(found, registers, sets)
     for role, doc in operands.items():
         seen = (every or {}).get("operands", {}).get(role)
-        if seen is not None and seen["known"]:
+        any_launch = ((every or {}).get("any_launch") or {}).get(role)
+        if (seen is not None and seen["known"]) or (any_launch is not None and any_launch["known"]):
             doc["known"] = True
     idesc = instr_desc_document(site)
     shape = shape_violations(site)
     violations = [dict(v, operand=role) for role, doc in operands.items() for v in doc["violations"]]
     violations += [dict(v, operand="idesc") for v in (idesc["violations"] if idesc else [])]
     violations += [dict(v, operand="shape") for v in shape]
-    violations += [v for v in iteration_violations(site, found)
+    violations += [v for v in iteration_violations(site, found) + iteration_violations(site, _single_values(sets or {}))
                    if not any(v["rule"] == w["rule"] and v["operand"] == w["operand"] for w in violations)]
     return {"iterations": every, "function": site.function, "line": site.line, "instruction": site.text, "family": site.family,
             "arch": site.arch, "arch_from": site.arch_from, "guard": site.guard,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Optional
 
 # Type modifiers and their widths (PTX ISA 5.2.2 Table 9, fundamental types).
@@ -111,7 +111,14 @@ def registers_in(operand: str) -> list:
 
 def destinations(ins: Instruction) -> list:
     """The registers the instruction writes: its first operand's (a register, a vector {..} of them, or
-    p|q), unless the opcode writes none."""
+    p|q), unless the opcode writes none. (Kept on the instruction once computed: the executors ask often.)"""
+    found = ins.__dict__.get("_destinations")
+    if found is None:
+        found = ins.__dict__["_destinations"] = _destinations(ins)
+    return found
+
+
+def _destinations(ins: Instruction) -> list:
     if not ins.operands or ins.base in NO_DESTINATION and not _family_writes(ins):
         return []
     first = ins.operands[0]
@@ -127,6 +134,7 @@ def _family_writes(ins: Instruction) -> bool:
                for prefix in WRITES_IN_FAMILY.get(ins.base, ()))
 
 
+@lru_cache(maxsize=1 << 16)
 def parse_integer(text: str) -> Optional[int]:
     if len(text) > INTEGER_CHARACTERS:
         return None

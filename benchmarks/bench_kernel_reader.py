@@ -1,0 +1,147 @@
+"""The kernel reader (issue 26): how long `ptx descriptors` takes on real kernels, against the reader it
+replaced, in one run.
+
+    python -m benchmarks.bench_kernel_reader [--old-commit 3e085d6] [--big-mb 20] [--json FILE]
+
+For each kernel of tests/fixtures/ptx/corpus (or those whose file name contains --only):
+* grammar: parsing alone (solver.kernel.frontend.source.parse);
+* new: solver.kernel.analysis.analyse with no parameters (what a user gets first);
+* every iteration: the same with the manifest's parameters and grid (Triton's kernels: a 4096^3 problem,
+  every iteration of every loop, every warp of CTA 0);
+* old: the reader of --old-commit (solver/ptx, first iteration only), exported with `git archive` into a
+  temporary folder and imported from there, on the same text.
+Then a file of --big-mb MB made of corpus kernels (renamed apart) is parsed and analysed whole, new and old.
+Times are the median of --repeat runs; read the ratios, not the seconds (the machine is shared and noisy).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import lzma
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "fixtures" / "ptx" / "corpus"
+
+
+def _median_seconds(function, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def _old_reader(commit: str):
+    """solver.ptx.analysis of that commit, imported from an exported copy (None if git cannot)."""
+    folder = Path(tempfile.mkdtemp(prefix="old_reader_"))
+    try:
+        archive = subprocess.run(["git", "archive", commit, "solver", "spec"], cwd=ROOT, capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return None
+    code = ("import sys; sys.path.insert(0, %r); from solver.ptx import analysis; import json, time, lzma\n"
+            "text = open(sys.argv[1]).read(); t = time.perf_counter(); analysis.analyse(text)\n"
+            "print(json.dumps(time.perf_counter() - t))") % str(folder)
+    return code
+
+
+def _old_seconds(code: str, text: str, repeat: int) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as handle:
+        handle.write(text)
+    times = []
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, "-c", code, handle.name], capture_output=True, text=True)
+        times.append(json.loads(out.stdout) if out.returncode == 0 else float("nan"))
+    return statistics.median(times)
+
+
+def _kernels(only: str) -> list:
+    found = []
+    for manifest in sorted(CORPUS.glob("*/manifest.json")):
+        for entry in json.loads(manifest.read_text())["kernels"]:
+            if only in entry["file"]:
+                found.append((manifest.parent, entry))
+    return found
+
+
+def _big_file(kernels: list, megabytes: int) -> str:
+    """Corpus kernels one after another (their module directives dropped, each .entry renamed apart), to
+    the size asked."""
+    pieces, size, k = [".version 8.7\n.target sm_100a\n.address_size 64\n"], 0, 0
+    while size < megabytes << 20:
+        folder, entry = kernels[k % len(kernels)]
+        text = lzma.open(folder / entry["file"], "rt").read()
+        text = re.sub(r"^\s*\.(version|target|address_size)\b[^\n]*", "", text, flags=re.M)
+        text = re.sub(r"\.entry\s+", f".entry k{k}_", text)
+        pieces.append(text)
+        size += len(text)
+        k += 1
+    return "\n".join(pieces)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--old-commit", default="3e085d6")
+    parser.add_argument("--only", default="")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--big-mb", type=int, default=20)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    source = importlib.import_module("solver.kernel.frontend.source")
+    analysis = importlib.import_module("solver.kernel.analysis")
+    executor = importlib.import_module("solver.kernel.concrete.executor")
+    old = _old_reader(args.old_commit)
+    rows = []
+    kernels = _kernels(args.only)
+    for folder, entry in kernels:
+        text = lzma.open(folder / entry["file"], "rt").read()
+        grid = (entry.get("problem") or {}).get("grid")
+        launch = executor.Launch(params=dict(entry.get("params") or {}), grid=tuple(grid) if grid else None)
+        row = {"kernel": f"{folder.name}/{entry['file']}", "kb": round(len(text) / 1024),
+               "grammar": _median_seconds(lambda: source.parse(text), args.repeat),
+               "new": _median_seconds(lambda: analysis.analyse(text), args.repeat),
+               "every_iteration": _median_seconds(lambda: analysis.analyse(text, launch=launch), args.repeat)
+               if entry.get("params") else None,
+               "old": _old_seconds(old, text, args.repeat) if old else None}
+        rows.append(row)
+        print(f"{row['kernel'][:70]:70s} {row['kb']:4d} KB  grammar {row['grammar']:.3f}s  new {row['new']:.3f}s"
+              + (f"  every iteration {row['every_iteration']:.3f}s" if row["every_iteration"] else "")
+              + (f"  old {row['old']:.3f}s" if row["old"] is not None else ""), flush=True)
+    big = _big_file(kernels, args.big_mb)
+    started = time.perf_counter()
+    try:
+        analysis.analyse(big)
+        big_new = time.perf_counter() - started
+    except Exception as error:                  # a refusal (a limit) is a result too
+        big_new = f"{type(error).__name__}: {error}"
+    started = time.perf_counter()
+    try:
+        source.parse(big)
+        big_grammar = time.perf_counter() - started
+    except Exception as error:
+        big_grammar = f"{type(error).__name__}: {error}"
+    big_old = _old_seconds(old, big, 1) if old else None
+    summary = {"kernels": len(rows), "big_file_mb": round(len(big) / (1 << 20), 1), "big_grammar_seconds": big_grammar,
+               "big_new_seconds": big_new, "big_old_seconds": big_old,
+               "median_new_over_old": statistics.median(r["new"] / r["old"] for r in rows if r["old"]) if old else None,
+               "slowest_every_iteration": max((r["every_iteration"] for r in rows if r["every_iteration"]), default=None),
+               "over_half_a_second": [r["kernel"] for r in rows if (r["every_iteration"] or r["new"]) > 0.5]}
+    print(json.dumps(summary, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

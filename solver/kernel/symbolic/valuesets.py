@@ -1,0 +1,295 @@
+"""Every iteration, for any launch: the set of values each register may hold, per warp.
+
+An abstract interpretation over the control-flow graph (frontend/cfg.py): each register holds a finite
+set of at most MAX_VALUES ints, or Top (anything, with the reason). A block's state is the union of what
+its predecessors' edges bring; a branch whose guard may be 1 or 0 brings its state along both edges;
+the blocks are worked on until no set grows (sets only grow, and past MAX_VALUES become Top, so this
+ends; a loop header seen WIDEN_AFTER times turns whatever still grows there into Top). Nothing about the
+launch is assumed but the warp index: the parameters, the CTA, loads from memory are Top; so the sets
+hold the values of every iteration of every loop, whatever the trip counts, for every launch. A stage
+index that cycles through 0..S-1 is the set {0, ..., S-1}, and the descriptors built from it are S
+values: known, although no parameter was given.
+
+What is over-approximated: registers are apart between blocks (inside a block each combination of the
+values it reads is run as it is, so a stage index and the test that wraps it go together; across blocks a
+descriptor made of two registers whose values went together takes every combination). A register's value
+may differ between lanes (%laneid, %tid.x): it is kept lane by lane, and a site operand that differs
+between lanes is Top; a branch on such a value follows lane 0, as the concrete executor follows the
+lowest active lane. What it shares with the concrete executor: the meaning of each instruction on ints
+(concrete/semantics.py), applied to each combination of the operands' values; the executor's runs are
+checked to lie inside these sets on the whole corpus (tests/test_kernel_corpus.py).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Optional
+
+from solver.kernel.concrete import semantics
+from solver.kernel.concrete.executor import (Launch, Warp, _CONTROL, _execute, _guard, block_shape,
+                                             declared_widths, needed_statements)
+from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown, WARP
+from solver.kernel.frontend import cfg
+from solver.kernel.frontend.instruction import destinations, registers_in
+
+MAX_VALUES = 64            # values a register's set holds before it is Top
+MAX_COMBINATIONS = 1024    # combinations of the values a block reads, run one by one (then: the widest Unknown)
+WIDEN_AFTER = 16           # times a register's set may grow where two paths meet, before it is Top: a stage
+                           # index has its S values after S - 1 (S up to 16); a pointer that steps forever
+                           # would otherwise grow to MAX_VALUES, and with it every combination
+MAX_BLOCK_VISITS = 200_000     # blocks worked on per warp, in all (then: the warp's result is withdrawn)
+
+
+@dataclass(frozen=True)
+class Top:
+    reason: str
+
+
+@dataclass
+class WarpSets:
+    warp: int
+    sites: dict = field(default_factory=dict)    # statement index -> {register: frozenset | Top}
+    gave_up: Optional[str] = None                # why no result (the work bound), None when it has one
+
+
+def join(a, b):
+    """The union of two sets, Top past MAX_VALUES values."""
+    if isinstance(a, Top):
+        return a
+    if isinstance(b, Top):
+        return b
+    union = a | b
+    return union if len(union) <= MAX_VALUES else Top(f"more than {MAX_VALUES} values")
+
+
+def _join_states(a: dict, b: dict) -> dict:
+    """A register absent from one side has not been written on it: the other side's values are all."""
+    out = dict(a)
+    for name, value in b.items():
+        out[name] = join(out[name], value) if name in out else value
+    return out
+
+
+def _value_set(value) -> object:
+    if isinstance(value, (int, Lanes)):               # Lanes: one value per lane, kept whole
+        return frozenset((value,))
+    if isinstance(value, SharedGeneric):
+        return Top("a generic shared address")
+    if isinstance(value, Unknown):
+        return Top(value.reason)
+    return Top("no value")
+
+
+@dataclass
+class _BlockPlan:
+    """What a block reads before writing it (its live-ins, among the statements that matter)."""
+    live_in: list
+    statements: list              # (index, instruction, needed) of the block, in order
+    written: set = field(default_factory=set)   # registers some statement of it may write
+    per_warp: bool = False        # it reads a register that differs between warps (%tid, %laneid, ...)
+
+
+def _plan(graph: cfg.Graph, block, needed: set, sites: set) -> _BlockPlan:
+    written, live_in, statements = set(), [], []
+    for i in range(block.first, block.last + 1):
+        ins = graph.statements[i].instruction
+        if ins is None:
+            continue
+        relevant = i in needed or i in sites or ins.base in _CONTROL
+        if not relevant:
+            continue
+        statements.append((i, ins, i in needed))
+        reads = [r for k, operand in enumerate(ins.operands) if k > 0 or not destinations(ins)
+                 for r in registers_in(operand)] + ([ins.guard] if ins.guard else [])
+        for name in reads:
+            if name not in written and name not in live_in:
+                live_in.append(name)
+        if i in needed:
+            written.update(destinations(ins))
+    per_warp = any(name.startswith(_WARP_SPECIAL) for name in live_in)
+    return _BlockPlan(live_in, statements, written, per_warp)
+
+
+_WARP_SPECIAL = ("%tid", "%laneid", "%warpid", "%lanemask")
+
+
+def _order(value) -> tuple:
+    return (0, value, ()) if isinstance(value, int) else (1, 0, value.values)
+
+
+def _uniform_set(value):
+    """A site operand's set: its values if each is the same in every lane, else Top."""
+    if isinstance(value, Top) or not any(isinstance(v, Lanes) for v in value):
+        return value
+    return Top("the lanes of the warp hold different values")
+
+
+def _combinations(plan: _BlockPlan, state: dict) -> list:
+    """The live-ins' value combinations, each a dict; a Top is one Unknown; past MAX_COMBINATIONS the
+    largest sets are taken as Unknown (less known, never wrong)."""
+    names = [n for n in plan.live_in if n in state]
+    choices = {}
+    for name in names:
+        value = state[name]
+        choices[name] = [Unknown(value.reason)] if isinstance(value, Top) else sorted(value, key=_order)
+    while True:
+        count = 1
+        for values in choices.values():
+            count *= len(values)
+        if count <= MAX_COMBINATIONS:
+            break
+        widest = max(choices, key=lambda n: len(choices[n]))
+        choices[widest] = [Unknown(f"{widest}: one of more than {MAX_COMBINATIONS} combinations, not followed")]
+    keys = list(choices)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(choices[k] for k in keys))]
+
+
+def _run_block(plan: _BlockPlan, block, env: dict, warp: Warp, sites: set, seen: dict) -> list:
+    """Run the block's statements from one combination: [(successor, env after)], one per edge taken."""
+    warp.env = env
+    warp.active = [True] * WARP
+    for i, ins, is_needed in plan.statements:
+        guard = _guard(ins, warp)
+        if isinstance(guard, Lanes):
+            guard = guard.values[0]                        # lane 0 stands for its warp
+        if ins.base in ("bra", "brx"):
+            taken = block.successors[0] if block.successors else None
+            falls = block.successors[1] if len(block.successors) > 1 else None
+            if ins.base == "brx" or isinstance(guard, Unknown):
+                return [(s, env) for s in block.successors]
+            if guard is None or guard == 1:
+                return [(taken, env)] if taken is not None else []
+            return [(falls, env)] if falls is not None else []
+        if ins.base in cfg.ENDS_THREAD:
+            if guard is None or guard == 1:
+                return []
+            if isinstance(guard, Unknown):
+                continue                                   # may end here or go on: going on is kept
+            continue
+        if i in sites and not (guard is not None and guard == 0):
+            into = seen.setdefault(i, {})
+            for operand in ins.operands:
+                if operand.startswith("{") and ins.opcode.startswith(("wgmma", "tcgen05.mma")):
+                    continue
+                for name in registers_in(operand):
+                    if name in env:
+                        value = _uniform_set(_value_set(env[name]))
+                        into[name] = join(into[name], value) if name in into else value
+        if is_needed:
+            _execute(ins, guard, warp)
+    following = block.successors[-1] if block.successors else None
+    return [(following, env)] if following is not None else []
+
+
+def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict) -> dict:
+    """successor -> the values leaving the block along that edge (for the registers it reads or writes)."""
+    outgoing: dict = {}
+    for combination in _combinations(plan, state):
+        env = dict(combination)
+        for successor, after in _run_block(plan, block, env, warp, sites, seen):
+            leaving = {name: _value_set(value) for name, value in after.items()}
+            for name in plan.written - leaving.keys():      # a guarded write that did not happen
+                leaving[name] = state.get(name, Top(f"{name} not written on every path"))
+            outgoing[successor] = leaving if successor not in outgoing else _join_states(outgoing[successor], leaving)
+    return outgoing
+
+
+def live_registers(graph: cfg.Graph, plans: dict) -> dict:
+    """block -> the registers read on some path from its start before being written (backward liveness
+    over the statements that matter): only those are carried into a block."""
+    live_in = {b.index: set(plans[b.index].live_in) for b in graph.blocks}
+    predecessors: dict = {}
+    for b in graph.blocks:
+        for successor in b.successors:
+            predecessors.setdefault(successor, []).append(b.index)
+    work = list(live_in)
+    while work:
+        index = work.pop()
+        block, plan = graph.blocks[index], plans[index]
+        out = set()
+        for successor in block.successors:
+            out |= live_in[successor]
+        new = set(plan.live_in) | (out - plan.written)
+        if new != live_in[index]:
+            live_in[index] = new
+            work.extend(predecessors.get(index, ()))
+    return live_in
+
+
+def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optional[dict] = None,
+              plans: Optional[dict] = None, live: Optional[dict] = None) -> WarpSets:
+    """The sets at every site statement of one warp, over every path (see the module). memo: the block
+    results of other warps of the function, reused where a block reads nothing that differs by warp."""
+    memo = {} if memo is None else memo
+    plans = plans if plans is not None else {b.index: _plan(graph, b, needed, sites) for b in graph.blocks}
+    live = live if live is not None else live_registers(graph, plans)
+    result = WarpSets(warp.index)
+    if not graph.blocks:
+        return result
+    states_in = {0: {}}
+    visits: dict = {}
+    work, pending, spent = [0], {0}, 0
+    grown: dict = {}
+    while work:
+        current = work.pop()
+        pending.discard(current)
+        spent += 1
+        visits[current] = visits.get(current, 0) + 1
+        if spent > MAX_BLOCK_VISITS:
+            return WarpSets(warp.index, {}, f"more than {MAX_BLOCK_VISITS} blocks worked on")
+        block = graph.blocks[current]
+        plan = plans[current]
+        state = states_in[current]
+        key = (current, warp.index if plan.per_warp else None,
+               tuple(sorted((n, state[n]) for n in plan.live_in + sorted(plan.written) if n in state)))
+        found = memo.get(key)
+        if found is None:
+            seen: dict = {}
+            found = memo[key] = (_transfer(plan, block, state, warp, sites, seen), seen)
+        outgoing, seen = found
+        for i, registers in seen.items():
+            into = result.sites.setdefault(i, {})
+            for name, value in registers.items():
+                into[name] = join(into[name], value) if name in into else value
+        for successor, leaving in outgoing.items():
+            wanted = live[successor]
+            carried = {name: value for name, value in state.items() if name in wanted and name not in leaving}
+            carried.update((name, value) for name, value in leaving.items() if name in wanted)
+            before = states_in.get(successor)
+            after = carried if before is None else _join_states(before, carried)
+            if before is not None:
+                for name, value in after.items():
+                    if name in before and before[name] != value and not isinstance(value, Top):
+                        grown[successor, name] = grown.get((successor, name), 0) + 1
+                        if grown[successor, name] > WIDEN_AFTER:
+                            after[name] = Top(f"{name} still grows after {WIDEN_AFTER} meetings: widened")
+            if before is None or after != before:
+                states_in[successor] = after
+                if successor not in pending:
+                    pending.add(successor)
+                    work.append(successor)
+    return result
+
+
+def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Graph] = None) -> list:
+    """WarpSets for each warp of the CTA; the launch's params, CTA and grid are not used (any launch), only
+    its block size."""
+    block = block_shape(function, launch)
+    graph = graph or cfg.build(function.statements)
+    widths = declared_widths(function.statements)
+    needed = needed_statements(graph, is_site)
+    sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and is_site(s.instruction)}
+    count = -(-block[0] * block[1] * block[2] // WARP)
+    memo: dict = {}
+    plans = {b.index: _plan(graph, b, needed, sites) for b in graph.blocks}
+    live = live_registers(graph, plans)
+    return [warp_sets(graph, any_launch_warp(w, block, symbols, widths), sites, needed, memo, plans, live)
+            for w in range(count)]
+
+
+def any_launch_warp(index: int, block: tuple, symbols: dict, widths: dict) -> Warp:
+    """Warp `index` of a CTA of that block in any launch: its CTA, grid and cluster are not known."""
+    warp = Warp(index, block, Launch(block=block), symbols, widths)
+    for d in ("x", "y", "z"):
+        warp.special[f"%ctaid.{d}"] = Unknown(f"%ctaid.{d}: any CTA")
+    return warp
