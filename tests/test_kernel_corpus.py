@@ -179,3 +179,20 @@ def test_with_the_recorded_problem_every_descriptor_is_known_or_its_warp_says_wh
             reasons = [r for r in stopped.get(site.function, {}).values() if r] + \
                 ([values.unknown] if values is not None and values.unknown else [])
             assert reasons, (site.line, role)
+
+
+def test_start_patterns_describe_every_visit_or_nothing():
+    """start_pattern's formula, evaluated at n = 0, 1, ..., gives back every start it was given; where no
+    formula of its two forms fits, it says nothing."""
+    from solver.kernel.iterations import start_pattern
+
+    def evaluate(formula: str, n: int) -> int:
+        return eval(formula.replace("mod", "%"), {"n": n})     # the formula's own arithmetic: + * %
+
+    cases = [[0x400 + 0x4000 * (n % 4) for n in range(64)], [0x420 + 0x20 * n for n in range(3)],
+             [0x18400] * 5, [0x400 + 0x4000 * (n % 3) for n in range(64)], [5, 1, 5, 2], [0x400, 0x500, 0x400]]
+    for starts in cases:
+        formula = start_pattern(starts)
+        if formula is not None:
+            assert [evaluate(formula, n) for n in range(len(starts))] == starts, (formula, starts)
+    assert start_pattern(cases[0]) == "0x400 + 0x4000*(n mod 4)" and start_pattern([5, 1, 5, 2]) is None

@@ -110,6 +110,26 @@ def warp_roles(run: Run) -> list:
             for (lines, stopped), warps in roles.items()]
 
 
+def start_pattern(starts: list) -> Optional[str]:
+    """The start addresses one warp fed an operand, visit after visit, as a formula in the visit count n
+    when they follow one: "0x400 + 0x4000*(n mod 4)", "0x420 + 0x20*n", or one value. A description of
+    what the run saw (checked against every visit), not a proof for other launches."""
+    if not starts:
+        return None
+    if len(set(starts)) == 1:
+        return f"{starts[0]:#x}"
+    for period in range(2, min(len(starts), MAX_VALUES_SHOWN) + 1):
+        cycle = starts[:period]
+        step = cycle[1] - cycle[0]
+        if all(starts[i] == cycle[i % period] for i in range(len(starts))) and \
+                all(cycle[j] == cycle[0] + step * j for j in range(period)) and len(starts) > period:
+            return f"{cycle[0]:#x} + {step:#x}*(n mod {period})" if step >= 0 else None
+    step = starts[1] - starts[0]
+    if all(starts[i] == starts[0] + step * i for i in range(len(starts))):
+        return f"{starts[0]:#x} + {step:#x}*n" if step >= 0 else f"{starts[0]:#x} - {-step:#x}*n"
+    return None
+
+
 def warp_ranges(warps: list) -> str:
     """[0, 1, 2, 3, 8] -> "0-3, 8"."""
     parts, start = [], None
@@ -128,12 +148,14 @@ def launch_document(launch: Launch, run: Optional[Run]) -> dict:
             "block": list(run.block) if run is not None else None}
 
 
-def site_document(found: Optional[SiteIterations], registers: dict, sets: Optional[dict] = None) -> Optional[dict]:
+def site_document(found: Optional[SiteIterations], registers: dict, sets: Optional[dict] = None,
+                  start_of=None) -> Optional[dict]:
     """The JSON of a site's iterations: registers: role -> the register text of that operand; sets: the
-    site's any-launch sets (valuesets)."""
+    site's any-launch sets (valuesets); start_of: a descriptor word -> its start address (spec.mma)."""
     any_launch = any_launch_document(sets, registers)
     if found is None:
         return None if any_launch is None else {"warps": [], "visits": 0, "complete": False, "operands": {},
+                                                 "start_patterns": {},
                                                  "per_visit": [], "per_visit_cut": False, "any_launch": any_launch}
     operands = {}
     for role, text in registers.items():
@@ -143,11 +165,23 @@ def site_document(found: Optional[SiteIterations], registers: dict, sets: Option
         operands[role] = {"register": text, "known": values.known, "count": len(values.distinct),
                           "distinct": [f"{v:#018x}" for v in values.distinct[:MAX_VALUES_SHOWN]],
                           "unknown": values.unknown, "visits": values.visits}
+    patterns = {}
+    for role, text in registers.items():
+        if role == "idesc":
+            continue
+        per_warp = {}
+        for visit in found.visits:
+            value = visit.values.get(text)
+            if isinstance(value, int) and start_of is not None:
+                per_warp.setdefault(visit.warp, []).append(start_of(value))
+        found_patterns = {start_pattern(starts) for starts in per_warp.values()}
+        if len(found_patterns) == 1 and None not in found_patterns and per_warp:
+            patterns[role] = found_patterns.pop()
     visits = [{"warp": v.warp, "iteration": list(v.iteration),
                **{role: _shown(v.values.get(text)) for role, text in registers.items() if text in v.values}}
               for v in found.visits[:MAX_VISITS_LISTED]]
     return {"warps": found.warps, "visits": len(found.visits), "complete": found.complete, "operands": operands,
-            "per_visit": visits,
+            "start_patterns": patterns, "per_visit": visits,
             "per_visit_cut": len(found.visits) > MAX_VISITS_LISTED, "any_launch": any_launch}
 
 

@@ -418,7 +418,8 @@ def site_document(site: Site, budget: Budget, with_addresses: bool = True, found
     registers = {role: op.text for role, op in site.operands.items() if op.source == "descriptor"}
     if site.idesc_text:
         registers["idesc"] = site.idesc_text
-    every = iterations.site_document(found, registers, sets)
+    every = iterations.site_document(found, registers, sets,
+                                     start_of=lambda word: desc_mod.decode(site.arch, word).start_address)
     for role, doc in operands.items():
         seen = (every or {}).get("operands", {}).get(role)
         any_launch = ((every or {}).get("any_launch") or {}).get(role)
