@@ -27,17 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.common import run_times
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "ptx" / "corpus"
 
 
 def _median_seconds(function, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return statistics.median(run_times(function, repeat))
 
 
 def _old_reader(commit: str):

@@ -66,7 +66,7 @@ def test_kernel(folder, entry):
     """Each kernel analysed once, with no parameter: every site read, the evaluators agree, the executor's
     run lies in the any-launch sets, and every descriptor reads the swizzle and major asked for."""
     text = _text(folder, entry["file"])
-    result = analysis.analyse(text)
+    result = analysis.analyse(text, any_launch="always")
     assert result.unread == [] and result.module.unread == []
     assert len(result.sites) + len(result.others) == plain_count(text)
     compare_evaluators(result)
@@ -164,7 +164,7 @@ TRITON = [k for k in KERNELS if k[0] == "triton" and k[1].get("params")]
 def test_with_the_recorded_problem_every_descriptor_is_known_or_its_warp_says_why(folder, entry):
     grid = (entry.get("problem") or {}).get("grid")
     launch = executor.Launch(params=dict(entry["params"]), grid=tuple(grid) if grid else None)
-    result = analysis.analyse(_text(folder, entry["file"]), launch=launch, any_launch=False)
+    result = analysis.analyse(_text(folder, entry["file"]), launch=launch, any_launch="never")
     runs = {name: run for name, run in result.runs.items() if not isinstance(run, str)}
     stopped = {name: {w.warp: w.stopped for w in run.warps} for name, run in runs.items()}
     for site in result.sites:

@@ -34,11 +34,14 @@ class Analysis:
 
 def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Optional[str] = None,
             params: Optional[dict] = None, launch: Optional[executor.Launch] = None,
-            max_steps: int = executor.MAX_STEPS_PER_WARP, any_launch: bool = True) -> Analysis:
+            max_steps: int = executor.MAX_STEPS_PER_WARP, any_launch: str = "needed") -> Analysis:
     """Parse, evaluate each function's first iteration over partly known words (symbolic/evaluate.py),
     run it for every warp of one CTA over every iteration (concrete/executor.py) with the launch given
-    (its params default to `params`), and, with any_launch, the sets of values of every iteration for any
-    launch (symbolic/valuesets.py)."""
+    (its params default to `params`), and the sets of values of every iteration for any launch
+    (symbolic/valuesets.py): any_launch "needed" where the run stopped or left a descriptor unknown,
+    "always", or "never"."""
+    if any_launch not in ("needed", "always", "never"):
+        raise ValueError(f"any_launch: needed, always or never, not {any_launch!r}")
     if smem_base < 0 or smem_base >= 1 << 32:
         raise SpecError("smem_base", smem_base, "a shared address: 0 <= N < 2^32", source.RULE)
     module = source.parse(text)
@@ -69,8 +72,10 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
         run_graph = cfg.build(function.statements)
         run = executor.run(function, shared[function.name], launch, _is_site, run_graph, max_steps=max_steps)
         runs[function.name] = run
-        found.update(iterations_mod.summarise(run, function.statements))
-        if any_launch:
+        summary = iterations_mod.summarise(run, function.statements)
+        found.update(summary)
+        if any_launch == "always" or (any_launch == "needed" and not _run_knows_everything(
+                run, summary, [s for s in sites if s.function == function.name])):
             sets.update(iterations_mod.any_launch_sets(
                 function, valuesets.run(function, shared[function.name], launch, _is_site, run_graph)))
     others = other_sites(functions)
@@ -79,6 +84,21 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
                                tuple(module.unread))
     return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others, runs, found, launch,
                     sets)
+
+
+def _run_knows_everything(run, summary: dict, sites: list) -> bool:
+    """Every warp ran to the end and every descriptor of every MMA site is known at every visit: the any-
+    launch sets would add nothing the run does not show (they are then not computed)."""
+    if any(w.stopped is not None for w in run.warps):
+        return False
+    for site in sites:
+        seen = summary.get((site.function, site.line))
+        for op in site.operands.values():
+            if op.source == "descriptor":
+                values = seen.operands.get(op.text) if seen is not None else None
+                if values is None or not values.known:
+                    return False
+    return True
 
 
 def _is_site(ins) -> bool:
