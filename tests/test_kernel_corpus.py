@@ -133,10 +133,13 @@ def swizzles_as_asked(result, entry: dict) -> None:
 def executor_inside_sets(result) -> None:
     """The value sets hold every iteration of every launch: the executor's run (one launch) lies inside them,
     warp by warp, site by site, register by register."""
+    mma_lines = {(site.function, site.line) for site in result.sites}      # the sets follow the MMAs
     for name, run in result.runs.items():
         if isinstance(run, str):
             continue
         for visit in run.visits:
+            if (name, visit.line) not in mma_lines:
+                continue
             sets = result.any_launch.get((name, visit.line))
             assert sets is not None, (visit.line, visit.warp)
             for register, value in visit.values.items():

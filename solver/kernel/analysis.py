@@ -77,7 +77,7 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
         if any_launch == "always" or (any_launch == "needed" and not _run_knows_everything(
                 run, summary, [s for s in sites if s.function == function.name])):
             sets.update(iterations_mod.any_launch_sets(
-                function, valuesets.run(function, shared[function.name], launch, _is_site, run_graph)))
+                function, valuesets.run(function, shared[function.name], launch, _is_mma, run_graph)))
     others = other_sites(functions)
     read = [(site.function, site.line) for site in sites] + [(o["function"], o["line"]) for o in others]
     unread = unread_statements(text, module.functions, read, None if kernel is None else {f.name for f in functions},
@@ -99,6 +99,12 @@ def _run_knows_everything(run, summary: dict, sites: list) -> bool:
                 if values is None or not values.known:
                     return False
     return True
+
+
+def _is_mma(ins) -> bool:
+    """The sites whose values the any-launch sets follow: the MMAs' descriptors (TMA coordinates depend on
+    the CTA and the problem, and are never a small set)."""
+    return ins.opcode.startswith(("wgmma.mma_async", "tcgen05.mma"))
 
 
 def _is_site(ins) -> bool:
