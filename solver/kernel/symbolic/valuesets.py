@@ -63,10 +63,14 @@ def join(a, b):
 
 
 def _join_states(a: dict, b: dict) -> dict:
-    """A register absent from one side has not been written on it: the other side's values are all."""
-    out = dict(a)
-    for name, value in b.items():
-        out[name] = join(out[name], value) if name in out else value
+    """Each register's values on either side; one not written on one side (read there before any write,
+    which PTX leaves undefined) is Top."""
+    out = {}
+    for name in a.keys() | b.keys():
+        if name in a and name in b:
+            out[name] = join(a[name], b[name])
+        else:
+            out[name] = Top(f"{name} is not written on every path that reaches here")
     return out
 
 
