@@ -419,3 +419,23 @@ def test_a_binary_file_is_not_ptx(tmp_path, capsys):
     assert main(["ptx", "descriptors", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not PTX text" in err
+
+
+def test_a_tile_given_as_nvmma_parameters_is_the_canonical_layout(capsys):
+    """nvmma(W, BITS, MN, K, MAJOR) names the tile Triton's NVMMASharedLayout stores (the fixture README's
+    formula): Triton's own f16 128B tiles match, and the wrong major or a K that is not the tile's does not."""
+    fixture = str(FIXTURES / "triton_wgmma_f16_sw128.ptx")
+    rc, out, _ = run(capsys, "ptx", "check", fixture, "--layout", "A=nvmma(128,16,64,64,K)",
+                     "--layout", "B=nvmma(128,16,64,64,MN)", "--json")
+    document = json.loads(out)
+    assert rc == 0 and document["summary"]["match"] == 8
+    # the formula itself, element by element, against the layout it is turned into
+    layout = ptx_check.parse_intended("A=nvmma(64,8,32,128,K)").layout
+    atom = 8 * 64 // 8
+    for mn in range(32):
+        for k in range(128):
+            assert layout.layout(mn, k) == (k // atom) * 32 * atom + mn * atom + k % atom
+    rc, out, _ = run(capsys, "ptx", "check", fixture, "--layout", "B=nvmma(128,16,64,64,K)", "--json")
+    assert rc == 1 and json.loads(out)["summary"]["mismatch"] == 4
+    rc, _, err = run(capsys, "ptx", "check", fixture, "--layout", "B=nvmma(128,16,64,60,K)")
+    assert rc == 2 and "swizzle atom" in err

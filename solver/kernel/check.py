@@ -58,6 +58,40 @@ class Intended:
         return self.role.upper() + (f":{self.name}" if self.name else "")
 
 
+NVMMA_SWIZZLES = {128: "Sw<3,4,3> o ", 64: "Sw<2,4,3> o ", 32: "Sw<1,4,3> o ", 0: ""}
+
+
+def nvmma_layout_text(arguments: str) -> str:
+    """nvmma(W, BITS, MN, K, MAJOR): the tile of MN x K elements that Triton's NVMMASharedLayout(
+    swizzle_byte_width=W, element_bitwidth=BITS) stores with K (MAJOR K) or MN (MAJOR MN) contiguous, as a
+    CuTe layout (mn, k) -> element offset. The contiguous dimension comes in atoms of E = 8W / BITS elements,
+    each atom R rows of W bytes, one after another: element (r, c) of the stored [R, C] tile is at
+    (c div E) * R * E + r * E + c mod E, under Sw<log2(W/16),4,3> (tests/fixtures/ptx/README.md: Triton's
+    own to_linear_layout gave the same offsets); W = 0 is plain row-major."""
+    parts = [p.strip() for p in arguments.split(",")]
+    if len(parts) != 5 or parts[4].upper() not in ("K", "MN"):
+        raise SpecError("layout", f"nvmma({arguments})", "nvmma(SWIZZLE_BYTES, ELEMENT_BITS, MN, K, K|MN)", source.RULE)
+    try:
+        width, bits, mn, k = (parse_number(p) for p in parts[:4])
+    except ValueError:
+        raise SpecError("layout", f"nvmma({arguments})", "the first four are numbers", source.RULE) from None
+    major = parts[4].upper()
+    contiguous, outer = (k, mn) if major == "K" else (mn, k)
+    if width not in NVMMA_SWIZZLES or bits not in (8, 16, 32) or not (0 < mn <= 1 << 16 and 0 < k <= 1 << 16):
+        raise SpecError("layout", f"nvmma({arguments})", "swizzle 0, 32, 64 or 128 bytes; 8-, 16- or 32-bit "
+                        "elements; MN and K from 1 to 65536", source.RULE)
+    if width == 0:
+        return f"({mn},{k}):({k},1)" if major == "K" else f"({mn},{k}):(1,{mn})"
+    atom = 8 * width // bits
+    if contiguous % atom:
+        raise SpecError("layout", f"nvmma({arguments})", f"the contiguous dimension ({contiguous}) is not a "
+                        f"multiple of the {atom}-element swizzle atom", source.RULE)
+    atoms = contiguous // atom
+    if major == "K":
+        return f"{NVMMA_SWIZZLES[width]}({mn},({atom},{atoms})):({atom},(1,{outer * atom}))"
+    return f"{NVMMA_SWIZZLES[width]}(({atom},{atoms}),{k}):((1,{outer * atom}),{atom})"
+
+
 def parse_intended(text: str) -> Intended:
     """OPERAND[:NAME]=LAYOUT[@ADDRESS[+COUNT*STRIDE]], OPERAND A or B."""
     head, sep, rest = text.partition("=")
@@ -82,7 +116,10 @@ def parse_intended(text: str) -> Intended:
         if not 0 <= address < 1 << 32 or (plus and not (1 <= stages <= MAX_STAGES and 0 < stride < 1 << 32)):
             raise SpecError("layout", text, f"a shared address below 2^32, 1 to {MAX_STAGES} stages and a positive "
                             "stride below 2^32", source.RULE)
-    layout = parse_layout(layout_text.strip())
+    layout_text = layout_text.strip()
+    if layout_text.startswith("nvmma(") and layout_text.endswith(")"):
+        layout_text = nvmma_layout_text(layout_text[len("nvmma("):-1])
+    layout = parse_layout(layout_text)
     if not isinstance(layout, ComposedLayout):
         layout = ComposedLayout(DESCRIPTOR_SWIZZLES["none"], 0, layout)
     if layout.layout.rank != 2:
