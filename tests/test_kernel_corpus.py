@@ -199,3 +199,16 @@ def test_start_patterns_describe_every_visit_or_nothing():
         if formula is not None:
             assert [evaluate(formula, n) for n in range(len(starts))] == starts, (formula, starts)
     assert start_pattern(cases[0]) == "0x400 + 0x4000*(n mod 4)" and start_pattern([5, 1, 5, 2]) is None
+
+
+def test_the_work_bounds_withdraw_claims_instead_of_running_on(monkeypatch):
+    """Past its step budget the run stops the remaining warps, and past theirs the value sets give no
+    result: less is known, nothing is claimed from a half-done fixpoint."""
+    from solver.kernel.symbolic import valuesets
+    folder, entry = next(k for k in KERNELS if k[1]["file"].startswith("tut09_tma_persistent_f16_128x128x64_s4_w4_sm_90a"))
+    monkeypatch.setattr(executor, "MAX_STEPS_PER_RUN", 1000)
+    monkeypatch.setattr(valuesets, "MAX_WORK", 1000)
+    result = analysis.analyse(_text(folder, entry["file"]), any_launch="always")
+    run = result.runs[result.functions[0]]
+    assert all(w.stopped for w in run.warps) and any("not run" in w.stopped for w in run.warps)
+    assert result.any_launch == {}

@@ -196,12 +196,6 @@ def choose_piece(candidates: list, site: mma.Site, op: mma.Operand, start: int) 
     return best[1]
 
 
-def choose_k_offset(intended: Intended, site: mma.Site, op: mma.Operand, tile_address: int, start: int) -> tuple:
-    """(KO, exact): the K slice of rows 0.. whose element (0, KO) the start address names, else the nearest."""
-    piece = choose_piece([(dataclasses.replace(intended, stages=1), tile_address)], site, op, start)
-    return piece.k_offset, piece.exact
-
-
 def _splits_at(intended: Intended, mn_offset: int, k_offset: int, mn: int, k: int) -> bool:
     """L(MO + i, KO + j) = L(MO, KO) + L(i, j) - L(0, 0) for the MMA's i < mn, j < k: the piece is a layout."""
     inner = intended.layout.layout

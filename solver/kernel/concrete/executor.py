@@ -24,16 +24,15 @@ from spec.rule import SpecError
 from solver.kernel.concrete import semantics
 from solver.kernel.concrete.values import WARP, Lanes, SharedGeneric, Unknown, lane_of, mask, select, uniform
 from solver.kernel.frontend import cfg
-from solver.kernel.frontend.instruction import TYPE_BITS, destinations, parse_integer, registers_in
+from solver.kernel.frontend.instruction import (FLOAT_BITS, REG_DECLARATION, SYMBOL_OFFSET, TYPE_BITS, destinations,
+                                                parse_integer, registers_in)
 
 MAX_STEPS_PER_WARP = 2_000_000     # statements one warp may execute (a K = 4096 GEMM needs some 10^4)
+MAX_STEPS_PER_RUN = 8_000_000      # statements all the warps of a run may execute together
 MAX_VISITS = 1_000_000             # site visits recorded per run, all warps together
 MAX_WARPS = 32                     # 1024 threads: the most a CTA has (CUDA C++ Programming Guide, Table 21)
 RULE = ""
 
-_FLOAT_BITS = re.compile(r"^0[fFdD]([0-9a-fA-F]+)$")
-_SYMBOL = re.compile(r"^([A-Za-z_$][\w$]*)\s*(?:([+-])\s*(\w+))?$")
-_REG_DECLARATION = re.compile(r"\.reg\s+(?:\.v\d\s+)?\.(\w+)\s+(.*)")
 _DIMENSIONS = ("x", "y", "z")
 
 
@@ -89,7 +88,7 @@ def declared_widths(statements: list) -> dict:
     """register name or parameterized prefix -> width, from every .reg of the (flattened) function."""
     widths = {}
     for s in statements:
-        m = _REG_DECLARATION.match(s.text) if s.instruction is None and s.label is None else None
+        m = REG_DECLARATION.match(s.text) if s.instruction is None and s.label is None else None
         if m and m.group(1) in TYPE_BITS:
             for d in s.declarators:
                 widths[d.name] = TYPE_BITS[m.group(1)]
@@ -161,10 +160,10 @@ class Warp:
         number = parse_integer(operand)
         if number is not None:
             return number & mask(width)
-        m = _FLOAT_BITS.match(operand)
+        m = FLOAT_BITS.match(operand)
         if m:
-            return int(m.group(1), 16) & mask(width)
-        m = _SYMBOL.match(operand)
+            return int(m.group(2), 16) & mask(width)
+        m = SYMBOL_OFFSET.match(operand)
         if m and m.group(1) in self.symbols:
             offset = parse_integer(m.group(3)) if m.group(3) else 0
             if offset is None:
@@ -208,9 +207,14 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     count = -(-block[0] * block[1] * block[2] // WARP)
     chosen = list(range(count)) if warps is None else [w for w in warps if 0 <= w < count]
     result = Run(function.name, block, [], [], graph.loops)
+    left = MAX_STEPS_PER_RUN
     for index in chosen:
         warp = Warp(index, block, launch, symbols, widths)
-        result.warps.append(_run_warp(graph, warp, is_site, result.visits, max_steps))
+        if left <= 0:
+            result.warps.append(WarpRun(index, 0, f"not run: the run's {MAX_STEPS_PER_RUN} statements are spent"))
+            continue
+        result.warps.append(_run_warp(graph, warp, is_site, result.visits, min(max_steps, left)))
+        left -= result.warps[-1].steps
     return result
 
 

@@ -16,6 +16,8 @@ import re
 from functools import lru_cache
 from typing import Optional
 
+import lark
+
 from spec.rule import SpecError
 
 from solver.kernel.frontend import syntax
@@ -28,18 +30,12 @@ GRAMMAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ptx.lark")
 
 @lru_cache(maxsize=1)
 def _parser():
-    import lark
     with open(GRAMMAR, encoding="utf-8") as handle:
         return lark.Lark(handle.read(), parser="lalr", lexer="contextual", transformer=_Build(),
                          maybe_placeholders=False)
 
 
-def _transformer_base():
-    import lark
-    return lark.Transformer
-
-
-class _Build(_transformer_base()):
+class _Build(lark.Transformer):
     """Grammar rule -> syntax tree node, applied as the parser reduces (no parse tree is kept)."""
 
     # operands: their text, written the one way the rest of the reader expects (no spaces but after ',')
@@ -146,7 +142,6 @@ _LINE_DIRECTIVE = re.compile(r"\s*\.(?:version|target|address_size|file|loc)\b")
 
 def parse(text: str) -> syntax.ModuleTree:
     """The module's tree, and what the grammar could not read (syntax.Unread, in file order)."""
-    import lark
     unread = []
     while True:
         try:
@@ -217,7 +212,6 @@ def _blank(chunk: str) -> str:
 
 
 def _reason(error) -> str:
-    import lark
     if isinstance(error, lark.exceptions.UnexpectedCharacters):
         return f"the PTX grammar reads no token starting {error.char!r} here"
     if isinstance(error, lark.exceptions.UnexpectedEOF):

@@ -27,6 +27,11 @@ WRITES_IN_FAMILY = {"wgmma": ("wgmma.mma_async",), "tcgen05": ("tcgen05.ld",),
 _GUARD = re.compile(r"@(!?)\s*([A-Za-z][\w$]*|[_$%][\w$]+)\s+")
 # PTX ISA 4.5.1 integer constants: decimal, 0x hex, 0b binary, octal with a leading 0, optionally U
 _INTEGER = re.compile(r"^(-?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?$")
+# PTX ISA 4.5.2 floating-point constants as their bits (0f + 8 hex digits, 0d + 16), a symbol with an
+# optional constant offset (4.6: `name+4`), a .reg declaration's type and declarators (5.1.1)
+FLOAT_BITS = re.compile(r"^0([fFdD])([0-9a-fA-F]+)$")
+SYMBOL_OFFSET = re.compile(r"^([A-Za-z_$][\w$]*)\s*(?:([+-])\s*(\d+|0[xX][0-9a-fA-F]+))?$")
+REG_DECLARATION = re.compile(r"\.reg\s+(?:\.v\d\s+)?\.(\w+)\s+(.*)")
 INTEGER_CHARACTERS = 100    # an integer literal longer than this (no 64-bit one is) reads as unknown
 # A register operand: any identifier (PTX ISA 4.4; registers need no '%': `.reg .pred complete;`), with a
 # .x/.y/.z/.w component on special registers. Numbers start with a digit and are never matched.

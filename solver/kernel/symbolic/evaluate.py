@@ -32,7 +32,8 @@ from typing import Callable, Optional
 
 from solver.kernel.symbolic import bits
 from solver.kernel.symbolic import semantics
-from solver.kernel.frontend.instruction import Instruction, TYPE_BITS, destinations, parse_integer
+from solver.kernel.frontend.instruction import (FLOAT_BITS, REG_DECLARATION, SYMBOL_OFFSET, TYPE_BITS, Instruction,
+                                                destinations, parse_integer)
 from solver.kernel.frontend.source import Function, Module
 
 # The walk's work bound: registers copied, met or forgotten at branches, labels and loop exits, per
@@ -42,10 +43,7 @@ WORK_PER_STATEMENT = 16
 WORK_FLOOR = 1 << 20
 
 DEFAULT_SMEM_BASE = 0x400   # the dynamic shared-memory base the H100 harness saw (hardware/README.md)
-_FLOAT_BITS = re.compile(r"^0([fFdD])([0-9a-fA-F]+)$")
-_SYMBOL = re.compile(r"^([A-Za-z_$][\w$]*)\s*(?:([+-])\s*(\d+|0[xX][0-9a-fA-F]+))?$")
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
-_REG_DECLARATION = re.compile(r"\.reg\s+(?:\.v\d\s+)?\.(\w+)\s+(.*)")
 
 
 @dataclass(frozen=True)
@@ -110,7 +108,7 @@ class Machine:
         return self.declared.get(prefix, UNDECLARED_WIDTHS.get(prefix, 32))
 
     def declare(self, text: str) -> None:
-        m = _REG_DECLARATION.match(text)
+        m = REG_DECLARATION.match(text)
         if not m or m.group(1) not in TYPE_BITS:
             return
         width = TYPE_BITS[m.group(1)]
@@ -133,10 +131,10 @@ class Machine:
         number = parse_integer(operand)
         if number is not None:
             return bits.const(number, width)
-        m = _FLOAT_BITS.match(operand)
+        m = FLOAT_BITS.match(operand)
         if m:
             return bits.const(int(m.group(2), 16), width)
-        m = _SYMBOL.match(operand)
+        m = SYMBOL_OFFSET.match(operand)
         if m and m.group(1) in self.context.symbols:
             offset = parse_integer(m.group(3)) if m.group(3) else 0
             if offset is None:                         # an offset no 64-bit literal is

@@ -38,6 +38,12 @@ WIDEN_AFTER = 16           # times a register's set may grow where two paths mee
                            # index has its S values after S - 1 (S up to 16); a pointer that steps forever
                            # would otherwise grow to MAX_VALUES, and with it every combination
 MAX_BLOCK_VISITS = 200_000     # blocks worked on per warp, in all (then: the warp's result is withdrawn)
+MAX_WORK = 20_000_000          # statements run, all combinations and warps of a function together (then: the
+                               # warps not finished have no result)
+
+
+class _OutOfWork(Exception):
+    pass
 
 
 @dataclass(frozen=True)
@@ -185,10 +191,14 @@ def _run_block(plan: _BlockPlan, block, env: dict, warp: Warp, sites: set, seen:
     return [(following, env)] if following is not None else []
 
 
-def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict) -> dict:
-    """successor -> the values leaving the block along that edge (for the registers it reads or writes)."""
+def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict, budget: list) -> dict:
+    """successor -> the values leaving the block along that edge (for the registers it reads or writes);
+    budget: [statements that may still be run], spent here."""
     outgoing: dict = {}
     for combination in _combinations(plan, state):
+        budget[0] -= len(plan.statements) + 1
+        if budget[0] < 0:
+            raise _OutOfWork
         env = dict(combination)
         for successor, after in _run_block(plan, block, env, warp, sites, seen):
             leaving = {name: _value_set(value) for name, value in after.items()}
@@ -221,10 +231,11 @@ def live_registers(graph: cfg.Graph, plans: dict) -> dict:
 
 
 def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optional[dict] = None,
-              plans: Optional[dict] = None, live: Optional[dict] = None) -> WarpSets:
+              plans: Optional[dict] = None, live: Optional[dict] = None, budget: Optional[list] = None) -> WarpSets:
     """The sets at every site statement of one warp, over every path (see the module). memo: the block
     results of other warps of the function, reused where a block reads nothing that differs by warp."""
     memo = {} if memo is None else memo
+    budget = [MAX_WORK] if budget is None else budget
     plans = plans if plans is not None else {b.index: _plan(graph, b, needed, sites) for b in graph.blocks}
     live = live if live is not None else live_registers(graph, plans)
     result = WarpSets(warp.index)
@@ -249,7 +260,10 @@ def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optio
         found = memo.get(key)
         if found is None:
             seen: dict = {}
-            found = memo[key] = (_transfer(plan, block, state, warp, sites, seen), seen)
+            try:
+                found = memo[key] = (_transfer(plan, block, state, warp, sites, seen, budget), seen)
+            except _OutOfWork:
+                return WarpSets(warp.index, {}, f"more than {MAX_WORK} statements run for the function's warps")
         outgoing, seen = found
         for i, registers in seen.items():
             into = result.sites.setdefault(i, {})
@@ -287,7 +301,8 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     memo: dict = {}
     plans = {b.index: _plan(graph, b, needed, sites) for b in graph.blocks}
     live = live_registers(graph, plans)
-    return [warp_sets(graph, any_launch_warp(w, block, symbols, widths), sites, needed, memo, plans, live)
+    budget = [MAX_WORK]
+    return [warp_sets(graph, any_launch_warp(w, block, symbols, widths), sites, needed, memo, plans, live, budget)
             for w in range(count)]
 
 
