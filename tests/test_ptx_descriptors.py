@@ -439,3 +439,21 @@ def test_a_tile_given_as_nvmma_parameters_is_the_canonical_layout(capsys):
     assert rc == 1 and json.loads(out)["summary"]["mismatch"] == 4
     rc, _, err = run(capsys, "ptx", "check", fixture, "--layout", "B=nvmma(128,16,64,60,K)")
     assert rc == 2 and "swizzle atom" in err
+
+
+def test_a_tile_given_as_a_recipe_is_the_recipes_layout(capsys):
+    """recipe(ARCH, DTYPE, MAJOR, MN, K, SWIZZLE) names the tile `layoutproof recipe` lays out with its TMA
+    boxes: for Triton's f16 128B tiles (K-major A, MN-major B, 64 x 64) it is the tile the kernel reads, the
+    wrong major is not, and a shape the recipe refuses is refused here with the recipe's reason."""
+    fixture = str(FIXTURES / "triton_wgmma_f16_sw128.ptx")
+    rc, out, _ = run(capsys, "ptx", "check", fixture, "--layout", "A=recipe(sm90,f16,K,64,64,128B)",
+                     "--layout", "B=recipe(sm90,f16,MN,64,64,128B)", "--json")
+    document = json.loads(out)
+    assert rc == 0 and document["summary"]["match"] == 8
+    assert document["layouts"]["A"]["layout"] == "Sw<3,4,3> o ((8,8),(64,1)):((64,512),(1,4096))"
+    layout = ptx_check.parse_intended("A=recipe(sm90,f16,K,64,64,128B)").layout
+    assert all(layout.layout(mn, k) == mn * 64 + k for mn in range(64) for k in range(64))
+    rc, out, _ = run(capsys, "ptx", "check", fixture, "--layout", "B=recipe(sm90,f16,K,64,64,128B)", "--json")
+    assert rc == 1 and json.loads(out)["summary"]["mismatch"] == 4
+    rc, _, err = run(capsys, "ptx", "check", fixture, "--layout", "B=recipe(sm90,f16,MN,60,64,128B)")
+    assert rc == 2 and "mn" in err and len(err.strip().splitlines()) == 1

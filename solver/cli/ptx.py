@@ -115,11 +115,15 @@ def register(commands) -> None:
         group, "check", run_check,
         help="does each MMA read the tile its author meant?",
         description="Check each MMA's operand descriptors against the tile layout named with --layout. Exit 0 "
-                    "when every one reads it, 1 on a mismatch or a descriptor that cannot be evaluated.")
+                    "when every one reads it, 1 on a mismatch or a descriptor that cannot be evaluated.",
+        epilog="example: layoutproof ptx check tests/fixtures/ptx/triton_wgmma_f16_sw128.ptx --layout "
+               "'A=recipe(sm90,f16,K,64,64,128B)' --layout 'B=nvmma(128,16,64,64,MN)'")
     _add_input(checked)
     checked.add_argument("--layout", action="append", required=True, type=layout_text,
                          metavar="OPERAND[:NAME]=LAYOUT[@ADDRESS[+STAGES*STRIDE]]",
-                         help="A=<CuTe layout> or B=<CuTe layout>, the whole tile (mn, k) -> element offset; "
+                         help="A=<CuTe layout> or B=<CuTe layout>, the whole tile (mn, k) -> element offset, or "
+                              "nvmma(W,BITS,MN,K,K|MN) (Triton's NVMMASharedLayout), or "
+                              "recipe(ARCH,DTYPE,K|MN,MN,K,SWIZZLE) (the recipe command's tile); "
                               "@ADDRESS: the tile's address (default: the first MMA's start address); "
                               "+STAGES*STRIDE: one tile per pipeline stage; :NAME: one of several tiles of an "
                               "operand (repeatable)")

@@ -92,6 +92,23 @@ def nvmma_layout_text(arguments: str) -> str:
     return f"{NVMMA_SWIZZLES[width]}(({atom},{atoms}),{k}):((1,{outer * atom}),{atom})"
 
 
+def recipe_layout_text(arguments: str) -> str:
+    """recipe(ARCH, DTYPE, MAJOR, MN, K, SWIZZLE): the smem layout `layoutproof recipe --arch ARCH --dtype
+    DTYPE --major MAJOR --mn MN --k-tile K --swizzle SWIZZLE` gives its tile (where its TMA boxes put each
+    element), with the recipe's checks of the tile's shape."""
+    from solver.synth import recipe
+    parts = [p.strip() for p in arguments.split(",")]
+    if len(parts) != 6:
+        raise SpecError("layout", f"recipe({arguments})", "recipe(ARCH, DTYPE, K|MN, MN, K, SWIZZLE), as the "
+                        "recipe command's --arch --dtype --major --mn --k-tile --swizzle", source.RULE)
+    try:
+        mn, k = parse_number(parts[3]), parse_number(parts[4])
+    except ValueError:
+        raise SpecError("layout", f"recipe({arguments})", "MN and K are numbers", source.RULE) from None
+    _, _, _, layout = recipe.tile_layout(parts[0], parts[1], parts[2].upper(), mn, k, parts[5])
+    return str(layout)
+
+
 def parse_intended(text: str) -> Intended:
     """OPERAND[:NAME]=LAYOUT[@ADDRESS[+COUNT*STRIDE]], OPERAND A or B."""
     head, sep, rest = text.partition("=")
@@ -119,6 +136,8 @@ def parse_intended(text: str) -> Intended:
     layout_text = layout_text.strip()
     if layout_text.startswith("nvmma(") and layout_text.endswith(")"):
         layout_text = nvmma_layout_text(layout_text[len("nvmma("):-1])
+    elif layout_text.startswith("recipe(") and layout_text.endswith(")"):
+        layout_text = recipe_layout_text(layout_text[len("recipe("):-1])
     layout = parse_layout(layout_text)
     if not isinstance(layout, ComposedLayout):
         layout = ComposedLayout(DESCRIPTOR_SWIZZLES["none"], 0, layout)

@@ -67,8 +67,9 @@ def _layout(major: str, swizzle: str, per_row: int, mn: int, k_tile: int) -> Com
     return ComposedLayout(DESCRIPTOR_SWIZZLES[swizzle], 0, Layout(shape, stride))
 
 
-def build(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, swizzle: str, smem_address: int,
-          kind=None, allow_unaligned: bool = False) -> Recipe:
+def tile_layout(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, swizzle: str, kind=None) -> tuple:
+    """(dtype, kind, per_row, the tile's layout): the smem layout a recipe's TMA boxes give an MN x K_tile
+    tile, after the recipe's checks of its shape (each a SpecError naming the field and the rule)."""
     spec_descriptor.check_arch(arch)
     d = dtypes.dtype(dtype_name)
     kind = dtypes.check_kind(d, kind) if kind else dtypes.default_kind(d)
@@ -98,11 +99,18 @@ def build(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, swizzle:
         raise SpecError("k_tile", k_tile, f"the {mn} x {k_tile} tile takes {mn * k_tile * d.bits // 8} bytes, "
                         f"more than the {SMEM_BYTES} bytes (228 KiB) of one SM's shared memory",
                         readmap.MN_EXTENT.id)
+    return d, kind, per_row, _layout(major, swizzle, per_row, mn, k_tile)
+
+
+def build(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, swizzle: str, smem_address: int,
+          kind=None, allow_unaligned: bool = False) -> Recipe:
+    d, kind, per_row, layout = tile_layout(arch, dtype_name, major, mn, k_tile, swizzle, kind)
+    k_inst = dtypes.default_instruction_k(d, kind)
     if smem_address < 0 or smem_address % 16 or smem_address >= 1 << 18:
         raise SpecError("smem_address", smem_address, "must be a multiple of 16 below 2^18",
                         spec_descriptor.FIELD_ENCODING.id)
     r = Recipe(arch, d.name, kind, major, mn, k_tile, swizzle, smem_address, allow_unaligned=allow_unaligned)
-    r.layout = _layout(major, swizzle, per_row, mn, k_tile)
+    r.layout = layout
     r.size_bytes = mn * k_tile * d.bits // 8
     r.alignment = max(128, repeat_bytes(swizzle))
     r.violations = check_all("recipe", r)

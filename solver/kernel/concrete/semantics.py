@@ -1,6 +1,7 @@
 """What each integer instruction computes, on the concrete executor's values (values.py), one function
 per PTX ISA 9.0 section. Written apart from symbolic/semantics.py (partly known words) on purpose: the
-two are checked against each other on the corpus (tests/test_kernel_executors_agree.py).
+two are checked against each other on the corpus (tests/test_kernel_corpus.py) and, with the Z3 one
+(symbolic/bitvector.py), on random operands (tests/test_kernel_bitvector.py).
 
 A handler takes (instruction, read, width_of, warp) and returns {register: value} for what it writes, or
 None when the opcode is not modelled: its destinations are then Unknown, with that reason.
@@ -145,19 +146,17 @@ def shift(ins, read, width_of, warp):
 
 
 def bfe(ins, read, width_of, warp):
-    """9.7.1.17 bfe d, a, b, c: c bits of a from bit b (b and c: their low 8 bits), sign-extended for .s."""
+    """9.7.1.17 bfe d, a, b, c: with pos = b & 0xFF, len = c & 0xFF, msb = width - 1, the manual's
+    d[i] = (i < len && pos + i <= msb) ? a[pos + i] : sbit, where sbit = a[min(pos + len - 1, msb)] for .s
+    (and len > 0), else 0: bits of the field past the word take the sign too."""
     w = ins.width
 
     def compute(x, position, length):
         position, length = position & 0xFF, length & 0xFF
-        if length == 0:
-            return 0
-        field = (x >> min(position, w)) & mask(min(length, w))
-        if _is_signed(ins):
-            sign_bit = min(position + length - 1, w - 1)
-            if (x >> sign_bit) & 1:
-                field |= mask(w) & ~mask(min(length, w))
-        return field & mask(w)
+        sign = (x >> min(position + length - 1, w - 1)) & 1 if _is_signed(ins) and length else 0
+        inside = max(0, min(length, w - position))          # the i < len with pos + i <= msb
+        field = (x >> position) & mask(inside) if inside else 0
+        return field | (mask(w) & ~mask(inside)) if sign else field
     return {ins.operands[0]: lift(compute, read(ins.operands[1], w), read(ins.operands[2], 32),
                                   read(ins.operands[3], 32))}
 

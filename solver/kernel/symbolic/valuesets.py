@@ -31,6 +31,7 @@ from solver.kernel.concrete.executor import (Launch, Warp, _CONTROL, _execute, _
 from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown, WARP
 from solver.kernel.frontend import cfg
 from solver.kernel.frontend.instruction import destinations, registers_in
+from solver.kernel.symbolic import bounds
 
 MAX_VALUES = 64            # values a register's set holds before it is Top
 MAX_COMBINATIONS = 1024    # combinations of the values a block reads, run one by one (then: the widest Unknown)
@@ -191,17 +192,32 @@ def _run_block(plan: _BlockPlan, block, env: dict, warp: Warp, sites: set, seen:
     return [(following, env)] if following is not None else []
 
 
-def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict, budget: list) -> dict:
+def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict, budget: list,
+              bounded_registers: frozenset = frozenset(), bound_cache: Optional[dict] = None) -> dict:
     """successor -> the values leaving the block along that edge (for the registers it reads or writes);
-    budget: [statements that may still be run], spent here."""
+    budget: [statements that may still be run], spent here. A register of bounded_registers that the
+    block writes and that comes out Top is given its few values where bounds.py finds them."""
     outgoing: dict = {}
+    targets = sorted(plan.written & bounded_registers)
+
+    def run_concretely(statements: list, env: dict) -> dict:
+        _run_block(_BlockPlan([], statements), block, env, warp, set(), {})
+        return env
     for combination in _combinations(plan, state):
         budget[0] -= len(plan.statements) + 1
         if budget[0] < 0:
             raise _OutOfWork
         env = dict(combination)
+        bounded = None
         for successor, after in _run_block(plan, block, env, warp, sites, seen):
             leaving = {name: _value_set(value) for name, value in after.items()}
+            unknown = [name for name in targets if isinstance(leaving.get(name), Top)]
+            if unknown and bounded is None:
+                bounded = bounds.bound(plan.statements, combination, unknown, warp, run_concretely, bound_cache,
+                                       budget)
+                if budget[0] < 0:
+                    raise _OutOfWork
+            leaving.update((name, values) for name, values in (bounded or {}).items() if name in unknown)
             for name in plan.written - leaving.keys():      # a guarded write that did not happen
                 leaving[name] = state.get(name, Top(f"{name} not written on every path"))
             outgoing[successor] = leaving if successor not in outgoing else _join_states(outgoing[successor], leaving)
@@ -231,9 +247,11 @@ def live_registers(graph: cfg.Graph, plans: dict) -> dict:
 
 
 def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optional[dict] = None,
-              plans: Optional[dict] = None, live: Optional[dict] = None, budget: Optional[list] = None) -> WarpSets:
+              plans: Optional[dict] = None, live: Optional[dict] = None, budget: Optional[list] = None,
+              bounded_registers: frozenset = frozenset(), bound_cache: Optional[dict] = None) -> WarpSets:
     """The sets at every site statement of one warp, over every path (see the module). memo: the block
-    results of other warps of the function, reused where a block reads nothing that differs by warp."""
+    results of other warps of the function, reused where a block reads nothing that differs by warp;
+    bounded_registers: those bounds.py may bound where they come out Top (bounds.operand_registers)."""
     memo = {} if memo is None else memo
     budget = [MAX_WORK] if budget is None else budget
     plans = plans if plans is not None else {b.index: _plan(graph, b, needed, sites) for b in graph.blocks}
@@ -261,7 +279,8 @@ def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optio
         if found is None:
             seen: dict = {}
             try:
-                found = memo[key] = (_transfer(plan, block, state, warp, sites, seen, budget), seen)
+                found = memo[key] = (_transfer(plan, block, state, warp, sites, seen, budget, bounded_registers,
+                                                        bound_cache), seen)
             except _OutOfWork:
                 return WarpSets(warp.index, {}, f"more than {MAX_WORK} statements run for the function's warps")
         outgoing, seen = found
@@ -302,8 +321,17 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     plans = {b.index: _plan(graph, b, needed, sites) for b in graph.blocks}
     live = live_registers(graph, plans)
     budget = [MAX_WORK]
-    return [warp_sets(graph, any_launch_warp(w, block, symbols, widths), sites, needed, memo, plans, live, budget)
-            for w in range(count)]
+    bounded_registers = frozenset(bounds.operand_registers(graph, sites))
+    bound_cache: dict = {}
+    found = [warp_sets(graph, any_launch_warp(w, block, symbols, widths), sites, needed, memo, plans, live, budget,
+                       bounded_registers, bound_cache) for w in range(count)]
+    if bounded_registers and any(warp.gave_up for warp in found):
+        # the values bounds.py found made more combinations than the work bound allows: the sets without
+        # them (wider, never worse than no sets at all)
+        memo, budget = {}, [MAX_WORK]
+        found = [warp_sets(graph, any_launch_warp(w, block, symbols, widths), sites, needed, memo, plans, live,
+                           budget) for w in range(count)]
+    return found
 
 
 def any_launch_warp(index: int, block: tuple, symbols: dict, widths: dict) -> Warp:

@@ -1,0 +1,294 @@
+"""The few values a register may take although its inputs are not known: `k & 3`, `k % 6` written as a
+multiply-high division, a pipeline stage computed from a parameter.
+
+valuesets.py runs a block once for every combination of the values it reads; an input that may be
+anything (a kernel parameter, a field of a parameter struct, a value loaded from memory) is Unknown there,
+and so is everything computed from it. Yet CUTLASS's ping-pong kernels start the second warpgroup's
+pipeline at stage `k_tiles & (S - 1)`, and quack's at `k_tiles - 6 * (k_tiles / 6)`, written with
+`mul.hi.s32 ..., 715827883`: S values whatever k_tiles is. This module finds such a set:
+
+1. Sample: the block is run (concrete executor) from the combination, with the unknown inputs set to
+   SAMPLES values (0, 1, all ones, the sign bit, then pseudo-random ones from a seed fixed by the block):
+   a register that takes more than MAX_VALUES values (or 16 of 16 at first) is left unknown.
+2. Prove: the block is written as Z3 bit-vector terms (bitvector.py) with each unknown input a variable
+   of its register's width, and Z3 is asked for a value outside the sampled set; each one it finds joins
+   the set, until Z3 answers "no other" (the set is then every value the register can take, for every
+   value of the inputs) or the set passes MAX_VALUES or Z3 gives up within its resource limit
+   (deterministic, unlike a time-out): the register is then left unknown. The question is put over the
+   integers where the term translates exactly (integers.py), as a multiply-high division does.
+
+The inputs are taken as independent of each other and as taking any value of their width: the set may
+be larger than what a real launch produces, never smaller. Only registers that can reach a site operand
+are bounded (operand_registers), and only where a block writes them.
+"""
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+import z3
+
+from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown, mask
+from solver.kernel.frontend.instruction import FLOAT_BITS, SYMBOL_OFFSET, destinations, parse_integer, registers_in
+from solver.kernel.frontend import cfg
+from solver.kernel.symbolic import bitvector, integers
+
+SAMPLES = 128              # concrete runs before Z3 is asked (a first 16 that all differ end it early)
+FIRST_SAMPLES = 16
+MAX_VALUES = 64            # as valuesets.MAX_VALUES: a register with more values stays unknown
+Z3_RESOURCE_LIMIT = 2_000_000     # per Z3 check (rlimit: the same answer on every machine and run)
+
+
+def operand_registers(graph: cfg.Graph, sites: set) -> set:
+    """The registers a site's operands (not an MMA's data vectors) are computed from, through any chain of
+    instructions (a closure over register names, whatever the order): the only ones worth bounding."""
+    writers: dict = {}
+    for s in graph.statements:
+        ins = s.instruction
+        if ins is not None:
+            for name in destinations(ins):
+                writers.setdefault(name, []).append(ins)
+    wanted = []
+    for i in sites:
+        ins = graph.statements[i].instruction
+        wanted.extend(r for operand in ins.operands
+                      if not (operand.startswith("{") and ins.opcode.startswith(("wgmma", "tcgen05.mma")))
+                      for r in registers_in(operand))
+    found = set()
+    while wanted:
+        name = wanted.pop()
+        if name in found:
+            continue
+        found.add(name)
+        for ins in writers.get(name, ()):
+            written = destinations(ins)
+            wanted.extend(r for k, operand in enumerate(ins.operands) if k > 0 or not written
+                          for r in registers_in(operand))
+            if ins.guard:
+                wanted.append(ins.guard)
+    return found
+
+
+def bound(statements: list, combination: dict, targets: list, warp, run_statements,
+          cache: Optional[dict] = None, work: Optional[list] = None) -> dict:
+    """{register: frozenset of values} for the targets that take at most MAX_VALUES values when the block's
+    `statements` ([(index, instruction, needed)]) run from `combination` (live-in -> value, Unknown for an
+    input that may be anything). run_statements(statements, env) runs them concretely from env (the
+    executor's semantics) and returns the env after them. Targets not bounded are left out; so are
+    predicates (a set {0, 1} says no more than unknown). cache: answers kept by the statements and the
+    values of what they read (the rest of the combination does not change them)."""
+    targets = [name for name in targets if warp.width_of(name) > 1]
+    if not targets or any(isinstance(v, (Lanes, SharedGeneric)) for v in combination.values()):
+        return {}
+    statements = slice_for(statements, targets)
+    read = sorted({r for _, ins, _ in statements for r in _reads(ins)} & combination.keys())
+    key = (tuple(i for i, _, _ in statements), tuple(targets), tuple((name, combination[name]) for name in read))
+    if cache is not None and key in cache:
+        return cache[key]
+    combination = {name: combination[name] for name in read}
+    sampled = _sample(combination, targets, warp, run_statements, statements, work if work is not None else [0])
+    found = _prove(statements, combination, sampled, warp) if sampled else {}
+    if cache is not None:
+        cache[key] = found
+    return found
+
+
+def _reads(ins) -> list:
+    written = destinations(ins)
+    return [r for k, operand in enumerate(ins.operands) if k > 0 or not written for r in registers_in(operand)] \
+        + ([ins.guard] if ins.guard else []) + (written if ins.guard else [])
+
+
+def slice_for(statements: list, targets: list) -> list:
+    """The statements of the block (up to its first branch or exit) that the targets' last values are
+    computed from, in order."""
+    upto = []
+    for item in statements:
+        if item[1].base in ("bra", "brx") or item[1].base in cfg.ENDS_THREAD:
+            break
+        upto.append(item)
+    wanted, kept = set(targets), []
+    for item in reversed(upto):
+        _, ins, needed = item
+        written = destinations(ins)
+        if not needed or not wanted.intersection(written):
+            continue
+        kept.append(item)
+        wanted.update(r for k, operand in enumerate(ins.operands) if k > 0 for r in registers_in(operand))
+        if ins.guard:
+            wanted.add(ins.guard)
+            wanted.update(written)            # a guarded write keeps the old value where the guard fails
+    return kept[::-1]
+
+
+def _sample(combination, targets, warp, run_statements, statements, work: list) -> dict:
+    """The targets' values over runs of the statements where every unknown input, and every unknown a
+    statement produces (a load), is a sampled value instead; a target past MAX_VALUES is dropped."""
+    rng = random.Random(statements[0][0] if statements else 0)
+    values = {name: set() for name in targets}
+    last_new = 0
+
+    def sample(name: str, k: int) -> int:
+        width = warp.width_of(name)
+        edge = (0, 1, mask(width), 1 << (width - 1))
+        return edge[k] if k < len(edge) else rng.getrandbits(width)
+    for k in range(SAMPLES):
+        if k - last_new > FIRST_SAMPLES:
+            break                                  # nothing new for a while: Z3 finds any value missed
+        work[0] -= len(statements)
+        env = {name: sample(name, k) if isinstance(value, Unknown) else value for name, value in combination.items()}
+        for item in statements:
+            env = run_statements([item], env)
+            for name in destinations(item[1]):
+                if isinstance(env.get(name), Unknown):
+                    env[name] = sample(name, k)
+        for name in list(values):
+            value = env.get(name)
+            if not isinstance(value, int):
+                del values[name]
+                continue
+            if value not in values[name]:
+                values[name].add(value)
+                last_new = k
+            if len(values[name]) > MAX_VALUES or (k + 1 == FIRST_SAMPLES and len(values[name]) == FIRST_SAMPLES):
+                del values[name]
+        if not values:
+            return {}
+    return values
+
+
+class _Encoder:
+    """The block as Z3 terms: registers -> terms of their declared width."""
+
+    def __init__(self, combination: dict, warp):
+        self.warp = warp
+        self.fresh_count = 0
+        self.env = {}
+        for name, value in combination.items():
+            width = warp.width_of(name)
+            self.env[name] = z3.BitVec(f"in:{name}", width) if isinstance(value, Unknown) \
+                else z3.BitVecVal(value & mask(width), width)
+
+    def fresh(self, width: int):
+        self.fresh_count += 1
+        return z3.BitVec(f"any:{self.fresh_count}", width)
+
+    def read(self, operand: str, width: int):
+        operand = operand.strip()
+        if operand.startswith("!"):
+            value = self.read(operand[1:], 1)
+            return _fit(~value if width == 1 else value ^ 1, width)
+        term = self.env.get(operand)
+        if term is not None:
+            return _fit(term, width)
+        special = self.warp.special.get(operand)
+        if special is not None:
+            if isinstance(special, int):
+                return z3.BitVecVal(special & mask(width), width)
+            if isinstance(special, Unknown):
+                return self.fresh(width)
+            raise _NotUniform
+        number = parse_integer(operand)
+        if number is not None:
+            return z3.BitVecVal(number & mask(width), width)
+        m = FLOAT_BITS.match(operand)
+        if m:
+            return z3.BitVecVal(int(m.group(2), 16) & mask(width), width)
+        m = SYMBOL_OFFSET.match(operand)
+        if m and m.group(1) in self.warp.symbols:
+            offset = parse_integer(m.group(3)) if m.group(3) else 0
+            if offset is not None:
+                value = self.warp.symbols[m.group(1)] + (-offset if m.group(2) == "-" else offset)
+                return z3.BitVecVal(value & mask(width), width)
+        return self.fresh(width)
+
+    def run(self, statements: list) -> None:
+        for _, ins, needed in statements:
+            if ins.base in ("bra", "brx") or ins.base in cfg.ENDS_THREAD:
+                return
+            if not needed:
+                continue
+            written = destinations(ins)
+            try:
+                result = bitvector.meaning(ins, self.read, self.warp.width_of, self.fresh)
+            except (IndexError, ValueError, z3.Z3Exception):
+                result = None
+            guard = None
+            if ins.guard:
+                guard = self.read(ins.guard, 1)
+                if ins.guard_negated:
+                    guard = ~guard
+                guard = z3.simplify(guard)
+                if z3.is_bv_value(guard) and guard.as_long() == 0:
+                    continue
+            for name in written:
+                width = self.warp.width_of(name)
+                value = (result or {}).get(name)
+                value = self.fresh(width) if value is None else _fit(value, width)
+                if guard is not None and not (z3.is_bv_value(guard) and guard.as_long() == 1):
+                    old = self.env.get(name)
+                    value = z3.If(guard == 1, value, self.fresh(width) if old is None else old)
+                self.env[name] = value
+
+
+class _NotUniform(Exception):
+    """An operand whose value differs between lanes: no one term stands for the warp."""
+
+
+def _fit(term, width: int):
+    """As the executor reads a register: cut to a narrower width, zero-extended to a wider one."""
+    have = term.size()
+    if have == width:
+        return term
+    return z3.Extract(width - 1, 0, term) if have > width else z3.ZeroExt(width - have, term)
+
+
+def _prove(statements, combination, sampled: dict, warp) -> dict:
+    encoder = _Encoder(combination, warp)
+    try:
+        encoder.run(statements)
+    except _NotUniform:
+        return {}
+    out = {}
+    for name, values in sampled.items():
+        term = encoder.env.get(name)
+        if term is None:
+            continue
+        proved = _all_values(term, set(values))
+        if proved is not None:
+            out[name] = frozenset(proved)
+    return out
+
+
+def _all_values(term, values: set) -> Optional[set]:
+    """Every value `term` takes (a superset of `values`), or None past MAX_VALUES or when Z3 gives up. The
+    question is asked over the integers first (integers.py: linear where bit-blasting a multiply-high is
+    not), else over the bit-vectors."""
+    try:
+        translation = integers.Translation()
+        as_integer = translation.integer(z3.simplify(term))
+    except integers.NotLinear:
+        as_integer = None
+    if as_integer is not None:
+        found = _enumerate(as_integer, set(values), translation.ranges, z3.IntVal)
+        if found is not None:
+            return found
+    return _enumerate(term, set(values), [], lambda v: z3.BitVecVal(v, term.size()))
+
+
+def _enumerate(term, values: set, assumptions: list, constant) -> Optional[set]:
+    solver = z3.Solver()
+    solver.set("rlimit", Z3_RESOURCE_LIMIT)
+    solver.add(*assumptions)
+    for value in values:
+        solver.add(term != constant(value))
+    while len(values) <= MAX_VALUES:
+        answer = solver.check()
+        if answer == z3.unsat:
+            return values
+        if answer != z3.sat:
+            return None
+        value = solver.model().eval(term, model_completion=True).as_long()
+        values.add(value)
+        solver.add(term != constant(value))
+    return None
