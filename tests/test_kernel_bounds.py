@@ -178,3 +178,28 @@ def test_a_stage_from_a_parameter_gives_known_descriptors():
     assert {int(v, 16) for v in sets["a"]["values"]} == {word(0x1000 * s) for s in range(4)}
     assert {int(v, 16) for v in sets["b"]["values"]} == {word(0x8000 + 0x400 * s)
                                                           for s in range(-5, 6)}
+
+
+ACROSS_BLOCKS = STAGED_BY_A_PARAMETER.replace(
+    """  mul.lo.s32 %r6, %r5, 6;
+  sub.s32 %r7, %r1, %r6;
+  bra.uni $L_use;
+$L_use:""",
+    """  setp.eq.s32 %p1, %r1, 0;
+  @%p1 bra $L_use;                        // the quotient above, the remainder in a block of its own
+  mov.u32 %r20, 1;
+$L_use:
+  mul.lo.s32 %r6, %r5, 6;
+  sub.s32 %r7, %r1, %r6;""").replace(".reg .b64 %rd<8>;", ".reg .b64 %rd<8>;\n  .reg .pred %p<2>;").replace(
+    "  wgmma.mma_async", "  bra.uni $L_mma;                         // (bounds are taken where a block ends)\n$L_mma:\n"
+    "  wgmma.mma_async")
+
+
+def test_a_remainder_of_a_quotient_from_an_earlier_block_is_bounded():
+    """quack writes q = k / 6 in one block and k - 6q in the next: the block alone sees two unknown
+    inputs; their only definitions, in a block that comes first in every run, make it k % 6 again."""
+    assert "$L_use:\n  mul.lo.s32" in ACROSS_BLOCKS
+    document = descriptors_document(analysis.analyse(ACROSS_BLOCKS, any_launch="always"), with_addresses=False)
+    (site,) = document["sites"]
+    sets = site["iterations"]["any_launch"]
+    assert sets["b"]["known"] and sets["b"]["count"] == 11

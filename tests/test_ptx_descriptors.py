@@ -302,7 +302,7 @@ def test_explicit_tile_address(capsys):
 # --- the command line -------------------------------------------------------------------------------------------
 SITE_KEYS = {"function", "line", "instruction", "family", "arch", "arch_from", "guard", "first_iteration", "loop",
              "kind", "cta_group", "sparse", "ws", "block_scale", "shape", "dtypes", "instr_desc", "operands",
-             "violations", "iterations"}
+             "violations", "possible_violations", "iterations"}
 OPERAND_KEYS = {"source", "operand", "value", "known", "fields", "dtype", "kind", "major", "mn", "k", "addresses",
                 "no_addresses", "violations"}
 CHECK_KEYS = {"function", "line", "instruction", "operand", "tile", "stage", "mn_offset", "status", "descriptor",

@@ -539,6 +539,7 @@ def ptx_sites_text(document: dict) -> str:
         found = [{"rule": v["rule"], "message": f"{v['operand']}: {v['message']}", "source": v["source"]}
                  for v in site["violations"]]
         lines.append(textwrap.indent(violations_text(found), "  "))
+        lines += ["  " + line for line in _possible_lines([site])]
         blocks.append("\n".join(lines))
     return "\n".join(blocks + _unread_lines(document["unread"]))
 
@@ -574,7 +575,17 @@ def ptx_sites_summary(document: dict) -> str:
     found = [{"rule": v["rule"], "message": f"line {site['line']} {v['operand']}: {v['message']}", "source": v["source"]}
              for site in sites for v in site["violations"]]
     lines.append(violations_text(found))
+    lines += _possible_lines(sites)
     return "\n".join(lines + _unread_lines(document["unread"]))
+
+
+def _possible_lines(sites: list) -> list:
+    possible = [f"  {v['rule']}: line {site['line']} {v['operand']} {v['descriptor']}: {v['message']} [{v['source']}]"
+                for site in sites for v in site.get("possible_violations", [])]
+    if not possible:
+        return []
+    return ["possible, for some launch (values of the any-launch sets, which may hold values no launch "
+            "reaches; not counted in the exit status):"] + possible
 
 
 def _warp_ranges(warps: list) -> str:

@@ -53,6 +53,7 @@ class Graph:
     indirect: bool                  # a brx.idx whose targets are not all known
     unreachable: frozenset          # blocks no path from the entry reaches
     _post_dominators: Optional[dict] = None
+    _dominators: Optional[dict] = None
 
     def post_dominator(self, block: int) -> Optional[int]:
         """The block every path from this one to the function's end passes first (its immediate
@@ -61,6 +62,21 @@ class Graph:
             self._post_dominators = _post_dominators(self.blocks)
         found = self._post_dominators.get(block)
         return None if found is None or found == _EXIT or found == block else found
+
+    def dominates(self, a: int, b: int) -> bool:
+        """Every path from the entry to block b passes block a (a dominates itself)."""
+        if self._dominators is None:
+            graph = nx.DiGraph()
+            graph.add_nodes_from(range(len(self.blocks)))
+            graph.add_edges_from((blk.index, s) for blk in self.blocks for s in blk.successors)
+            self._dominators = nx.immediate_dominators(graph, 0) if self.blocks else {}
+        while True:
+            if b == a:
+                return True
+            parent = self._dominators.get(b)
+            if parent is None or parent == b:
+                return False
+            b = parent
 
     def loops_holding(self, block: int) -> list:
         """The loops that hold the block, outermost first."""

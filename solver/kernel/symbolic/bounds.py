@@ -20,6 +20,15 @@ pipeline at stage `k_tiles & (S - 1)`, and quack's at `k_tiles - 6 * (k_tiles / 
 The inputs are taken as independent of each other and as taking any value of their width: the set may
 be larger than what a real launch produces, never smaller. Only registers that can reach a site operand
 are bounded (operand_registers), and only where a block writes them.
+
+3. Across blocks: quack computes q = k / 6 in one block and k - 6 * q in the next, and the value sets,
+   which keep registers apart between blocks, lose that q came from k. Where the block's own statements
+   leave a target unbounded, an unknown input r of theirs is replaced by the instruction that computes
+   it (extend), when that instruction is r's only write in the function, has no guard, and precedes the
+   read in every iteration: its block dominates the reader's (or it comes first in the same block) and
+   both are in the same loops. Then, in the iteration that reaches the read, it ran exactly once before
+   it, so r holds what it computed from its own inputs (substituted the same way, or else a variable of
+   their own at each read: independent, less known, never wrong).
 """
 from __future__ import annotations
 
@@ -37,6 +46,8 @@ SAMPLES = 128              # concrete runs before Z3 is asked (a first 16 that a
 FIRST_SAMPLES = 16
 MAX_VALUES = 64            # as valuesets.MAX_VALUES: a register with more values stays unknown
 Z3_RESOURCE_LIMIT = 2_000_000     # per Z3 check (rlimit: the same answer on every machine and run)
+MAX_Z3_CHECKS = 2_000             # per function: past them no more registers are bounded (less known)
+EVALUATIONS = 32                  # random evaluations of a term across blocks before Z3 is asked
 
 
 def operand_registers(graph: cfg.Graph, sites: set) -> set:
@@ -70,7 +81,7 @@ def operand_registers(graph: cfg.Graph, sites: set) -> set:
 
 
 def bound(statements: list, combination: dict, targets: list, warp, run_statements,
-          cache: Optional[dict] = None, work: Optional[list] = None) -> dict:
+          cache: Optional[dict] = None, work: Optional[list] = None, checks: Optional[list] = None) -> dict:
     """{register: frozenset of values} for the targets that take at most MAX_VALUES values when the block's
     `statements` ([(index, instruction, needed)]) run from `combination` (live-in -> value, Unknown for an
     input that may be anything). run_statements(statements, env) runs them concretely from env (the
@@ -87,7 +98,7 @@ def bound(statements: list, combination: dict, targets: list, warp, run_statemen
         return cache[key]
     combination = {name: combination[name] for name in read}
     sampled = _sample(combination, targets, warp, run_statements, statements, work if work is not None else [0])
-    found = _prove(statements, combination, sampled, warp) if sampled else {}
+    found = _prove(statements, combination, sampled, warp, checks) if sampled else {}
     if cache is not None:
         cache[key] = found
     return found
@@ -155,6 +166,179 @@ def _sample(combination, targets, warp, run_statements, statements, work: list) 
         if not values:
             return {}
     return values
+
+
+class Bounding:
+    """What valuesets.py hands bounds.py for one function: the registers worth bounding, the answers so far,
+    and the single definitions extend() may substitute."""
+
+    def __init__(self, graph: cfg.Graph, sites: set):
+        self.registers = frozenset(operand_registers(graph, sites))
+        self.cache: dict = {}
+        self.definitions = Definitions(graph)
+        self.checks = [MAX_Z3_CHECKS]
+
+    def values(self, statements: list, combination: dict, targets: list, warp, run_statements, work: list) -> dict:
+        """bound(), then bound_across() for the targets it left; only for targets the block writes before its
+        first branch or exit (what the slices read)."""
+        targets = _written_before_any_exit(statements, targets)
+        found = bound(statements, combination, targets, warp, run_statements, self.cache, work, self.checks)
+        left = [name for name in targets if name not in found]
+        if left:
+            found = {**found, **bound_across(statements, combination, left, warp, self.definitions, self.cache,
+                                             self.checks)}
+        return found
+
+
+def _written_before_any_exit(statements: list, targets: list) -> list:
+    late = set()
+    cut = False
+    for _, ins, needed in statements:
+        if ins.base in ("bra", "brx") or ins.base in cfg.ENDS_THREAD:
+            cut = True
+        elif cut and needed:
+            late.update(destinations(ins))
+    return [name for name in targets if name not in late]
+
+
+class Definitions:
+    """For each register written by exactly one instruction of the function, with no guard: that
+    instruction's statement index; and each block's loops. What extend() may substitute."""
+
+    def __init__(self, graph: cfg.Graph):
+        self.graph = graph
+        writes: dict = {}
+        for i, statement in enumerate(graph.statements):
+            ins = statement.instruction
+            if ins is None:
+                continue
+            for name in destinations(ins):
+                writes.setdefault(name, []).append(i)
+        self.only = {name: found[0] for name, found in writes.items()
+                     if len(found) == 1 and not graph.statements[found[0]].instruction.guard}
+        self.loops = {b.index: frozenset(id(loop) for loop in graph.loops_holding(b.index)) for b in graph.blocks}
+
+    def precedes(self, definition: int, reader: int) -> bool:
+        """The definition runs before the reader in every iteration that reaches the reader: it comes first
+        in the same block, or its block dominates the reader's, and both blocks are in the same loops."""
+        a, b = self.graph.block_of[definition], self.graph.block_of[reader]
+        if self.loops[a] != self.loops[b]:
+            return False
+        return definition < reader if a == b else self.graph.dominates(a, b)
+
+
+def extend(combination: dict, definitions: Definitions, reader: int) -> Optional[tuple]:
+    """(the instructions, in an order where each comes after those it reads, that compute the unknown
+    inputs of the statements from `reader` on; the registers substituted), as the module says; None when
+    there is none to substitute, or when a register would be substituted at one read and not at another
+    (its reads would then disagree)."""
+    chosen: dict = {}
+    refused: set = set()
+    order: list = []
+
+    def visit(name: str, at: int) -> None:
+        if name in refused:
+            return
+        found = definitions.only.get(name)
+        if found is None or not definitions.precedes(found, at):
+            if name in chosen:
+                raise _Disagree
+            refused.add(name)
+            return
+        if name in chosen:
+            return
+        chosen[name] = found
+        ins = definitions.graph.statements[found].instruction
+        for read in _reads(ins):
+            visit(read, found)
+        order.append((found, ins, True))
+    try:
+        for name, value in combination.items():
+            if isinstance(value, Unknown):
+                visit(name, reader)
+    except _Disagree:
+        return None
+    return (order, set(chosen)) if order else None
+
+
+class _Disagree(Exception):
+    pass
+
+
+def bound_across(statements: list, combination: dict, targets: list, warp, definitions: Definitions,
+                 cache: Optional[dict] = None, checks: Optional[list] = None) -> dict:
+    """bound() for the targets with their unknown inputs computed by earlier blocks (extend): Z3 only, from
+    EVALUATIONS of the term on random values of its variables (all different: many values, not asked)."""
+    targets = [name for name in targets if warp.width_of(name) > 1]
+    if not targets or not statements or any(isinstance(v, (Lanes, SharedGeneric)) for v in combination.values()):
+        return {}
+    statements = slice_for(statements, targets)
+    if not statements:
+        return {}
+    read = sorted({r for _, ins, _ in statements for r in _reads(ins)} & combination.keys())
+    combination = {name: combination[name] for name in read}
+    key = ("across", tuple(i for i, _, _ in statements), tuple(targets), tuple(combination.items()))
+    if cache is not None and key in cache:
+        return cache[key]
+    extension = extend(combination, definitions, statements[0][0])
+    found = {}
+    if extension is not None:
+        prefix, chosen = extension
+        encoder = _Encoder({}, warp)
+        try:
+            for item in prefix:              # a register read and not substituted: a variable at each read
+                encoder.run([item])
+                encoder.env = {name: term for name, term in encoder.env.items() if name in chosen}
+            substituted = dict(encoder.env)
+            encoder.env = {}
+            for name, value in combination.items():
+                width = warp.width_of(name)
+                encoder.env[name] = substituted[name] if name in substituted and isinstance(value, Unknown) else \
+                    z3.BitVec(f"in:{name}", width) if isinstance(value, Unknown) else \
+                    z3.BitVecVal(value & mask(width), width)
+            encoder.run(statements)
+        except _NotUniform:
+            encoder = None
+        if encoder is not None:
+            rng = random.Random(statements[0][0])
+            for name in targets:
+                term = encoder.env.get(name)
+                seen = _evaluations(term, rng) if term is not None else None
+                if seen is None or len(seen) >= EVALUATIONS:
+                    continue
+                proved = _all_values(term, seen, checks)
+                if proved is not None:
+                    found[name] = frozenset(proved)
+    if cache is not None:
+        cache[key] = found
+    return found
+
+
+def _evaluations(term, rng: random.Random) -> Optional[set]:
+    """The term's values at EVALUATIONS random assignments of its variables."""
+    variables = _variables(term)
+    seen = set()
+    for k in range(EVALUATIONS):
+        pairs = [(v, z3.BitVecVal((0, 1, -1)[k] if k < 3 else rng.getrandbits(v.size()), v.size()))
+                 for v in variables]
+        value = z3.simplify(z3.substitute(term, *pairs) if pairs else term)
+        if not z3.is_bv_value(value):
+            return None
+        seen.add(value.as_long())
+    return seen
+
+
+def _variables(term) -> list:
+    found, stack, visited = {}, [term], set()
+    while stack:
+        t = stack.pop()
+        if t.get_id() in visited:
+            continue
+        visited.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found[t.decl().name()] = t
+        stack.extend(t.children())
+    return list(found.values())
 
 
 class _Encoder:
@@ -243,7 +427,7 @@ def _fit(term, width: int):
     return z3.Extract(width - 1, 0, term) if have > width else z3.ZeroExt(width - have, term)
 
 
-def _prove(statements, combination, sampled: dict, warp) -> dict:
+def _prove(statements, combination, sampled: dict, warp, checks: Optional[list] = None) -> dict:
     encoder = _Encoder(combination, warp)
     try:
         encoder.run(statements)
@@ -254,41 +438,48 @@ def _prove(statements, combination, sampled: dict, warp) -> dict:
         term = encoder.env.get(name)
         if term is None:
             continue
-        proved = _all_values(term, set(values))
+        proved = _all_values(term, set(values), checks)
         if proved is not None:
             out[name] = frozenset(proved)
     return out
 
 
-def _all_values(term, values: set) -> Optional[set]:
+def _all_values(term, values: set, checks: Optional[list] = None) -> Optional[set]:
     """Every value `term` takes (a superset of `values`), or None past MAX_VALUES or when Z3 gives up. The
     question is asked over the integers first (integers.py: linear where bit-blasting a multiply-high is
-    not), else over the bit-vectors."""
+    not), else (the term not linear, or the integers' answer unknown) over the bit-vectors. checks: [Z3
+    checks that may still be made], spent here (None: no bound)."""
+    checks = [MAX_Z3_CHECKS] if checks is None else checks
     try:
         translation = integers.Translation()
         as_integer = translation.integer(z3.simplify(term))
     except integers.NotLinear:
         as_integer = None
     if as_integer is not None:
-        found = _enumerate(as_integer, set(values), translation.ranges, z3.IntVal)
-        if found is not None:
+        status, found = _enumerate(as_integer, set(values), translation.ranges, z3.IntVal, checks)
+        if status != "unknown":
             return found
-    return _enumerate(term, set(values), [], lambda v: z3.BitVecVal(v, term.size()))
+    return _enumerate(term, set(values), [], lambda v: z3.BitVecVal(v, term.size()), checks)[1]
 
 
-def _enumerate(term, values: set, assumptions: list, constant) -> Optional[set]:
+def _enumerate(term, values: set, assumptions: list, constant, checks: list) -> tuple:
+    """("all", the values) when Z3 proves there is no other; ("many", None) past MAX_VALUES; ("unknown",
+    None) when Z3 gives up or the checks run out."""
     solver = z3.Solver()
     solver.set("rlimit", Z3_RESOURCE_LIMIT)
     solver.add(*assumptions)
     for value in values:
         solver.add(term != constant(value))
     while len(values) <= MAX_VALUES:
+        if checks[0] <= 0:
+            return "unknown", None
+        checks[0] -= 1
         answer = solver.check()
         if answer == z3.unsat:
-            return values
+            return "all", values
         if answer != z3.sat:
-            return None
+            return "unknown", None
         value = solver.model().eval(term, model_completion=True).as_long()
         values.add(value)
         solver.add(term != constant(value))
-    return None
+    return "many", None

@@ -155,8 +155,11 @@ def _combinations(plan: _BlockPlan, state: dict) -> list:
     return [dict(zip(keys, combo)) for combo in itertools.product(*(choices[k] for k in keys))]
 
 
-def _run_block(plan: _BlockPlan, block, env: dict, warp: Warp, sites: set, seen: dict) -> list:
-    """Run the block's statements from one combination: [(successor, env after)], one per edge taken."""
+def _run_block(plan: _BlockPlan, block, env: dict, warp: Warp, sites: set, seen: dict,
+               fixed: Optional[dict] = None) -> list:
+    """Run the block's statements from one combination: [(successor, env after)], one per edge taken.
+    fixed: statement index -> {register: value} written over what that statement computed (a value of a
+    register bounds.py bounded, one choice of the set)."""
     warp.env = env
     warp.active = [True] * WARP
     for i, ins, is_needed in plan.statements:
@@ -188,36 +191,64 @@ def _run_block(plan: _BlockPlan, block, env: dict, warp: Warp, sites: set, seen:
                         into[name] = join(into[name], value) if name in into else value
         if is_needed:
             _execute(ins, guard, warp)
+            if fixed and i in fixed:
+                env.update(fixed[i])
     following = block.successors[-1] if block.successors else None
     return [(following, env)] if following is not None else []
 
 
+def _join_seen(into: dict, found: dict) -> None:
+    for i, registers in found.items():
+        target = into.setdefault(i, {})
+        for name, value in registers.items():
+            target[name] = join(target[name], value) if name in target else value
+
+
 def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict, budget: list,
-              bounded_registers: frozenset = frozenset(), bound_cache: Optional[dict] = None) -> dict:
+              bounding: Optional[bounds.Bounding] = None) -> dict:
     """successor -> the values leaving the block along that edge (for the registers it reads or writes);
-    budget: [statements that may still be run], spent here. A register of bounded_registers that the
-    block writes and that comes out Top is given its few values where bounds.py finds them."""
+    budget: [statements that may still be run], spent here. A register of bounding.registers that the
+    block writes and that comes out Top is given its few values where bounds.py finds them: the block is
+    then run again for each of them (each combination of them), the register fixed to it where the block
+    last writes it, so that what the block computes from it (a descriptor) is known too."""
     outgoing: dict = {}
-    targets = sorted(plan.written & bounded_registers)
+    targets = sorted(plan.written & bounding.registers) if bounding else []
 
     def run_concretely(statements: list, env: dict) -> dict:
         _run_block(_BlockPlan([], statements), block, env, warp, set(), {})
         return env
-    for combination in _combinations(plan, state):
+
+    def spend() -> None:
         budget[0] -= len(plan.statements) + 1
         if budget[0] < 0:
             raise _OutOfWork
-        env = dict(combination)
-        bounded = None
-        for successor, after in _run_block(plan, block, env, warp, sites, seen):
+    for combination in _combinations(plan, state):
+        spend()
+        found_at_sites: dict = {}
+        runs = _run_block(plan, block, dict(combination), warp, sites, found_at_sites)
+        unknown = sorted({name for _, after in runs for name in targets
+                          if name in after and isinstance(_value_set(after[name]), Top)})
+        bounded = bounding.values(plan.statements, combination, unknown, warp, run_concretely, budget) \
+            if unknown else {}
+        if budget[0] < 0:
+            raise _OutOfWork
+        if bounded:
+            names = sorted(bounded)
+            last_write = {name: max(i for i, ins, needed in plan.statements if needed and name in destinations(ins))
+                          for name in names}
+            choices = list(itertools.islice(itertools.product(*(sorted(bounded[n]) for n in names)),
+                                            MAX_COMBINATIONS + 1))
+            if len(choices) <= MAX_COMBINATIONS:
+                runs, found_at_sites = [], {}
+                for choice in choices:
+                    spend()
+                    fixed: dict = {}
+                    for name, value in zip(names, choice):
+                        fixed.setdefault(last_write[name], {})[name] = value
+                    runs.extend(_run_block(plan, block, dict(combination), warp, sites, found_at_sites, fixed))
+        _join_seen(seen, found_at_sites)
+        for successor, after in runs:
             leaving = {name: _value_set(value) for name, value in after.items()}
-            unknown = [name for name in targets if isinstance(leaving.get(name), Top)]
-            if unknown and bounded is None:
-                bounded = bounds.bound(plan.statements, combination, unknown, warp, run_concretely, bound_cache,
-                                       budget)
-                if budget[0] < 0:
-                    raise _OutOfWork
-            leaving.update((name, values) for name, values in (bounded or {}).items() if name in unknown)
             for name in plan.written - leaving.keys():      # a guarded write that did not happen
                 leaving[name] = state.get(name, Top(f"{name} not written on every path"))
             outgoing[successor] = leaving if successor not in outgoing else _join_states(outgoing[successor], leaving)
@@ -248,10 +279,10 @@ def live_registers(graph: cfg.Graph, plans: dict) -> dict:
 
 def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optional[dict] = None,
               plans: Optional[dict] = None, live: Optional[dict] = None, budget: Optional[list] = None,
-              bounded_registers: frozenset = frozenset(), bound_cache: Optional[dict] = None) -> WarpSets:
+              bounding: Optional[bounds.Bounding] = None) -> WarpSets:
     """The sets at every site statement of one warp, over every path (see the module). memo: the block
     results of other warps of the function, reused where a block reads nothing that differs by warp;
-    bounded_registers: those bounds.py may bound where they come out Top (bounds.operand_registers)."""
+    bounding: what bounds.py needs to bound registers that come out Top (None: no bounding)."""
     memo = {} if memo is None else memo
     budget = [MAX_WORK] if budget is None else budget
     plans = plans if plans is not None else {b.index: _plan(graph, b, needed, sites) for b in graph.blocks}
@@ -279,8 +310,7 @@ def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optio
         if found is None:
             seen: dict = {}
             try:
-                found = memo[key] = (_transfer(plan, block, state, warp, sites, seen, budget, bounded_registers,
-                                                        bound_cache), seen)
+                found = memo[key] = (_transfer(plan, block, state, warp, sites, seen, budget, bounding), seen)
             except _OutOfWork:
                 return WarpSets(warp.index, {}, f"more than {MAX_WORK} statements run for the function's warps")
         outgoing, seen = found
@@ -321,11 +351,10 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     plans = {b.index: _plan(graph, b, needed, sites) for b in graph.blocks}
     live = live_registers(graph, plans)
     budget = [MAX_WORK]
-    bounded_registers = frozenset(bounds.operand_registers(graph, sites))
-    bound_cache: dict = {}
+    bounding = bounds.Bounding(graph, sites)
     found = [warp_sets(graph, any_launch_warp(w, block, symbols, widths), sites, needed, memo, plans, live, budget,
-                       bounded_registers, bound_cache) for w in range(count)]
-    if bounded_registers and any(warp.gave_up for warp in found):
+                       bounding) for w in range(count)]
+    if bounding.registers and any(warp.gave_up for warp in found):
         # the values bounds.py found made more combinations than the work bound allows: the sets without
         # them (wider, never worse than no sets at all)
         memo, budget = {}, [MAX_WORK]
