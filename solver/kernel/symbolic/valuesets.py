@@ -204,14 +204,92 @@ def _join_seen(into: dict, found: dict) -> None:
             target[name] = join(target[name], value) if name in target else value
 
 
+def _reads_and_writes(ins, needed: bool) -> list:
+    written = destinations(ins) if needed else []
+    return [r for k, operand in enumerate(ins.operands) if k > 0 or not destinations(ins)
+            for r in registers_in(operand)] + ([ins.guard] if ins.guard else []) + list(written)
+
+
+_CONTROL_KEY = "<control>"
+
+
+def components(plan: _BlockPlan, sites: set) -> list:
+    """The block's statements split into parts that share no register (each with its live-ins and what it
+    writes), the part holding the branches and exits first (or an empty one). Each part is run over the
+    combinations of its own live-ins only: a block holding two unrelated chains (a stage of A, a phase of
+    B) runs S + P combinations instead of S x P, and the sets that leave it are the same (they are per
+    register). A site statement that writes nothing read later is in every part: each records the
+    registers it holds."""
+    found = plan.__dict__.get("_components")
+    if found is not None:
+        return found
+    parent: dict = {}
+
+    def root(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    keys = []
+    for i, ins, needed in plan.statements:
+        if i in sites and ins.base not in _CONTROL and not needed:
+            keys.append(None)
+            continue
+        names = _reads_and_writes(ins, needed) + ([_CONTROL_KEY] if ins.base in _CONTROL else [])
+        if not names:
+            names = [f"<statement {i}>"]
+        for name in names[1:]:
+            parent[root(name)] = root(names[0])
+        keys.append(names[0])
+    root(_CONTROL_KEY)
+    groups: dict = {}
+    for item, key in zip(plan.statements, keys):
+        if key is not None:
+            groups.setdefault(root(key), []).append(item)
+    control = root(_CONTROL_KEY)
+    order = [control] + sorted((g for g in groups if g != control), key=lambda g: groups[g][0][0])
+    site_items = [item for item, key in zip(plan.statements, keys) if key is None]
+    found = []
+    for group in order:
+        items = sorted(groups.get(group, []) + site_items, key=lambda item: item[0])
+        names = {n for _, ins, needed in items for n in _reads_and_writes(ins, needed)}
+        found.append(_BlockPlan([n for n in plan.live_in if n in names], items,
+                                {n for n in plan.written if n in names}, plan.per_warp))
+    plan.__dict__["_components"] = found
+    return found
+
+
 def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict, budget: list,
               bounding: Optional[bounds.Bounding] = None) -> dict:
     """successor -> the values leaving the block along that edge (for the registers it reads or writes);
-    budget: [statements that may still be run], spent here. A register of bounding.registers that the
-    block writes and that comes out Top is given its few values where bounds.py finds them: the block is
-    then run again for each of them (each combination of them), the register fixed to it where the block
-    last writes it, so that what the block computes from it (a descriptor) is known too."""
+    budget: [statements that may still be run], spent here. The block is run part by part (components):
+    the part with the branches decides the edges taken, and every other part's values leave along each
+    of them."""
+    parts = components(plan, sites)
+    taken = _part_runs(parts[0], block, state, warp, sites, seen, budget, bounding)
     outgoing: dict = {}
+    for successor, leaving in taken:
+        outgoing[successor] = leaving if successor not in outgoing else _join_states(outgoing[successor], leaving)
+    if not parts[0].statements or not any(ins.base in _CONTROL for _, ins, _ in parts[0].statements):
+        following = block.successors[-1] if block.successors else None
+        outgoing = {following: outgoing.get(following, {})} if following is not None else {}
+    for part in parts[1:]:
+        joined = None
+        for _, leaving in _part_runs(part, block, state, warp, sites, seen, budget, bounding):
+            joined = leaving if joined is None else _join_states(joined, leaving)
+        for successor in outgoing:
+            outgoing[successor] = {**outgoing[successor], **(joined or {})}
+    return outgoing
+
+
+def _part_runs(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict, budget: list,
+               bounding: Optional[bounds.Bounding]) -> list:
+    """[(successor, the values leaving along that edge)] over every combination of the part's live-ins. A
+    register of bounding.registers that the part writes and that comes out Top is given its few values
+    where bounds.py finds them: the part is then run again for each of them (each combination of them),
+    the register fixed to it where the part last writes it, so that what it computes from it (a
+    descriptor) is known too."""
+    out = []
     targets = sorted(plan.written & bounding.registers) if bounding else []
 
     def run_concretely(statements: list, env: dict) -> dict:
@@ -251,8 +329,8 @@ def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen
             leaving = {name: _value_set(value) for name, value in after.items()}
             for name in plan.written - leaving.keys():      # a guarded write that did not happen
                 leaving[name] = state.get(name, Top(f"{name} not written on every path"))
-            outgoing[successor] = leaving if successor not in outgoing else _join_states(outgoing[successor], leaving)
-    return outgoing
+            out.append((successor, leaving))
+    return out
 
 
 def live_registers(graph: cfg.Graph, plans: dict) -> dict:
