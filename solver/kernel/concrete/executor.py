@@ -208,14 +208,46 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     chosen = list(range(count)) if warps is None else [w for w in warps if 0 <= w < count]
     result = Run(function.name, block, [], [], graph.loops)
     left = MAX_STEPS_PER_RUN
+    needed = needed_statements(graph, is_site)
+    sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and is_site(s.instruction)}
+    previous = None                  # the last warp's walk: its trace is the next one's reference (REPLAY)
     for index in chosen:
         warp = Warp(index, block, launch, symbols, widths)
         if left <= 0:
             result.warps.append(WarpRun(index, 0, f"not run: the run's {MAX_STEPS_PER_RUN} statements are spent"))
             continue
-        result.warps.append(_run_warp(graph, warp, is_site, result.visits, min(max_steps, left)))
+        walk = _WarpWalk(graph, warp, is_site, result.visits, min(max_steps, left), needed, sites,
+                         previous if REPLAY else None)
+        result.warps.append(walk.run())
         left -= result.warps[-1].steps
+        previous = walk
     return result
+
+
+# --- Optimised path: a warp replays the warp before it (tests/test_kernel_replay.py: runs equal to REPLAY off) --
+# The warps of a warpgroup mostly compute the same values: they differ only in the special registers of
+# their lanes (%tid). A warp keeps a trace of what each statement it executes writes. The next warp,
+# while it executes the same statements in the same order, copies a statement's writes from that trace
+# instead of computing them when none of what the statement reads differs from the other warp: no
+# register of `tainted` (written with a value other than the one the trace holds), no special register
+# whose value differs between the two warps, and no instruction that reads the warp's lanes (elect,
+# shfl, vote, ...). Those it computes, and compares. Branches, guards, site visits and the active lanes
+# are evaluated as without the trace, so the path taken is the warp's own; at the first statement that
+# is not the trace's next one (the warps part), at a fork (a merge changes registers outside any
+# statement), or past REPLAY_TRACE statements, the warp goes on computing everything.
+REPLAY = True
+REPLAY_TRACE = 400_000          # statements a trace keeps (memory: one small dict each)
+_READS_THE_WARP = {"elect", "shfl", "vote", "activemask", "match", "redux", "bar", "barrier"}
+
+
+def _statement_reads(ins) -> frozenset:
+    found = ins.__dict__.get("_reads")
+    if found is None:
+        written = destinations(ins)
+        found = ins.__dict__["_reads"] = frozenset(
+            [r for k, operand in enumerate(ins.operands) if k > 0 or not written for r in registers_in(operand)]
+            + ([ins.guard] if ins.guard else []))
+    return found
 
 
 MAX_FORKS_PER_WARP = 4096         # branches on Unknown values a warp may follow both ways
@@ -236,7 +268,8 @@ class _WarpWalk:
     ways, and the registers where the paths disagree become Unknown there; any other branch on an Unknown
     value (a loop's exit, a side that never comes back) stops the warp, with the reason."""
 
-    def __init__(self, graph: cfg.Graph, warp: Warp, is_site, visits: list, max_steps: int):
+    def __init__(self, graph: cfg.Graph, warp: Warp, is_site, visits: list, max_steps: int,
+                 needed: Optional[set] = None, sites: Optional[set] = None, previous=None):
         self.graph, self.warp, self.is_site, self.visits, self.max_steps = graph, warp, is_site, visits, max_steps
         self.record = WarpRun(warp.index)
         self.headed: dict = {}
@@ -245,8 +278,17 @@ class _WarpWalk:
         self.counted = [k for k, loop in enumerate(graph.loops) if not loop.wait]
         self.forks = 0
         self.forking: set = set()           # the blocks of the forks under way (nested sides)
-        self.needed = needed_statements(graph, is_site)
-        self.sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and is_site(s.instruction)}
+        self.needed = needed if needed is not None else needed_statements(graph, is_site)
+        self.relevant: dict = previous.relevant if previous is not None else {}
+        self.sites = sites if sites is not None else \
+            {i for i, s in enumerate(graph.statements) if s.instruction is not None and is_site(s.instruction)}
+        # REPLAY: this warp's trace, and the previous warp's as the reference while the two agree
+        self.trace: Optional[list] = [] if REPLAY else None
+        self.reference = previous.trace if previous is not None and previous.warp.active == warp.active else None
+        self.position = 0
+        self.tainted: set = set()
+        self.tainted_special = frozenset(name for name, value in warp.special.items()
+                                         if previous is None or previous.warp.special.get(name) != value)
 
     def run(self) -> WarpRun:
         if self.graph.blocks:
@@ -276,16 +318,21 @@ class _WarpWalk:
             path.counters[k] = path.counters.get(k, -1) + 1 if path.previous in loop.blocks else 0
         block = graph.blocks[current]
         following = block.successors[-1] if block.successors else None
-        for i in range(block.first, block.last + 1):
-            ins = graph.statements[i].instruction
-            if ins is None:
-                continue
-            self.record.steps += 1
-            if self.record.steps > self.max_steps:
-                self._stop(f"the step budget ({self.max_steps} statements) is spent at line {ins.line}")
-                return None, None
-            if i not in self.needed and i not in self.sites and ins.base not in _CONTROL:
-                continue                    # writes nothing a site, a branch or a guard reads (needed_statements)
+        count, relevant = self._relevant(block)
+        if self.record.steps + count <= self.max_steps:
+            self.record.steps += count      # (the statements skipped count as run: the budget is the same)
+            statements = relevant
+        else:                               # the budget runs out in this block: statement by statement
+            statements = [(i, graph.statements[i].instruction) for i in range(block.first, block.last + 1)
+                          if graph.statements[i].instruction is not None]
+        for i, ins in statements:
+            if statements is not relevant:
+                self.record.steps += 1
+                if self.record.steps > self.max_steps:
+                    self._stop(f"the step budget ({self.max_steps} statements) is spent at line {ins.line}")
+                    return None, None
+                if i not in self.needed and i not in self.sites and ins.base not in _CONTROL:
+                    continue                # writes nothing a site, a branch or a guard reads (needed_statements)
             guard = _guard(ins, warp)
             if ins.base in ("bra", "brx"):
                 following = _branch(ins, block, guard, warp, self.record)
@@ -310,9 +357,61 @@ class _WarpWalk:
                 self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
                                          _operand_values(ins, warp)))
             if i in self.needed:
-                _execute(ins, guard, warp)
+                self._execute(i, ins, guard)
         path.previous = current
         return following, path
+
+    def _relevant(self, block) -> tuple:
+        """(the block's instruction statements, those a site, a branch or a guard depends on: needed,
+        sites and control), kept per block: the others write nothing observed (needed_statements)."""
+        found = self.relevant.get(block.index)
+        if found is None:
+            statements = [(i, self.graph.statements[i].instruction) for i in range(block.first, block.last + 1)
+                          if self.graph.statements[i].instruction is not None]
+            found = self.relevant[block.index] = (
+                len(statements),
+                [(i, ins) for i, ins in statements if i in self.needed or i in self.sites or ins.base in _CONTROL])
+        return found
+
+    def _execute(self, i: int, ins, guard) -> None:
+        """_execute, or (REPLAY) the previous warp's writes copied where nothing the statement reads differs."""
+        warp, reference = self.warp, self.reference
+        if reference is not None:
+            k = self.position
+            if k >= len(reference) or reference[k][0] != i:
+                self.reference = None                       # the warps part here
+            else:
+                self.position += 1
+                written = reference[k][1]
+                reads = _statement_reads(ins)
+                if not (self.tainted & reads or self.tainted_special & reads or ins.base in _READS_THE_WARP):
+                    warp.env.update(written)
+                    self.tainted.difference_update(destinations(ins))
+                    self._keep(i, written)
+                    return
+                _execute(ins, guard, warp)
+                mine = self._written(ins)
+                for name in destinations(ins):
+                    if mine.get(name, _ABSENT) == written.get(name, _ABSENT):
+                        self.tainted.discard(name)
+                    else:
+                        self.tainted.add(name)
+                self._keep(i, mine)
+                return
+        _execute(ins, guard, warp)
+        if self.trace is not None:
+            self._keep(i, self._written(ins))
+
+    def _written(self, ins) -> dict:
+        env = self.warp.env
+        return {name: env[name] for name in destinations(ins) if name in env}
+
+    def _keep(self, i: int, written: dict) -> None:
+        if self.trace is not None:
+            if len(self.trace) < REPLAY_TRACE:
+                self.trace.append((i, written))
+            else:
+                self.trace = None
 
     def _fork(self, current: int, block, ins, guard: Unknown, path: _Path) -> tuple:
         """(the block where the sides meet, the path there), or (None, None) when the warp stops or every
@@ -328,6 +427,7 @@ class _WarpWalk:
                        f"comes back to before the sides meet (a loop whose trip count is unknown)")
             return None, None
         self.forks += 1
+        self.reference = None               # REPLAY: a merge changes registers outside any statement
         if self.forks > MAX_FORKS_PER_WARP:
             self._stop(f"line {ins.line}: more than {MAX_FORKS_PER_WARP} branches on unknown values followed")
             return None, None
@@ -408,8 +508,7 @@ def _merge(paths: list, line: int) -> _Path:
     return _Path(env, active, counters, first.previous)
 
 
-def _run_warp(graph: cfg.Graph, warp: Warp, is_site, visits: list, max_steps: int) -> WarpRun:
-    return _WarpWalk(graph, warp, is_site, visits, max_steps).run()
+_ABSENT = object()
 
 
 def _guard(ins, warp: Warp):
