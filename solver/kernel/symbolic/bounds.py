@@ -9,7 +9,8 @@ pipeline at stage `k_tiles & (S - 1)`, and quack's at `k_tiles - 6 * (k_tiles / 
 
 1. Sample: the block is run (concrete executor) from the combination, with the unknown inputs set to
    SAMPLES values (0, 1, all ones, the sign bit, then pseudo-random ones from a seed fixed by the block):
-   a register that takes more than MAX_VALUES values (or 16 of 16 at first) is left unknown.
+   a register that takes more than MAX_VALUES values (or FIRST_SAMPLES different values in as many first
+   runs) is left unknown.
 2. Prove: the block is written as Z3 bit-vector terms (bitvector.py) with each unknown input a variable
    of its register's width, and Z3 is asked for a value outside the sampled set; each one it finds joins
    the set, until Z3 answers "no other" (the set is then every value the register can take, for every
@@ -42,8 +43,8 @@ from solver.kernel.frontend.instruction import FLOAT_BITS, SYMBOL_OFFSET, destin
 from solver.kernel.frontend import cfg
 from solver.kernel.symbolic import bitvector, integers
 
-SAMPLES = 128              # concrete runs before Z3 is asked (a first 16 that all differ end it early)
-FIRST_SAMPLES = 16
+SAMPLES = 128              # concrete runs at most before Z3 is asked (they stop FIRST_SAMPLES after the last new value)
+FIRST_SAMPLES = 8               # all different: taken as many values (dropped: less known, never wrong)
 MAX_VALUES = 64            # as valuesets.MAX_VALUES: a register with more values stays unknown
 Z3_RESOURCE_LIMIT = 2_000_000     # per Z3 check (rlimit: the same answer on every machine and run)
 MAX_Z3_CHECKS = 2_000             # per function: past them no more registers are bounded (less known)
