@@ -461,37 +461,52 @@ def needed_statements(graph: cfg.Graph, is_site) -> set:
     nothing observed reads, however the run goes (a backward slice over register names, whatever the
     order), so skipping them changes no recorded value: they are most of a kernel (its data: loads,
     float math, accumulators)."""
-    writers: dict = {}
-    reads: dict = {}
     wanted: list = []
-    for i, s in enumerate(graph.statements):
+    for s in graph.statements:
         ins = s.instruction
         if ins is None:
             continue
-        written = destinations(ins)
-        for name in written:
-            writers.setdefault(name, []).append(i)
-        sources = [r for k, operand in enumerate(ins.operands) if k > 0 or not written
-                   for r in registers_in(operand)]
-        reads[i] = sources + ([ins.guard] if ins.guard else [])
         if ins.base in _CONTROL:
-            wanted.extend(reads[i])
+            wanted.extend(_reads(ins))
         elif is_site(ins):
-            wanted.extend(r for operand in ins.operands[(1 if written else 0):]
-                          if not (operand.startswith("{") and ins.opcode.startswith(("wgmma", "tcgen05.mma")))
-                          for r in registers_in(operand))
+            wanted.extend(site_operand_registers(ins))
             wanted.extend([ins.guard] if ins.guard else [])
-    needed, seen = set(), set()
+    return slice_of(graph, wanted)[1]
+
+
+def site_operand_registers(ins) -> list:
+    """The registers a site's operands name (an MMA's vectors left out: its data, not addresses)."""
+    mma = ins.opcode.startswith(("wgmma", "tcgen05.mma"))
+    return [r for operand in ins.operands[(1 if destinations(ins) else 0):]
+            if not (mma and operand.startswith("{")) for r in registers_in(operand)]
+
+
+def _reads(ins) -> list:
+    written = destinations(ins)
+    return [r for k, operand in enumerate(ins.operands) if k > 0 or not written for r in registers_in(operand)] \
+        + ([ins.guard] if ins.guard else [])
+
+
+def slice_of(graph: cfg.Graph, wanted: list) -> tuple:
+    """(the registers `wanted` are computed from through any chain of instructions, them included; the
+    statements that write those registers): a backward slice over register names, whatever the order."""
+    writers: dict = {}
+    for i, s in enumerate(graph.statements):
+        if s.instruction is not None:
+            for name in destinations(s.instruction):
+                writers.setdefault(name, []).append(i)
+    registers, statements = set(), set()
+    wanted = list(wanted)
     while wanted:
         name = wanted.pop()
-        if name in seen:
+        if name in registers:
             continue
-        seen.add(name)
+        registers.add(name)
         for i in writers.get(name, ()):
-            if i not in needed:
-                needed.add(i)
-                wanted.extend(reads[i])
-    return needed
+            if i not in statements:
+                statements.add(i)
+                wanted.extend(_reads(graph.statements[i].instruction))
+    return registers, statements
 
 
 def _merge(paths: list, line: int) -> _Path:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from solver.kernel.concrete.values import (WARP, Lanes, SharedGeneric, Unknown, lane_of, lift, mask, select,
                                            signed, uniform)
-from solver.kernel.frontend.instruction import INTEGER_TYPES, TYPE_BITS, Instruction, registers_in
+from solver.kernel.frontend.instruction import INTEGER_TYPES, TYPE_BITS, Instruction, packing, registers_in
 
 
 def _integer(ins: Instruction) -> bool:
@@ -24,9 +24,6 @@ def _is_signed(ins: Instruction) -> bool:
 def _names(operand: str) -> list:
     return [r for r in registers_in(operand)]
 
-
-def _vector(text: str) -> list:
-    return [part.strip() for part in text.strip("{} ").split(",")]
 
 
 # 9.7.1 integer arithmetic --------------------------------------------------------------------------------
@@ -179,34 +176,27 @@ def bfi(ins, read, width_of, warp):
 # 9.7.9 data movement and conversion ----------------------------------------------------------------------
 def mov(ins, read, width_of, warp):
     """9.7.9.6 mov, and 9.7.9.10 packing: mov.b64 d, {lo, hi} / mov.b64 {lo, hi}, d (first element lowest)."""
-    destination, source = ins.operands[0], ins.operands[1]
-    if source.startswith("{"):
-        parts = _vector(source)
-        widths = [width_of(p) for p in parts]
-        if sum(widths) != ins.width:
-            return None
-        values = [read(p, w) for p, w in zip(parts, widths)]
-
+    form = packing(ins, width_of)
+    if form is None:
+        return None
+    kind, parts, widths = form
+    if kind == "plain":
+        return {parts[0]: read(ins.operands[1], ins.width)}
+    if kind == "pack":
         def pack(*xs):
             word, at = 0, 0
             for x, w in zip(xs, widths):
                 word |= (x & mask(w)) << at
                 at += w
             return word
-        return {destination: lift(pack, *values)}
-    if destination.startswith("{"):
-        names = _vector(destination)
-        widths = [width_of(n) for n in names]
-        if sum(widths) != ins.width:
-            return None
-        word = read(source, ins.width)
-        out, at = {}, 0
-        for name, w in zip(names, widths):
-            if name != "_":
-                out[name] = lift(lambda x, at=at, w=w: (x >> at) & mask(w), word)
-            at += w
-        return out
-    return {destination: read(source, ins.width)}
+        return {ins.operands[0]: lift(pack, *[read(p, w) for p, w in zip(parts, widths)])}
+    word = read(ins.operands[1], ins.width)
+    out, at = {}, 0
+    for name, w in zip(parts, widths):
+        if name != "_":
+            out[name] = lift(lambda x, at=at, w=w: (x >> at) & mask(w), word)
+        at += w
+    return out
 
 
 def cvt(ins, read, width_of, warp):

@@ -156,3 +156,26 @@ def parse_integer(text: str) -> Optional[int]:
     else:
         value = int(digits)
     return -value if m.group(1) else value
+
+
+MAX_VECTOR_PARTS = 8        # PTX ISA 5.4.2: vectors of 2, 4 (and, for some instructions, 8) elements
+
+
+def packing(ins: Instruction, width_of) -> Optional[tuple]:
+    """How a mov moves its bits (PTX ISA 9.7.9.6 mov, 9.7.9.10 packing; the first part is the lowest):
+    ("plain", [destination], [width]) for a mov of one value, ("pack", parts, widths) for
+    `mov.bN d, {a, b, ...}`, ("unpack", parts, widths) for `mov.bN {a, b, ...}, s` (a part "_" is a sink);
+    None when the parts' widths do not add up to the instruction's, or there are more than
+    MAX_VECTOR_PARTS of them: no packing the evaluators know."""
+    destination, source = ins.operands[0], ins.operands[1]
+    vector = source if source.startswith("{") else destination if destination.startswith("{") else None
+    if vector is None:
+        return "plain", [destination], [ins.width]
+    parts = [part.strip() for part in vector.strip("{} ").split(",")]
+    if len(parts) > MAX_VECTOR_PARTS:
+        return None
+    widths = [width_of(part) for part in parts]
+    if sum(widths) != ins.width:
+        return None
+    return ("pack" if vector is source else "unpack"), parts, widths
+

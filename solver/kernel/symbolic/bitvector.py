@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import z3
 
-from solver.kernel.frontend.instruction import INTEGER_TYPES, TYPE_BITS, Instruction, registers_in
+from solver.kernel.frontend.instruction import INTEGER_TYPES, TYPE_BITS, Instruction, packing, registers_in
 
 
 def _integer(ins: Instruction) -> bool:
@@ -151,32 +151,23 @@ def shift(ins, read):
 
 
 # 9.7.9 data movement and conversion ------------------------------------------------------------------------
-def _vector(text: str) -> list:
-    return [part.strip() for part in text.strip("{} ").split(",")]
-
-
 def mov(ins, read, width_of):
     """9.7.9.6 mov, and packing (9.7.9.10): mov.b64 d, {lo, hi} / mov.b64 {lo, hi}, d, first part lowest."""
-    destination, source = ins.operands[0], ins.operands[1]
-    if source.startswith("{"):
-        parts = _vector(source)
-        widths = [width_of(p) for p in parts]
-        if sum(widths) != ins.width:
-            return None
-        return {destination: z3.Concat(*[read(p, w) for p, w in reversed(list(zip(parts, widths)))])
-                if len(parts) > 1 else read(parts[0], widths[0])}
-    if destination.startswith("{"):
-        names = _vector(destination)
-        widths = [width_of(n) for n in names]
-        if sum(widths) != ins.width:
-            return None
-        word, out, at = read(source, ins.width), {}, 0
-        for name, w in zip(names, widths):
-            if name != "_":
-                out[name] = z3.Extract(at + w - 1, at, word)
-            at += w
-        return out
-    return {destination: read(source, ins.width)}
+    form = packing(ins, width_of)
+    if form is None:
+        return None
+    kind, parts, widths = form
+    if kind == "plain":
+        return {parts[0]: read(ins.operands[1], ins.width)}
+    if kind == "pack":
+        terms = [read(p, w) for p, w in zip(parts, widths)]
+        return {ins.operands[0]: z3.Concat(*reversed(terms)) if len(terms) > 1 else terms[0]}
+    word, out, at = read(ins.operands[1], ins.width), {}, 0
+    for name, w in zip(parts, widths):
+        if name != "_":
+            out[name] = z3.Extract(at + w - 1, at, word)
+        at += w
+    return out
 
 
 def cvt(ins, read):

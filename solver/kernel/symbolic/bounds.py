@@ -38,9 +38,10 @@ from typing import Optional
 
 import z3
 
+from solver.kernel.concrete.executor import site_operand_registers, slice_of
 from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown, mask
-from solver.kernel.frontend.instruction import FLOAT_BITS, SYMBOL_OFFSET, destinations, parse_integer, registers_in
 from solver.kernel.frontend import cfg
+from solver.kernel.frontend.instruction import FLOAT_BITS, SYMBOL_OFFSET, destinations, parse_integer, registers_in
 from solver.kernel.symbolic import bitvector, integers
 
 SAMPLES = 128              # concrete runs at most before Z3 is asked (they stop FIRST_SAMPLES after the last new value)
@@ -53,32 +54,9 @@ EVALUATIONS = 32                  # random evaluations of a term across blocks b
 
 def operand_registers(graph: cfg.Graph, sites: set) -> set:
     """The registers a site's operands (not an MMA's data vectors) are computed from, through any chain of
-    instructions (a closure over register names, whatever the order): the only ones worth bounding."""
-    writers: dict = {}
-    for s in graph.statements:
-        ins = s.instruction
-        if ins is not None:
-            for name in destinations(ins):
-                writers.setdefault(name, []).append(ins)
-    wanted = []
-    for i in sites:
-        ins = graph.statements[i].instruction
-        wanted.extend(r for operand in ins.operands
-                      if not (operand.startswith("{") and ins.opcode.startswith(("wgmma", "tcgen05.mma")))
-                      for r in registers_in(operand))
-    found = set()
-    while wanted:
-        name = wanted.pop()
-        if name in found:
-            continue
-        found.add(name)
-        for ins in writers.get(name, ()):
-            written = destinations(ins)
-            wanted.extend(r for k, operand in enumerate(ins.operands) if k > 0 or not written
-                          for r in registers_in(operand))
-            if ins.guard:
-                wanted.append(ins.guard)
-    return found
+    instructions: the only ones worth bounding."""
+    wanted = [r for i in sites for r in site_operand_registers(graph.statements[i].instruction)]
+    return slice_of(graph, wanted)[0]
 
 
 def bound(statements: list, combination: dict, targets: list, warp, run_statements,

@@ -8,7 +8,7 @@ shift 9.7.8, data movement and conversion 9.7.9).
 from __future__ import annotations
 
 from solver.kernel.symbolic import bits
-from solver.kernel.frontend.instruction import INTEGER_TYPES, TYPE_BITS, Instruction, registers_in
+from solver.kernel.frontend.instruction import INTEGER_TYPES, TYPE_BITS, Instruction, packing, registers_in
 
 
 def _integer(ins: Instruction) -> bool:
@@ -19,32 +19,22 @@ def _signed(type_name: str) -> bool:
     return type_name.startswith("s")
 
 
-MAX_VECTOR = 8          # PTX ISA 5.4.2: vectors of 2, 4 (and, for some instructions, 8) elements
-
-
 def _one(ins: Instruction, value: bits.Bits):
     return {ins.operands[0]: value}
 
 
 def mov(ins: Instruction, read, widths):
     """9.7.9.6 mov (and its packing form 9.7.9.10: mov.b64 d, {lo, hi}; mov.b64 {lo, hi}, d)."""
-    destination, source = ins.operands[0], ins.operands[1]
-    if max(source.count(","), destination.count(",")) >= MAX_VECTOR:
-        return None                                    # no vector of PTX has so many parts (5.4.2)
-    if source.startswith("{"):
-        parts = _vector(source)
-        part_widths = [widths(part) for part in parts]
-        if sum(part_widths) != ins.width:              # not a packing of the destination: not modelled
-            return None
+    form = packing(ins, widths)
+    if form is None:
+        return None                                    # not a packing of the destination: not modelled
+    kind, parts, part_widths = form
+    if kind == "plain":
+        return _one(ins, read(ins.operands[1], ins.width))
+    if kind == "pack":
         return _one(ins, bits.concat([read(part, width) for part, width in zip(parts, part_widths)]))
-    if destination.startswith("{"):
-        names = _vector(destination)
-        name_widths = [widths(name) for name in names]
-        if sum(name_widths) != ins.width:
-            return None
-        pieces = bits.split(read(source, ins.width), name_widths)
-        return {name: piece for name, piece in zip(names, pieces) if name != "_"}
-    return _one(ins, read(source, ins.width))
+    pieces = bits.split(read(ins.operands[1], ins.width), part_widths)
+    return {name: piece for name, piece in zip(parts, pieces) if name != "_"}
 
 
 def cvta(ins: Instruction, read, widths):
@@ -184,10 +174,6 @@ def ld(ins: Instruction, read, widths, params=None):
     if params is None or name.strip() not in params or offset.strip() not in ("", "0"):
         return None
     return _one(ins, bits.const(params[name.strip()], ins.width))
-
-
-def _vector(text: str) -> list:
-    return [part.strip() for part in text.strip("{} ").split(",")]
 
 
 HANDLERS = {"mov": mov, "cvta": cvta, "cvt": cvt, "add": add, "sub": add, "mul": mul, "mad": mad, "shl": shift,
