@@ -382,8 +382,8 @@ def test_size_limits_are_checked_before_the_work(capsys, monkeypatch):
     started = time.time()
     rc, _, err = run(capsys, "ptx", "descriptors", "-", stdin=huge, monkeypatch=monkeypatch)
     assert rc == 2 and "larger than" in err and time.time() - started < 5
-    # a kernel of 10^6 statements: refused before it is parsed (the ';' are counted first)
-    body = "\tadd.s32 %r1, %r1, 1;\n" * 1_000_000
+    # a kernel of more than 10^6 statements: refused before it is parsed (the ';' are counted first)
+    body = "\tadd.s32 %r1, %r1, 1;\n" * (source.MAX_TOTAL_STATEMENTS + 1)
     text = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n" + body + "}\n"
     started = time.time()
     with pytest.raises(SpecError, match="statements read per file"):
