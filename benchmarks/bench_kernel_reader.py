@@ -4,13 +4,15 @@ replaced, in one run.
     python -m benchmarks.bench_kernel_reader [--old-commit 3e085d6] [--big-mb 20] [--json FILE]
 
 For each kernel of tests/fixtures/ptx/corpus (or those whose file name contains --only):
-* grammar: parsing alone (solver.kernel.frontend.source.parse);
+* read: reading alone (solver.kernel.frontend.source.parse: the fast reader, falling back to the grammar);
+* grammar: the reference reader alone (grammar.parse_with_grammar, ptx.lark through lark);
 * new: solver.kernel.analysis.analyse with no parameters (what a user gets first);
 * every iteration: the same with the manifest's parameters and grid (Triton's kernels: a 4096^3 problem,
   every iteration of every loop, every warp of CTA 0);
 * old: the reader of --old-commit (solver/ptx, first iteration only), exported with `git archive` into a
   temporary folder and imported from there, on the same text.
-Then a file of --big-mb MB made of corpus kernels (renamed apart) is parsed and analysed whole, new and old.
+Then a file of --big-mb MB made of corpus kernels (renamed apart) is read, then analysed whole (first
+iteration and a run of every warp, any_launch="never"; and the default), new and old.
 Times are the median of --repeat runs; read the ratios, not the seconds (the machine is shared and noisy).
 """
 from __future__ import annotations
@@ -96,6 +98,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     source = importlib.import_module("solver.kernel.frontend.source")
+    grammar = importlib.import_module("solver.kernel.frontend.grammar")
     analysis = importlib.import_module("solver.kernel.analysis")
     executor = importlib.import_module("solver.kernel.concrete.executor")
     old = _old_reader(args.old_commit)
@@ -106,31 +109,33 @@ def main(argv=None) -> int:
         grid = (entry.get("problem") or {}).get("grid")
         launch = executor.Launch(params=dict(entry.get("params") or {}), grid=tuple(grid) if grid else None)
         row = {"kernel": f"{folder.name}/{entry['file']}", "kb": round(len(text) / 1024),
-               "grammar": _median_seconds(lambda: source.parse(text), args.repeat),
+               "read": _median_seconds(lambda: source.parse(text), args.repeat),
+               "grammar": _median_seconds(lambda: grammar.parse_with_grammar(text), args.repeat),
                "new": _median_seconds(lambda: analysis.analyse(text), args.repeat),
                "every_iteration": _median_seconds(lambda: analysis.analyse(text, launch=launch), args.repeat)
                if entry.get("params") else None,
                "old": _old_seconds(old, text, args.repeat) if old else None}
         rows.append(row)
-        print(f"{row['kernel'][:70]:70s} {row['kb']:4d} KB  grammar {row['grammar']:.3f}s  new {row['new']:.3f}s"
+        print(f"{row['kernel'][:70]:70s} {row['kb']:4d} KB  read {row['read']:.3f}s  grammar {row['grammar']:.3f}s  "
+              f"new {row['new']:.3f}s"
               + (f"  every iteration {row['every_iteration']:.3f}s" if row["every_iteration"] else "")
               + (f"  old {row['old']:.3f}s" if row["old"] is not None else ""), flush=True)
     big = _big_file(kernels, args.big_mb)
-    started = time.perf_counter()
-    try:
-        analysis.analyse(big)
-        big_new = time.perf_counter() - started
-    except Exception as error:                  # a refusal (a limit) is a result too
-        big_new = f"{type(error).__name__}: {error}"
-    started = time.perf_counter()
-    try:
-        source.parse(big)
-        big_grammar = time.perf_counter() - started
-    except Exception as error:
-        big_grammar = f"{type(error).__name__}: {error}"
+    big_times = {}
+    for name, work in (("read", lambda: source.parse(big)),
+                       ("first_iteration_and_runs", lambda: analysis.analyse(big, any_launch="never")),
+                       ("default", lambda: analysis.analyse(big))):
+        started = time.perf_counter()
+        try:
+            work()
+            big_times[name] = time.perf_counter() - started
+        except Exception as error:              # a refusal (a limit) is a result too
+            big_times[name] = f"{type(error).__name__}: {error}"
     big_old = _old_seconds(old, big, 1) if old else None
-    summary = {"kernels": len(rows), "big_file_mb": round(len(big) / (1 << 20), 1), "big_grammar_seconds": big_grammar,
-               "big_new_seconds": big_new, "big_old_seconds": big_old,
+    summary = {"kernels": len(rows), "big_file_mb": round(len(big) / (1 << 20), 1), "big_seconds": big_times,
+               "big_old_seconds": big_old,
+               "read_mb_per_s": sum(r["kb"] for r in rows) / 1024 / sum(r["read"] for r in rows),
+               "grammar_mb_per_s": sum(r["kb"] for r in rows) / 1024 / sum(r["grammar"] for r in rows),
                "median_new_over_old": statistics.median(r["new"] / r["old"] for r in rows if r["old"]) if old else None,
                "slowest_every_iteration": max((r["every_iteration"] for r in rows if r["every_iteration"]), default=None),
                "over_half_a_second": [r["kernel"] for r in rows if (r["every_iteration"] or r["new"]) > 0.5]}

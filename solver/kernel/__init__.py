@@ -1,9 +1,11 @@
 """Reading compiled kernels: what `layoutproof ptx descriptors | check` (docs/CLI.md `ptx`) stands on.
 
     frontend/   the PTX text as the manual writes it: ptx.lark (the grammar, PTX ISA 9.0 chapters 4, 5
-                and 11), grammar.py (the syntax tree), scope.py (a { } block's own registers and labels),
-                source.py (size limits, modules, functions, shared symbols), instruction.py (one
-                instruction's guard, opcode and operands), cfg.py (basic blocks, natural loops, waits)
+                and 11), grammar.py (the syntax tree), fast_reader.py (the same tree, faster: function
+                bodies read by a scanner of the grammar's terminals), scope.py (a { } block's own
+                registers and labels), source.py (size limits, modules, functions, shared symbols),
+                instruction.py (one instruction's guard, opcode and operands), cfg.py (basic blocks,
+                natural loops, waits)
     concrete/   the reference executor: integers, every iteration of every loop, each warp of the CTA
     symbolic/   the evaluator over partly known words (bits.py, semantics.py, evaluate.py: the first
                 iteration for any launch); valuesets.py (every iteration for any launch: the values each

@@ -210,44 +210,16 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     left = MAX_STEPS_PER_RUN
     needed = needed_statements(graph, is_site)
     sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and is_site(s.instruction)}
-    previous = None                  # the last warp's walk: its trace is the next one's reference (REPLAY)
+    shared: dict = {}                # per run: each block's statements that matter (_WarpWalk._relevant)
     for index in chosen:
         warp = Warp(index, block, launch, symbols, widths)
         if left <= 0:
             result.warps.append(WarpRun(index, 0, f"not run: the run's {MAX_STEPS_PER_RUN} statements are spent"))
             continue
-        walk = _WarpWalk(graph, warp, is_site, result.visits, min(max_steps, left), needed, sites,
-                         previous if REPLAY else None)
+        walk = _WarpWalk(graph, warp, is_site, result.visits, min(max_steps, left), needed, sites, shared)
         result.warps.append(walk.run())
         left -= result.warps[-1].steps
-        previous = walk
     return result
-
-
-# --- Optimised path: a warp replays the warp before it (tests/test_kernel_replay.py: runs equal to REPLAY off) --
-# The warps of a warpgroup mostly compute the same values: they differ only in the special registers of
-# their lanes (%tid). A warp keeps a trace of what each statement it executes writes. The next warp,
-# while it executes the same statements in the same order, copies a statement's writes from that trace
-# instead of computing them when none of what the statement reads differs from the other warp: no
-# register of `tainted` (written with a value other than the one the trace holds), no special register
-# whose value differs between the two warps, and no instruction that reads the warp's lanes (elect,
-# shfl, vote, ...). Those it computes, and compares. Branches, guards, site visits and the active lanes
-# are evaluated as without the trace, so the path taken is the warp's own; at the first statement that
-# is not the trace's next one (the warps part), at a fork (a merge changes registers outside any
-# statement), or past REPLAY_TRACE statements, the warp goes on computing everything.
-REPLAY = True
-REPLAY_TRACE = 400_000          # statements a trace keeps (memory: one small dict each)
-_READS_THE_WARP = {"elect", "shfl", "vote", "activemask", "match", "redux", "bar", "barrier"}
-
-
-def _statement_reads(ins) -> frozenset:
-    found = ins.__dict__.get("_reads")
-    if found is None:
-        written = destinations(ins)
-        found = ins.__dict__["_reads"] = frozenset(
-            [r for k, operand in enumerate(ins.operands) if k > 0 or not written for r in registers_in(operand)]
-            + ([ins.guard] if ins.guard else []))
-    return found
 
 
 MAX_FORKS_PER_WARP = 4096         # branches on Unknown values a warp may follow both ways
@@ -269,7 +241,7 @@ class _WarpWalk:
     value (a loop's exit, a side that never comes back) stops the warp, with the reason."""
 
     def __init__(self, graph: cfg.Graph, warp: Warp, is_site, visits: list, max_steps: int,
-                 needed: Optional[set] = None, sites: Optional[set] = None, previous=None):
+                 needed: Optional[set] = None, sites: Optional[set] = None, shared: Optional[dict] = None):
         self.graph, self.warp, self.is_site, self.visits, self.max_steps = graph, warp, is_site, visits, max_steps
         self.record = WarpRun(warp.index)
         self.headed: dict = {}
@@ -279,16 +251,9 @@ class _WarpWalk:
         self.forks = 0
         self.forking: set = set()           # the blocks of the forks under way (nested sides)
         self.needed = needed if needed is not None else needed_statements(graph, is_site)
-        self.relevant: dict = previous.relevant if previous is not None else {}
         self.sites = sites if sites is not None else \
             {i for i, s in enumerate(graph.statements) if s.instruction is not None and is_site(s.instruction)}
-        # REPLAY: this warp's trace, and the previous warp's as the reference while the two agree
-        self.trace: Optional[list] = [] if REPLAY else None
-        self.reference = previous.trace if previous is not None and previous.warp.active == warp.active else None
-        self.position = 0
-        self.tainted: set = set()
-        self.tainted_special = frozenset(name for name, value in warp.special.items()
-                                         if previous is None or previous.warp.special.get(name) != value)
+        self.relevant: dict = shared if shared is not None else {}
 
     def run(self) -> WarpRun:
         if self.graph.blocks:
@@ -357,7 +322,7 @@ class _WarpWalk:
                 self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
                                          _operand_values(ins, warp)))
             if i in self.needed:
-                self._execute(i, ins, guard)
+                _execute(ins, guard, warp)
         path.previous = current
         return following, path
 
@@ -373,46 +338,6 @@ class _WarpWalk:
                 [(i, ins) for i, ins in statements if i in self.needed or i in self.sites or ins.base in _CONTROL])
         return found
 
-    def _execute(self, i: int, ins, guard) -> None:
-        """_execute, or (REPLAY) the previous warp's writes copied where nothing the statement reads differs."""
-        warp, reference = self.warp, self.reference
-        if reference is not None:
-            k = self.position
-            if k >= len(reference) or reference[k][0] != i:
-                self.reference = None                       # the warps part here
-            else:
-                self.position += 1
-                written = reference[k][1]
-                reads = _statement_reads(ins)
-                if not (self.tainted & reads or self.tainted_special & reads or ins.base in _READS_THE_WARP):
-                    warp.env.update(written)
-                    self.tainted.difference_update(destinations(ins))
-                    self._keep(i, written)
-                    return
-                _execute(ins, guard, warp)
-                mine = self._written(ins)
-                for name in destinations(ins):
-                    if mine.get(name, _ABSENT) == written.get(name, _ABSENT):
-                        self.tainted.discard(name)
-                    else:
-                        self.tainted.add(name)
-                self._keep(i, mine)
-                return
-        _execute(ins, guard, warp)
-        if self.trace is not None:
-            self._keep(i, self._written(ins))
-
-    def _written(self, ins) -> dict:
-        env = self.warp.env
-        return {name: env[name] for name in destinations(ins) if name in env}
-
-    def _keep(self, i: int, written: dict) -> None:
-        if self.trace is not None:
-            if len(self.trace) < REPLAY_TRACE:
-                self.trace.append((i, written))
-            else:
-                self.trace = None
-
     def _fork(self, current: int, block, ins, guard: Unknown, path: _Path) -> tuple:
         """(the block where the sides meet, the path there), or (None, None) when the warp stops or every
         side ends the thread."""
@@ -427,7 +352,6 @@ class _WarpWalk:
                        f"comes back to before the sides meet (a loop whose trip count is unknown)")
             return None, None
         self.forks += 1
-        self.reference = None               # REPLAY: a merge changes registers outside any statement
         if self.forks > MAX_FORKS_PER_WARP:
             self._stop(f"line {ins.line}: more than {MAX_FORKS_PER_WARP} branches on unknown values followed")
             return None, None
@@ -521,9 +445,6 @@ def _merge(paths: list, line: int) -> _Path:
     active = [all(p.active[lane] for p in paths) for lane in range(WARP)]
     counters = {k: v for k, v in first.counters.items() if all(p.counters.get(k) == v for p in paths[1:])}
     return _Path(env, active, counters, first.previous)
-
-
-_ABSENT = object()
 
 
 def _guard(ins, warp: Warp):

@@ -324,7 +324,8 @@ def _part_runs(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, see
                     for name, value in zip(names, choice):
                         fixed.setdefault(last_write[name], {})[name] = value
                     runs.extend(_run_block(plan, block, dict(combination), warp, sites, found_at_sites, fixed))
-        _join_seen(seen, found_at_sites)
+        if found_at_sites:
+            _join_seen(seen, found_at_sites)
         for successor, after in runs:
             leaving = {name: _value_set(value) for name, value in after.items()}
             for name in plan.written - leaving.keys():      # a guarded write that did not happen
