@@ -15,6 +15,7 @@ import json
 import lzma
 from pathlib import Path
 
+from benchmarks.common import print_and_save
 from solver.cli.ptx import descriptors_document
 from solver.kernel import analysis
 
@@ -66,9 +67,7 @@ def main(argv=None) -> int:
     summary = {which: {"known": totals[f"{which} known"], "unknown": totals[f"{which} unknown"],
                        "rate": totals[f"{which} known"] / max(1, totals[f"{which} known"] + totals[f"{which} unknown"])}
                for which in ("corpus", "heldout")}
-    print(json.dumps(summary, indent=1))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
+    print_and_save(rows, summary, args.json)
     return 0
 
 

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import run_times
+from benchmarks.common import print_and_save, run_times
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "ptx" / "corpus"
@@ -139,9 +139,7 @@ def main(argv=None) -> int:
                "median_new_over_old": statistics.median(r["new"] / r["old"] for r in rows if r["old"]) if old else None,
                "slowest_every_iteration": max((r["every_iteration"] for r in rows if r["every_iteration"]), default=None),
                "over_half_a_second": [r["kernel"] for r in rows if (r["every_iteration"] or r["new"]) > 0.5]}
-    print(json.dumps(summary, indent=1))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
+    print_and_save(rows, summary, args.json)
     return 0
 
 

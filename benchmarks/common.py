@@ -76,3 +76,13 @@ def environment() -> dict:
 
 
 # --- 1. the catalogue ------------------------------------------------------------------------------------
+
+
+def print_and_save(rows: list, summary: dict, path) -> None:
+    """The summary on stdout; rows and summary as JSON at `path` when one is given."""
+    import json
+    from pathlib import Path
+    print(json.dumps(summary, indent=1))
+    if path:
+        Path(path).write_text(json.dumps({"rows": rows, "summary": summary}, indent=1))
+
