@@ -218,8 +218,8 @@ def components(plan: _BlockPlan, sites: set) -> list:
     writes), the part holding the branches and exits first (or an empty one). Each part is run over the
     combinations of its own live-ins only: a block holding two unrelated chains (a stage of A, a phase of
     B) runs S + P combinations instead of S x P, and the sets that leave it are the same (they are per
-    register). A site statement that writes nothing read later is in every part: each records the
-    registers it holds."""
+    register). A site statement that writes nothing read later is in each part holding a register it
+    reads: each records the registers it holds."""
     found = plan.__dict__.get("_components")
     if found is not None:
         return found
@@ -248,10 +248,15 @@ def components(plan: _BlockPlan, sites: set) -> list:
             groups.setdefault(root(key), []).append(item)
     control = root(_CONTROL_KEY)
     order = [control] + sorted((g for g in groups if g != control), key=lambda g: groups[g][0][0])
-    site_items = [item for item, key in zip(plan.statements, keys) if key is None]
+    site_items: dict = {}             # part -> the site statements reading one of its registers
+    for item, key in zip(plan.statements, keys):
+        if key is None:
+            holders = {root(name) for name in _reads_and_writes(item[1], False) if name in parent} or {control}
+            for holder in holders:
+                site_items.setdefault(holder, []).append(item)
     found = []
     for group in order:
-        items = sorted(groups.get(group, []) + site_items, key=lambda item: item[0])
+        items = sorted(groups.get(group, []) + site_items.get(group, []), key=lambda item: item[0])
         names = {n for _, ins, needed in items for n in _reads_and_writes(ins, needed)}
         found.append(_BlockPlan([n for n in plan.live_in if n in names], items,
                                 {n for n in plan.written if n in names}, plan.per_warp))
