@@ -21,7 +21,7 @@ from typing import Optional
 
 from spec.rule import SpecError
 
-from solver.kernel.concrete import semantics
+from solver.kernel.concrete import fast, semantics
 from solver.kernel.concrete.values import WARP, Lanes, SharedGeneric, Unknown, lane_of, mask, select, uniform
 from solver.kernel.frontend import cfg
 from solver.kernel.frontend.instruction import (FLOAT_BITS, REG_DECLARATION, SYMBOL_OFFSET, TYPE_BITS, destinations,
@@ -482,6 +482,8 @@ def _lanes(active: list) -> str:
 
 
 def _execute(ins, guard, warp: Warp) -> None:
+    if guard is None and fast.ENABLED and fast.run(ins, warp.env, warp.width_of):
+        return                          # the optimised path (fast.py): ints only, the same results
     handler = semantics.handler_of(ins)
     written = destinations(ins)
     result = None

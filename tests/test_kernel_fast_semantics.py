@@ -1,0 +1,94 @@
+"""The executor's optimised path (solver/kernel/concrete/fast.py) against its reference, semantics.py: the
+same value for every instruction form it plans, on random int operands with edge values, and the same
+runs, visit by visit, on corpus kernels of every compiler with their recorded problem where they have one.
+"""
+from __future__ import annotations
+
+import json
+import lzma
+from pathlib import Path
+
+import pytest
+
+from solver.kernel import analysis
+from solver.kernel.concrete import executor, fast
+from solver.kernel.concrete import semantics as reference
+from solver.kernel.concrete.values import Unknown, mask
+
+from test_kernel_bitvector import _cases, _reader
+
+CORPUS = Path(__file__).parent / "fixtures" / "ptx" / "corpus"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_fast_path_computes_what_semantics_computes(seed):
+    planned = 0
+    for ins, values, widths in _cases(700, 100 + seed):
+        expected = reference.handler_of(ins)(ins, _reader(values, widths), widths.get, None)
+        env = dict(values)
+        if not fast.run(ins, env, widths.get):
+            assert env == values                       # declined: nothing written
+            continue
+        planned += 1
+        (name,) = [n for n in expected]
+        if isinstance(expected[name], Unknown):
+            pytest.fail(f"{ins.text}: the reference has no value, the fast path wrote {env[name]:#x}")
+        assert env[name] == expected[name] & mask(widths[name]), (ins.text, values)
+    assert planned > 300
+
+
+def test_the_fast_path_declines_what_it_does_not_plan():
+    """A guard, a pair of predicates, a vector, a special register or a value that is not one int: the
+    reference's."""
+    from solver.kernel.frontend.instruction import Instruction
+    declared = {"%r1": 32, "%r2": 32, "%p1": 1, "%p2": 1, "%rd1": 64}
+
+    def widths(name):                                 # as Warp.width_of: 32 for a name not declared
+        return declared.get(name, 32)
+    for text, opcode, operands, env in [
+        ("setp.lt.s32 %p1|%p2, %r1, 4", "setp.lt.s32", ("%p1|%p2", "%r1", "4"), {"%r1": 1}),
+        ("mov.b64 %rd1, {%r1, %r2}", "mov.b64", ("%rd1", "{%r1, %r2}"), {"%r1": 1, "%r2": 2}),
+        ("mov.u32 %r1, %tid.x", "mov.u32", ("%r1", "%tid.x"), {}),
+        ("add.s32 %r1, %r2, 1", "add.s32", ("%r1", "%r2", "1"), {"%r2": Unknown("loaded")}),
+        ("add.sat.s32 %r1, %r2, 1", "add.sat.s32", ("%r1", "%r2", "1"), {"%r2": 5}),
+    ]:
+        assert not fast.run(Instruction(1, text, None, False, opcode, operands), dict(env), widths), text
+    guarded = Instruction(1, "@%p1 add.s32 %r1, %r2, 1", "%p1", False, "add.s32", ("%r1", "%r2", "1"))
+    assert not fast.run(guarded, {"%r2": 5, "%p1": 1}, widths)
+
+
+def _entries():
+    chosen = ["tut09_tma_persistent_f16_128x128x64_s4_w4_sm_90a", "tut06_attn_fwd_ws_f16_d128_128x128_s3_w4_sm_90a",
+              "tut10_block_scaled_mxfp8_128x256x128_s4_w4_sm_100a", "quack_sm90_pingpong_bf16_128x192_c2x1",
+              "fa4_fwd_sm100_hd128_causal", "sm90_coop_bf16_256x128x64_mA_nB", "tl_sm90_mha_fwd_bshd_f16_d128_128x128_s2"]
+    for manifest in sorted(CORPUS.glob("*/manifest.json")):
+        for entry in json.loads(manifest.read_text())["kernels"]:
+            if entry["file"].split(".")[0] in chosen:
+                yield manifest.parent, entry
+
+
+ENTRIES = list(_entries())
+
+
+def _runs(text: str, launch) -> list:
+    result = analysis.analyse(text, launch=launch, any_launch="always")
+    runs = [([(v.line, v.warp, v.iteration, v.values) for v in run.visits],
+             [(w.warp, w.steps, w.stopped, w.notes) for w in run.warps])
+            for run in result.runs.values() if not isinstance(run, str)]
+    return runs, result.any_launch
+
+
+def test_the_chosen_kernels_are_found():
+    assert len(ENTRIES) == 7
+
+
+@pytest.mark.parametrize("folder, entry", ENTRIES, ids=[e["file"].split(".")[0] for _, e in ENTRIES])
+def test_runs_and_sets_are_the_same_with_the_fast_path(folder, entry, monkeypatch):
+    text = lzma.open(folder / entry["file"], "rt").read()
+    grid = (entry.get("problem") or {}).get("grid")
+    launch = executor.Launch(params=dict(entry.get("params") or {}), grid=tuple(grid) if grid else None)
+    monkeypatch.setattr(fast, "ENABLED", False)
+    plain = _runs(text, launch)
+    monkeypatch.setattr(fast, "ENABLED", True)
+    assert _runs(text, launch) == plain
+    assert sum(len(visits) for visits, _ in plain[0]) > 0
