@@ -51,7 +51,8 @@ def _forms(rng: random.Random):
         return f"{op}{w}", ("%d", "%a", "%n"), {"%d": w, "%a": w, "%n": 32}
     if kind == "bfe":
         w = rng.choice([32, 64])
-        position, length = rng.choice([0, 1, 5, 28, 31, 33, 60, 63, 64, 200, 255]), rng.choice([0, 1, 4, 8, 31, 32, 40, 255])
+        position = rng.choice([0, 1, 5, 28, 31, 33, 60, 63, 64, 200, 255])
+        length = rng.choice([0, 1, 4, 8, 31, 32, 40, 255])
         return f"bfe.{rng.choice('su')}{w}", ("%d", "%a", str(position), str(length)), {"%d": w, "%a": w}
     if kind == "cvt":
         to, source = rng.choice(["u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64"]), t if t[0] != "b" else "u32"

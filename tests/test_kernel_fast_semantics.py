@@ -60,7 +60,8 @@ def test_the_fast_path_declines_what_it_does_not_plan():
 def _entries():
     chosen = ["tut09_tma_persistent_f16_128x128x64_s4_w4_sm_90a", "tut06_attn_fwd_ws_f16_d128_128x128_s3_w4_sm_90a",
               "tut10_block_scaled_mxfp8_128x256x128_s4_w4_sm_100a", "quack_sm90_pingpong_bf16_128x192_c2x1",
-              "fa4_fwd_sm100_hd128_causal", "sm90_coop_bf16_256x128x64_mA_nB", "tl_sm90_mha_fwd_bshd_f16_d128_128x128_s2"]
+              "fa4_fwd_sm100_hd128_causal", "sm90_coop_bf16_256x128x64_mA_nB",
+              "tl_sm90_mha_fwd_bshd_f16_d128_128x128_s2"]
     for manifest in sorted(CORPUS.glob("*/manifest.json")):
         for entry in json.loads(manifest.read_text())["kernels"]:
             if entry["file"].split(".")[0] in chosen:

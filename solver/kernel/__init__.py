@@ -7,6 +7,7 @@
                 instruction.py (one instruction's guard, opcode and operands), cfg.py (basic blocks,
                 natural loops, waits)
     concrete/   the reference executor: integers, every iteration of every loop, each warp of the CTA
+                (semantics.py the meaning of each instruction; fast.py its optimised path on plain ints)
     symbolic/   the evaluator over partly known words (bits.py, semantics.py, evaluate.py: the first
                 iteration for any launch); valuesets.py (every iteration for any launch: the values each
                 register may hold); bitvector.py (the integer instructions as Z3 terms), integers.py

@@ -13,8 +13,9 @@ two on random operands of every form planned, and on whole runs of corpus kernel
 """
 from __future__ import annotations
 
+from solver.kernel.concrete.semantics import COMPARISONS, is_integer     # the reference's own
 from solver.kernel.concrete.values import mask, signed
-from solver.kernel.frontend.instruction import FLOAT_BITS, INTEGER_TYPES, TYPE_BITS, parse_integer
+from solver.kernel.frontend.instruction import FLOAT_BITS, TYPE_BITS, parse_integer
 
 ENABLED = True
 _NO_PLAN = object()
@@ -59,11 +60,6 @@ def _reader(operand: str, width: int, width_of):
     return True, text, (mask(width) if width < width_of(text) else None)
 
 
-def _integer(ins) -> bool:
-    types = ins.types()
-    return bool(types) and all(t in INTEGER_TYPES for t in types)
-
-
 def _plan(ins, width_of):
     """(readers, compute on ints, destination, its mask), or None: not a form planned here."""
     if ins.guard is not None or not ins.operands:
@@ -75,7 +71,8 @@ def _plan(ins, width_of):
     m = mask(w)
     is_signed = bool(ins.types()) and ins.types()[-1].startswith("s")
     sources, compute = None, None
-    if base in ("add", "sub") and _integer(ins) and not ins.has("sat") and not ins.has("cc") and len(ins.operands) == 3:
+    plain_integer = is_integer(ins) and not ins.has("sat") and not ins.has("cc")
+    if base in ("add", "sub") and plain_integer and len(ins.operands) == 3:
         sources = [(1, w), (2, w)]
         compute = (lambda a, b: a - b) if base == "sub" else (lambda a, b: a + b)
     elif base in ("and", "or", "xor") and len(ins.operands) == 3:
@@ -93,7 +90,7 @@ def _plan(ins, width_of):
             compute = lambda a, n: a >> min(n, w)                   # noqa: E731
     elif base == "mov" and len(ins.operands) == 2 and not ins.operands[1].strip().startswith("{"):
         sources, compute = [(1, w)], (lambda a: a)
-    elif base == "cvt" and len(ins.types()) == 2 and _integer(ins) and not ins.has("sat") and len(ins.operands) == 2:
+    elif base == "cvt" and len(ins.types()) == 2 and is_integer(ins) and not ins.has("sat") and len(ins.operands) == 2:
         to_width, from_width = TYPE_BITS[ins.types()[0]], TYPE_BITS[ins.types()[1]]
         sources = [(1, from_width)]
         if ins.types()[1].startswith("s"):
@@ -102,15 +99,15 @@ def _plan(ins, width_of):
             compute = lambda a: a & mask(min(to_width, from_width))        # noqa: E731
     elif base == "selp" and len(ins.operands) == 4:
         sources, compute = [(1, w), (2, w), (3, 1)], (lambda a, b, c: a if c else b)
-    elif base == "setp" and _integer(ins) and len(ins.operands) == 3:
-        comparison = next((x for x in ins.modifiers if x in _COMPARE), None)
+    elif base == "setp" and is_integer(ins) and len(ins.operands) == 3:
+        comparison = next((x for x in ins.modifiers if x in COMPARISONS), None)
         if comparison is None or any(x in ("and", "or", "xor") for x in ins.modifiers):
             return None
         by_sign = is_signed and comparison not in ("lo", "ls", "hi", "hs")
-        test = _COMPARE[comparison]
+        test = COMPARISONS[comparison]
         sources = [(1, w), (2, w)]
         compute = (lambda a, b: int(test(signed(a, w), signed(b, w)))) if by_sign else (lambda a, b: int(test(a, b)))
-    elif base in ("mul", "mad") and _integer(ins) and not ins.has("sat") and not ins.has("cc"):
+    elif base in ("mul", "mad") and plain_integer:
         part = "hi" if ins.has("hi") else "wide" if ins.has("wide") else "lo"
         wide = 2 * w if part == "wide" else w       # the result's width (mad's c is read at it too)
         top, low, kept = 1 << w, mask(w), mask(wide)
@@ -137,9 +134,3 @@ def _plan(ins, width_of):
         readers.append(reader)
     out = compute if base in ("setp", "cvt", "selp", "mov") else (lambda *xs, f=compute, keep=m: f(*xs) & keep)
     return readers, out, destination, mask(width_of(destination))
-
-
-_COMPARE = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
-            "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
-            "lo": lambda a, b: a < b, "ls": lambda a, b: a <= b, "hi": lambda a, b: a > b,
-            "hs": lambda a, b: a >= b}

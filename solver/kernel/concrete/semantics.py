@@ -13,7 +13,7 @@ from solver.kernel.concrete.values import (WARP, Lanes, SharedGeneric, Unknown, 
 from solver.kernel.frontend.instruction import INTEGER_TYPES, TYPE_BITS, Instruction, packing, registers_in
 
 
-def _integer(ins: Instruction) -> bool:
+def is_integer(ins: Instruction) -> bool:
     return bool(ins.types()) and all(t in INTEGER_TYPES for t in ins.types())
 
 
@@ -29,7 +29,7 @@ def _names(operand: str) -> list:
 # 9.7.1 integer arithmetic --------------------------------------------------------------------------------
 def add(ins, read, width_of, warp):
     """9.7.1.1 add, 9.7.1.2 sub (modulo 2^width; .sat and .cc are not modelled)."""
-    if not _integer(ins) or ins.has("sat") or ins.has("cc"):
+    if not is_integer(ins) or ins.has("sat") or ins.has("cc"):
         return None
     w = ins.width
     m = mask(w)
@@ -61,7 +61,7 @@ def _product(ins, a, b, w):
 
 def mul(ins, read, width_of, warp):
     """9.7.1.3 mul.lo / .hi / .wide."""
-    if not _integer(ins):
+    if not is_integer(ins):
         return None
     w = ins.width
     return {ins.operands[0]: _product(ins, read(ins.operands[1], w), read(ins.operands[2], w), w)}
@@ -69,7 +69,7 @@ def mul(ins, read, width_of, warp):
 
 def mad(ins, read, width_of, warp):
     """9.7.1.4 mad.lo / .hi / .wide: the product's kept part plus c (c is 2w wide for .wide)."""
-    if not _integer(ins) or ins.has("sat") or ins.has("cc"):
+    if not is_integer(ins) or ins.has("sat") or ins.has("cc"):
         return None
     w = ins.width
     out = 2 * w if ins.has("wide") else w
@@ -80,7 +80,7 @@ def mad(ins, read, width_of, warp):
 
 def div_rem(ins, read, width_of, warp):
     """9.7.1.6 div, 9.7.1.7 rem: truncated towards zero (C semantics) for signed types."""
-    if not _integer(ins):
+    if not is_integer(ins):
         return None
     w = ins.width
 
@@ -94,7 +94,7 @@ def div_rem(ins, read, width_of, warp):
 
 def min_max(ins, read, width_of, warp):
     """9.7.1.10 min, 9.7.1.11 max."""
-    if not _integer(ins) or ins.has("relu"):
+    if not is_integer(ins) or ins.has("relu"):
         return None
     w = ins.width
     pick = min if ins.base == "min" else max
@@ -108,7 +108,7 @@ def min_max(ins, read, width_of, warp):
 
 def neg_abs(ins, read, width_of, warp):
     """9.7.1.8 abs, 9.7.1.9 neg."""
-    if not _integer(ins):
+    if not is_integer(ins):
         return None
     w = ins.width
     op = (lambda x: -signed(x, w) & mask(w)) if ins.base == "neg" else (lambda x: abs(signed(x, w)) & mask(w))
@@ -233,7 +233,7 @@ def selp(ins, read, width_of, warp):
     return {ins.operands[0]: select(read(ins.operands[3], 1), read(ins.operands[1], w), read(ins.operands[2], w))}
 
 
-_COMPARE = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+COMPARISONS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
             "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
             "lo": lambda a, b: a < b, "ls": lambda a, b: a <= b, "hi": lambda a, b: a > b,
             "hs": lambda a, b: a >= b}
@@ -242,9 +242,9 @@ _COMBINE = {"and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x
 
 def setp(ins, read, width_of, warp):
     """9.7.9.4 setp.cmp[.bool].type p[|q], a, b[, c]: p = (a cmp b) BOOL c, q = !(a cmp b) BOOL c."""
-    if not _integer(ins):
+    if not is_integer(ins):
         return None
-    comparison = next((m for m in ins.modifiers if m in _COMPARE), None)
+    comparison = next((m for m in ins.modifiers if m in COMPARISONS), None)
     combine = next((m for m in ins.modifiers if m in _COMBINE), None)
     if comparison is None:
         return None
@@ -254,7 +254,7 @@ def setp(ins, read, width_of, warp):
     def compare(x, y):
         if is_signed:
             x, y = signed(x, w), signed(y, w)
-        return int(_COMPARE[comparison](x, y))
+        return int(COMPARISONS[comparison](x, y))
     truth = lift(compare, read(ins.operands[1], w), read(ins.operands[2], w))
     names = _names(ins.operands[0])
     if combine is not None:
