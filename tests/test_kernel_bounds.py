@@ -203,3 +203,44 @@ def test_a_remainder_of_a_quotient_from_an_earlier_block_is_bounded():
     (site,) = document["sites"]
     sets = site["iterations"]["any_launch"]
     assert sets["b"]["known"] and sets["b"]["count"] == 11
+
+
+def test_a_register_a_call_returns_into_is_not_its_value_before_the_call():
+    """PTX ISA 9.7.12.2: `call (%r2), f, ()` writes %r2 (a .func's .reg return). Before this was read,
+    the executor and the sets kept %r2's value from before the call, and A's descriptor came out known
+    (and wrong); the call's result is not modelled, so it is unknown, with that reason."""
+    kernel = STAGED_BY_A_PARAMETER.replace(
+        ".visible .entry staged", ".func (.reg .b32 out) other()\n{\n  mov.u32 out, 0;\n  ret;\n}\n.visible .entry staged"
+    ).replace("  shl.b32 %r9, %r2, 12;", "  mov.u32 %r2, 1;\n  call (%r2), other, ();\n  shl.b32 %r9, %r2, 12;")
+    assert "call (%r2)" in kernel
+    document = descriptors_document(analysis.analyse(kernel, any_launch="always"), with_addresses=False)
+    (site,) = [s for s in document["sites"] if s["function"] == "staged"]
+    assert not site["operands"]["a"]["known"]
+    assert "call" in site["iterations"]["any_launch"]["a"]["unknown"]
+
+
+def _graph(body: str):
+    from solver.kernel.frontend import cfg, source
+    text = (".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n .reg .b32 %r<4>;\n"
+            " .reg .pred %p<3>;\n" + body + "}\n")
+    return cfg.build(source.parse(text).functions[0].statements)
+
+
+def test_a_jump_into_a_loop_is_not_reducible_and_nothing_is_substituted_across_blocks():
+    """A cycle entered at two blocks (B and C, each reached from the entry) has no natural loop: "the
+    same loops" says nothing there, so bounds.Definitions substitutes no definition in such a graph."""
+    irreducible = _graph(" setp.eq.s32 %p1, %r1, 0;\n @%p1 bra C;\nB:\n add.s32 %r2, %r2, 1;\n"
+                         "C:\n add.s32 %r3, %r2, 1;\n setp.eq.s32 %p2, %r3, 9;\n @%p2 bra B;\n ret;\n")
+    assert not irreducible.reducible
+    assert bounds.Definitions(irreducible).precedes(0, len(irreducible.statements) - 1) is False
+    plain_loop = _graph(" mov.u32 %r2, 0;\nL:\n add.s32 %r2, %r2, 1;\n setp.lt.s32 %p1, %r2, 9;\n @%p1 bra L;\n ret;\n")
+    assert plain_loop.reducible and len(plain_loop.loops) == 1
+
+
+def test_the_corpus_kernels_are_reducible():
+    import lzma
+    from pathlib import Path
+    from solver.kernel.frontend import cfg, source
+    for path in sorted(Path(__file__).parent.glob("fixtures/ptx/corpus/*/*.ptx.xz"))[::10]:
+        for function in source.parse(lzma.open(path, "rt").read()).functions:
+            assert cfg.build(function.statements).reducible, (path.name, function.name)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from solver.kernel import analysis
 from solver.kernel.concrete import executor
 from solver.kernel.frontend import cfg, source
 from solver.kernel.symbolic import evaluate

@@ -238,7 +238,6 @@ def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits
     op = site.operands[role]
     if word is not None:
         op = dataclasses.replace(op, word=bits.const(word, 64))
-    first = candidates[0][0]
     result = {"function": site.function, "line": site.line, "instruction": site.text, "operand": role,
               "tile": None, "stage": None, "mn_offset": None, "status": "unknown",
               "descriptor": op.word.hex() if op.word is not None else None, "visits": visits,

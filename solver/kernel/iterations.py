@@ -67,7 +67,7 @@ def summarise(run: Run, statements: list) -> dict:
 
 def any_launch_sets(function, per_warp: list) -> dict:
     """(function, line) -> {register: frozenset | Top}: valuesets.WarpSets of every warp, joined."""
-    from solver.kernel.symbolic.valuesets import Top, join
+    from solver.kernel.symbolic.valuesets import join
     out: dict = {}
     for warp in per_warp:
         if warp.gave_up:

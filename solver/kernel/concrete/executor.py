@@ -15,14 +15,13 @@ every loop holding it and the values of its register operands.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
 from spec.rule import SpecError
 
 from solver.kernel.concrete import fast, semantics
-from solver.kernel.concrete.values import WARP, Lanes, SharedGeneric, Unknown, lane_of, mask, select, uniform
+from solver.kernel.concrete.values import WARP, Lanes, Unknown, lane_of, mask, select, uniform
 from solver.kernel.frontend import cfg
 from solver.kernel.frontend.instruction import (FLOAT_BITS, REG_DECLARATION, SYMBOL_OFFSET, TYPE_BITS, destinations,
                                                 parse_integer, registers_in)
@@ -391,7 +390,7 @@ def needed_statements(graph: cfg.Graph, is_site) -> set:
         if ins is None:
             continue
         if ins.base in _CONTROL:
-            wanted.extend(_reads(ins))
+            wanted.extend(reads(ins))
         elif is_site(ins):
             wanted.extend(site_operand_registers(ins))
             wanted.extend([ins.guard] if ins.guard else [])
@@ -405,7 +404,8 @@ def site_operand_registers(ins) -> list:
             if not (mma and operand.startswith("{")) for r in registers_in(operand)]
 
 
-def _reads(ins) -> list:
+def reads(ins) -> list:
+    """The registers an instruction reads: its operands past what it writes, and its guard."""
     written = destinations(ins)
     return [r for k, operand in enumerate(ins.operands) if k > 0 or not written for r in registers_in(operand)] \
         + ([ins.guard] if ins.guard else [])
@@ -429,7 +429,7 @@ def slice_of(graph: cfg.Graph, wanted: list) -> tuple:
         for i in writers.get(name, ()):
             if i not in statements:
                 statements.add(i)
-                wanted.extend(_reads(graph.statements[i].instruction))
+                wanted.extend(reads(graph.statements[i].instruction))
     return registers, statements
 
 

@@ -78,6 +78,32 @@ class Graph:
                 return False
             b = parent
 
+    @property
+    def reducible(self) -> bool:
+        """Every cycle goes through a loop header that dominates it: each edge back to a block on the
+        depth-first path (a retreating edge) enters a block dominating its source. Compilers emit such
+        graphs; in another (a jump into a loop's middle) a cycle holds no natural loop, and what is
+        argued from "the same loops" does not hold."""
+        found = self.__dict__.get("_reducible")
+        if found is None:
+            found = True
+            if self.blocks:
+                on_path, done, stack = {0}, set(), [(0, iter(self.blocks[0].successors))]
+                while stack and found:
+                    block, successors = stack[-1]
+                    successor = next(successors, None)
+                    if successor is None:
+                        stack.pop()
+                        on_path.discard(block)
+                        done.add(block)
+                    elif successor in on_path:
+                        found = self.dominates(successor, block)
+                    elif successor not in done:
+                        on_path.add(successor)
+                        stack.append((successor, iter(self.blocks[successor].successors)))
+            self.__dict__["_reducible"] = found
+        return found
+
     def loops_holding(self, block: int) -> list:
         """The loops that hold the block, outermost first."""
         return [loop for loop in self.loops if block in loop.blocks]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
-from typing import Optional
 
 import lark
 

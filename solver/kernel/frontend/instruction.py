@@ -124,6 +124,10 @@ def destinations(ins: Instruction) -> list:
 
 
 def _destinations(ins: Instruction) -> list:
+    if ins.base == "call" and len(ins.operands) > 1 and ins.operands[0].startswith("("):
+        # PTX ISA 9.7.12.2 call: `call (ret-params), func, (params)` writes its return parameters, which
+        # may be registers of a .func with .reg returns
+        return [r for r in registers_in(ins.operands[0]) if r != "_"]
     if not ins.operands or ins.base in NO_DESTINATION and not _family_writes(ins):
         return []
     first = ins.operands[0]

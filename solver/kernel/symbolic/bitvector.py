@@ -25,8 +25,9 @@ def _signed(ins: Instruction) -> bool:
     return ins.types()[-1].startswith("s")
 
 
-def _widen(term, width: int, signed: bool):
-    """The term sign- or zero-extended (or cut) to `width` bits."""
+def widen(term, width: int, signed: bool = False):
+    """The term sign- or zero-extended (or cut) to `width` bits; zero-extended, as a register is read
+    wider than it is declared, unless `signed`."""
     have = term.size()
     if have == width:
         return term
@@ -48,7 +49,7 @@ def _product(ins, a, b):
     """9.7.1.3: the 2w-bit product of a and b (signed or not); .lo keeps its low half, .hi its high half,
     .wide all of it."""
     w, signed = ins.width, _signed(ins)
-    full = _widen(a, 2 * w, signed) * _widen(b, 2 * w, signed)
+    full = widen(a, 2 * w, signed) * widen(b, 2 * w, signed)
     if ins.has("hi"):
         return z3.Extract(2 * w - 1, w, full)
     return full if ins.has("wide") else z3.Extract(w - 1, 0, full)
@@ -120,7 +121,7 @@ def bfe(ins, read):
         fill = z3.If(sign == 1, z3.BitVecVal(-1, w - (end - start)), z3.BitVecVal(0, w - (end - start))) \
             if end - start < w else None
         return {ins.operands[0]: bits if fill is None else z3.Concat(fill, bits)}
-    return {ins.operands[0]: _widen(bits, w, False)}
+    return {ins.operands[0]: widen(bits, w, False)}
 
 
 # 9.7.8 logic and shift -------------------------------------------------------------------------------------
@@ -142,7 +143,7 @@ def shift(ins, read):
     w = ins.width
     a, amount = read(ins.operands[1], w), read(ins.operands[2], 32)
     if w >= 32:
-        n = _widen(amount, w, False)
+        n = widen(amount, w, False)
     else:
         n = z3.If(z3.UGE(amount, w), z3.BitVecVal(w, w), z3.Extract(w - 1, 0, amount))
     if ins.base == "shl":
@@ -177,7 +178,7 @@ def cvt(ins, read):
     if len(types) != 2 or not all(t in INTEGER_TYPES for t in types) or ins.has("sat"):
         return None
     to_width, from_width = TYPE_BITS[types[0]], TYPE_BITS[types[1]]
-    return {ins.operands[0]: _widen(read(ins.operands[1], from_width), to_width, types[1].startswith("s"))}
+    return {ins.operands[0]: widen(read(ins.operands[1], from_width), to_width, types[1].startswith("s"))}
 
 
 def selp(ins, read):

@@ -38,11 +38,12 @@ from typing import Optional
 
 import z3
 
-from solver.kernel.concrete.executor import site_operand_registers, slice_of
+from solver.kernel.concrete.executor import reads, site_operand_registers, slice_of
 from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown, mask
 from solver.kernel.frontend import cfg
-from solver.kernel.frontend.instruction import FLOAT_BITS, SYMBOL_OFFSET, destinations, parse_integer, registers_in
+from solver.kernel.frontend.instruction import FLOAT_BITS, SYMBOL_OFFSET, destinations, parse_integer
 from solver.kernel.symbolic import bitvector, integers
+from solver.model.bitvec import free_constants
 
 SAMPLES = 128              # concrete runs at most before Z3 is asked (they stop FIRST_SAMPLES after the last new value)
 FIRST_SAMPLES = 8               # all different: taken as many values (dropped: less known, never wrong)
@@ -84,9 +85,9 @@ def bound(statements: list, combination: dict, targets: list, warp, run_statemen
 
 
 def _reads(ins) -> list:
-    written = destinations(ins)
-    return [r for k, operand in enumerate(ins.operands) if k > 0 or not written for r in registers_in(operand)] \
-        + ([ins.guard] if ins.guard else []) + (written if ins.guard else [])
+    """What the instruction's result depends on: what it reads, and under a guard what it writes (kept where
+    the guard fails)."""
+    return reads(ins) + (destinations(ins) if ins.guard else [])
 
 
 def slice_for(statements: list, targets: list) -> list:
@@ -100,14 +101,10 @@ def slice_for(statements: list, targets: list) -> list:
     wanted, kept = set(targets), []
     for item in reversed(upto):
         _, ins, needed = item
-        written = destinations(ins)
-        if not needed or not wanted.intersection(written):
+        if not needed or not wanted.intersection(destinations(ins)):
             continue
         kept.append(item)
-        wanted.update(r for k, operand in enumerate(ins.operands) if k > 0 for r in registers_in(operand))
-        if ins.guard:
-            wanted.add(ins.guard)
-            wanted.update(written)            # a guarded write keeps the old value where the guard fails
+        wanted.update(_reads(ins))
     return kept[::-1]
 
 
@@ -199,7 +196,10 @@ class Definitions:
 
     def precedes(self, definition: int, reader: int) -> bool:
         """The definition runs before the reader in every iteration that reaches the reader: it comes first
-        in the same block, or its block dominates the reader's, and both blocks are in the same loops."""
+        in the same block, or its block dominates the reader's, and both blocks are in the same loops
+        (in a reducible graph only: elsewhere a cycle may hold no loop, and it never does)."""
+        if not self.graph.reducible:
+            return False
         a, b = self.graph.block_of[definition], self.graph.block_of[reader]
         if self.loops[a] != self.loops[b]:
             return False
@@ -295,7 +295,7 @@ def bound_across(statements: list, combination: dict, targets: list, warp, defin
 
 def _evaluations(term, rng: random.Random) -> Optional[set]:
     """The term's values at EVALUATIONS random assignments of its variables."""
-    variables = _variables(term)
+    variables = free_constants(term)
     seen = set()
     for k in range(EVALUATIONS):
         pairs = [(v, z3.BitVecVal((0, 1, -1)[k] if k < 3 else rng.getrandbits(v.size()), v.size()))
@@ -305,19 +305,6 @@ def _evaluations(term, rng: random.Random) -> Optional[set]:
             return None
         seen.add(value.as_long())
     return seen
-
-
-def _variables(term) -> list:
-    found, stack, visited = {}, [term], set()
-    while stack:
-        t = stack.pop()
-        if t.get_id() in visited:
-            continue
-        visited.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            found[t.decl().name()] = t
-        stack.extend(t.children())
-    return list(found.values())
 
 
 class _Encoder:
@@ -340,10 +327,10 @@ class _Encoder:
         operand = operand.strip()
         if operand.startswith("!"):
             value = self.read(operand[1:], 1)
-            return _fit(~value if width == 1 else value ^ 1, width)
+            return bitvector.widen(~value if width == 1 else value ^ 1, width)
         term = self.env.get(operand)
         if term is not None:
-            return _fit(term, width)
+            return bitvector.widen(term, width)
         special = self.warp.special.get(operand)
         if special is not None:
             if isinstance(special, int):
@@ -387,7 +374,7 @@ class _Encoder:
             for name in written:
                 width = self.warp.width_of(name)
                 value = (result or {}).get(name)
-                value = self.fresh(width) if value is None else _fit(value, width)
+                value = self.fresh(width) if value is None else bitvector.widen(value, width)
                 if guard is not None and not (z3.is_bv_value(guard) and guard.as_long() == 1):
                     old = self.env.get(name)
                     value = z3.If(guard == 1, value, self.fresh(width) if old is None else old)
@@ -396,14 +383,6 @@ class _Encoder:
 
 class _NotUniform(Exception):
     """An operand whose value differs between lanes: no one term stands for the warp."""
-
-
-def _fit(term, width: int):
-    """As the executor reads a register: cut to a narrower width, zero-extended to a wider one."""
-    have = term.size()
-    if have == width:
-        return term
-    return z3.Extract(width - 1, 0, term) if have > width else z3.ZeroExt(width - have, term)
 
 
 def _prove(statements, combination, sampled: dict, warp, checks: Optional[list] = None) -> dict:

@@ -25,9 +25,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Optional
 
-from solver.kernel.concrete import semantics
 from solver.kernel.concrete.executor import (Launch, Warp, _CONTROL, _execute, _guard, block_shape,
-                                             declared_widths, needed_statements)
+                                             declared_widths, needed_statements, reads)
 from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown, WARP
 from solver.kernel.frontend import cfg
 from solver.kernel.frontend.instruction import destinations, registers_in
@@ -110,9 +109,7 @@ def _plan(graph: cfg.Graph, block, needed: set, sites: set) -> _BlockPlan:
         if not relevant:
             continue
         statements.append((i, ins, i in needed))
-        reads = [r for k, operand in enumerate(ins.operands) if k > 0 or not destinations(ins)
-                 for r in registers_in(operand)] + ([ins.guard] if ins.guard else [])
-        for name in reads:
+        for name in reads(ins):
             if name not in written and name not in live_in:
                 live_in.append(name)
         if i in needed:
@@ -205,9 +202,7 @@ def _join_seen(into: dict, found: dict) -> None:
 
 
 def _reads_and_writes(ins, needed: bool) -> list:
-    written = destinations(ins) if needed else []
-    return [r for k, operand in enumerate(ins.operands) if k > 0 or not destinations(ins)
-            for r in registers_in(operand)] + ([ins.guard] if ins.guard else []) + list(written)
+    return reads(ins) + (destinations(ins) if needed else [])
 
 
 _CONTROL_KEY = "<control>"
