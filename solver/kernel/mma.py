@@ -375,6 +375,23 @@ def with_every_iteration(site: Site, found, sets: Optional[dict] = None) -> Site
     return site
 
 
+def at_visit(site: Site, values: dict) -> Site:
+    """The site as one executor visit fed it: each descriptor (and the instruction descriptor) is the value
+    the visit recorded (executor.Visit.values), or unknown where it recorded none; the shape read again
+    from the instruction descriptor."""
+    operands = {role: dataclasses.replace(op) for role, op in site.operands.items()}
+    site = dataclasses.replace(site, operands=operands)
+    for op in operands.values():
+        if op.word is not None:
+            value = values.get(op.text)
+            op.word = bits.const(value, 64) if isinstance(value, int) else bits.unknown(64)
+    if site.idesc_word is not None:
+        value = values.get(site.idesc_text or "")
+        site.idesc_word = bits.const(value, 32) if isinstance(value, int) else site.idesc_word
+        _shape_from_instr_desc(site)
+    return site
+
+
 @dataclasses.dataclass
 class _Values:
     distinct: list

@@ -52,6 +52,7 @@ class Visit:
     warp: int
     iteration: tuple               # the iteration of each (non-wait) loop holding it, outermost first
     values: dict                   # register operand text -> int | "varying" | Unknown
+    lanes: Optional[int] = None    # the lanes that executed it (active, guard true); None: the guard is unknown
 
 
 @dataclass
@@ -319,7 +320,7 @@ class _WarpWalk:
             if i in self.sites and len(self.visits) < MAX_VISITS and not (guard is not None and guard == 0):
                 holding = [k for k in self.counted if current in graph.loops[k].blocks]
                 self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
-                                         _operand_values(ins, warp)))
+                                         _operand_values(ins, warp), _executing_lanes(guard, warp.active)))
             if i in self.needed:
                 _execute(ins, guard, warp)
         path.previous = current
@@ -505,6 +506,16 @@ def _execute(ins, guard, warp: Warp) -> None:
         else:
             old = warp.env.get(name, Unknown(f"{name} not written in every lane (line {ins.line})"))
             warp.write(name, select(guard, value, old))
+
+
+def _executing_lanes(guard, active: list) -> Optional[int]:
+    """How many lanes execute a statement under this guard (an arrive counts once per lane, PTX ISA
+    9.7.13.15.13); None when the guard is unknown."""
+    if guard is None or guard == 1:
+        return sum(active)
+    if isinstance(guard, Lanes):
+        return sum(1 for lane, a in enumerate(active) if a and guard.values[lane])
+    return None if isinstance(guard, Unknown) else 0
 
 
 def _operand_values(ins, warp: Warp) -> dict:

@@ -1,0 +1,137 @@
+"""`layoutproof audit`: a compiled kernel's data movement, checked end to end without a layout written by
+hand (docs/CLI.md `audit`).
+
+    operations.py  each cp.async.bulk.tensor and mbarrier statement, read as PTX ISA 9.7.9.25 / 9.7.13.15
+                   write them; the kernel parameter that holds each tensor map
+    phases.py      the barriers' phases: which loads each wait stands for, from the executor's run
+    compose.py     an MMA's read map (spec.mma.readmap) against the boxes its warp waited for
+                   (spec.tma.place): the global element behind each element read
+    properties.py  the properties (ids, statements, sources) and their deciders
+    report.py      the verdicts, typed (Report, KernelAudit, Property)
+
+The run is the concrete executor's (solver/kernel/concrete): one CTA, every warp, every iteration of the
+problem the parameters give. What the proofs rest on is in ASSUMPTIONS, and every report carries it.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from spec.rule import SpecError, shown
+from spec.tma import tensormap
+
+from solver.kernel import analysis as kernel_analysis
+from solver.kernel.audit import operations, phases, properties
+from solver.kernel.audit.report import KernelAudit, Property, Report
+from solver.kernel.concrete import executor
+from solver.kernel.symbolic import evaluate
+
+RULE = "audit.tma.maps"
+
+ASSUMPTIONS = (
+    {"id": "audit.assume.smem_base",
+     "statement": "Dynamic shared memory starts at --smem-base (default 0x400): the swizzle phase of every box "
+                  "and every read follows the absolute address.",
+     "evidence": "the H100 harness's dynamic shared-memory base (tests/hardware/kernel_descriptors_sm90.json.gz, "
+                 "hardware/README.md); PTX ISA 9.0 5.5.7 (the swizzle reads address bits 4-9)"},
+    {"id": "audit.assume.waits_complete",
+     "statement": "Each mbarrier wait returns after the phase it waits for completed; the run follows that path "
+                  "(the executor leaves wait loops at once).",
+     "evidence": "PTX ISA 9.0 9.7.13.15.16 (try_wait); solver/kernel/concrete/executor.py"},
+    {"id": "audit.assume.stages_released",
+     "statement": "A stage is refilled only after its consumers released it (the empty barriers): a phase's data "
+                  "stay in place until the consumer's next wait on that barrier. Not checked in this version.",
+     "evidence": "the producer-consumer pipelines of CUTLASS (PipelineTmaAsync), Triton and TileLang"},
+    {"id": "audit.assume.one_cta",
+     "statement": "The run is one CTA (--cta) of the launch; bytes other CTAs multicast into it are not counted "
+                  "(such phases are unknown).",
+     "evidence": "PTX ISA 9.0 9.7.9.25.5.1 (.multicast::cluster)"},
+)
+
+_PARAM_KEY = re.compile(r"^([A-Za-z_$%][\w$]*|\d+)(?:\+(\d+|0x[0-9a-fA-F]+))?$")
+
+
+def tma_arch(targets: list) -> Optional[str]:
+    """The arch the tma rules take (sm90, sm100, sm103) from the module's .target, or None."""
+    for target in targets:
+        m = re.fullmatch(r"sm_(\d+)[af]?", target)
+        if m:
+            number = int(m.group(1))
+            return "sm90" if number == 90 else "sm103" if number == 103 else "sm100" if number >= 100 else None
+    return None
+
+
+def parse_tensormap_key(text: str) -> tuple:
+    """PARAM or PARAM+OFFSET (PARAM: the .param name, or its index from 0) -> (name or index, offset)."""
+    m = _PARAM_KEY.match(text.strip())
+    if m is None:
+        raise SpecError("tensormap", text, "expected PARAM[+OFFSET]=DOC, PARAM a .param name or its index", RULE)
+    name, offset = m.group(1), int(m.group(2), 0) if m.group(2) else 0
+    return (int(name) if name.isdigit() else name), offset
+
+
+def _bind(function, given: dict) -> dict:
+    """{ParamSource: TensorMapParams} for this function, from {(name | index, offset): params}."""
+    bound = {}
+    for (name, offset), params in given.items():
+        if isinstance(name, int):
+            if name >= len(function.params):
+                continue
+            name = function.params[name]
+        if name in function.params:
+            bound[operations.ParamSource(name, offset)] = params
+    return bound
+
+
+def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] = None,
+          launch: Optional[executor.Launch] = None, kernel: Optional[str] = None,
+          smem_base: int = evaluate.DEFAULT_SMEM_BASE, max_steps: int = executor.MAX_STEPS_PER_WARP) -> Report:
+    """Audit every .entry of the PTX text (or `kernel`). tensormaps: {"PARAM" | "PARAM+OFFSET" | index:
+    a tensor-map document (as `tma check --params` reads it) or spec.tma.tensormap_params.TensorMapParams}."""
+    given = {}
+    for key, document in (tensormaps or {}).items():
+        parsed = (key, 0) if isinstance(key, int) else parse_tensormap_key(key)
+        given[parsed] = document if isinstance(document, tensormap.TensorMapParams) else \
+            tensormap.parse_params(document)
+    launch = launch or executor.Launch(params=dict(params or {}))
+    result = kernel_analysis.analyse(text, smem_base, kernel, params, launch, max_steps, any_launch="never",
+                                     record=operations.is_recorded)
+    functions = [f for f in result.module.functions if f.name in result.functions and f.kind == "entry"]
+    named = {n for f in functions for n in f.params}
+    for (name, _), _params in given.items():
+        if isinstance(name, str) and name not in named:
+            raise SpecError("tensormap", name, "no parameter of that name in the kernels audited (they have: "
+                            f"{shown(', '.join(sorted(named)) or 'none')})", RULE)
+    arch = tma_arch(result.module.targets)
+    kernels = []
+    for function in functions:
+        kernels.append(_audit_function(result, function, _bind(function, given), arch, launch))
+    return Report(kernels, [dict(a) for a in ASSUMPTIONS])
+
+
+def _inside(function, line: int, functions: list) -> bool:
+    """Whether a line of the file lies in this function (from its first line to the next function's)."""
+    after = [f.line for f in functions if f.line > function.line]
+    return function.line <= line < (min(after) if after else 1 << 62)
+
+
+def _audit_function(result, function, maps: dict, arch: Optional[str], launch) -> KernelAudit:
+    run = result.runs.get(function.name)
+    launch_doc = {"params": dict(launch.params), "cta": list(launch.cta),
+                  "grid": list(launch.grid) if launch.grid else None, "block": None}
+    if isinstance(run, str) or run is None or arch is None:
+        why = run if isinstance(run, str) else "not run" if arch is None and run is None else \
+            f"the module's .target ({', '.join(result.module.targets) or 'none'}) is not sm_90 or later"
+        return KernelAudit(function.name, [Property(d.id, "unknown", d.statement, d.source, reason=why)
+                                           for d in properties.CATALOGUE], launch_doc)
+    launch_doc["block"] = list(run.block)
+    sites = {s.line: s for s in result.sites if s.function == function.name}
+    timeline = phases.build(run, function.statements, function.params, result.shared[function.name],
+                            lambda visit: visit.line in sites)
+    unread = [u for u in result.unread if _inside(function, u["line"], result.module.functions)]
+    found = properties.Kernel(function.name, arch, function.statements, function.params, run, timeline, sites, maps,
+                              unread)
+    return KernelAudit(function.name, properties.decide(found), launch_doc)
+
+
+__all__ = ["audit", "ASSUMPTIONS", "Report", "KernelAudit", "Property"]

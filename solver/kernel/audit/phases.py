@@ -1,0 +1,238 @@
+"""Barrier phases: which TMA loads a wait stands for (PTX ISA 9.0 9.7.13.15: mbarrier).
+
+An mbarrier counts phases. Phase n completes when its pending arrivals reach zero (the count given to
+mbarrier.init) and its transaction count, raised by expect_tx and lowered by each complete_tx of a TMA
+load, is back to zero (9.7.13.15.1, 9.7.13.15.16). A wait `try_wait.parity P` returns once the phase of
+parity P has completed.
+
+From one CTA's run (the executor: every warp, every iteration, in each warp's program order), the audit
+groups each barrier's producer operations into phases and pairs each consumer's waits with them:
+* producer: the one warp that arrives on the barrier; a phase's group starts with the first expect_tx or
+  arrive after the previous group reached its count, and holds the TMA loads issued on the barrier until
+  the next group starts (Triton: arrive.expect_tx, then the loads; TileLang: expect_tx, load A,
+  arrive.expect_tx, load B);
+* consumer: a warp's j-th wait on the barrier waits for phase j, when its parity is j mod 2 and the warp
+  waits on every phase the producer completes (no phase skipped).
+Where these do not hold (several warps arrive, a wait on a state instead of a parity, a warp that skips
+phases as a ping-pong consumer does, a guard the run does not know) the pairing is not made, and says why:
+the properties that need it are then unknown, never guessed.
+Assumed, not checked here: a stage is refilled only after its consumers released it (the empty barriers);
+under that protocol a phase's data stay in place until the consumer's next wait on that barrier.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from solver.kernel.audit import operations
+from solver.kernel.concrete.values import Unknown
+
+
+@dataclass
+class Load:
+    """One TMA load a warp issued (one visit of a cp.async.bulk.tensor load)."""
+    line: int
+    warp: int
+    iteration: tuple
+    form: operations.TmaForm
+    smem: object                   # int | Unknown
+    barrier: object                # int | Unknown
+    coordinates: tuple             # int | Unknown each
+    source: Optional[operations.ParamSource]
+    why_no_source: Optional[str]
+
+
+@dataclass
+class Phase:
+    barrier: int
+    index: int
+    warp: int
+    arrivals: int = 0
+    expected_bytes: int = 0
+    loads: list = field(default_factory=list)
+    lines: list = field(default_factory=list)      # the expect_tx / arrive lines
+
+
+@dataclass
+class Barrier:
+    address: int
+    count: Optional[int] = None                    # from mbarrier.init
+    phases: list = field(default_factory=list)
+    unpaired: Optional[str] = None                 # why its phases are not known (None: they are)
+
+    @property
+    def complete(self) -> list:
+        return [p for p in self.phases if self.count is not None and p.arrivals == self.count]
+
+
+@dataclass
+class Timeline:
+    """What the audit needs of a run: the barriers with loads, and for each MMA visit the phases its warp
+    last waited for."""
+    barriers: dict                                 # address -> Barrier (those some TMA load signals)
+    loads: list                                    # every Load, in run order
+    unknown: list                                  # (line, why): operations whose barrier or lanes are unknown
+    waited: dict                                   # id(visit) of an MMA -> {barrier address: phase index}
+    wait_problems: dict                            # barrier address -> why its waits are not paired
+    stopped: list                                  # "warp N stopped: why", for the warps the run cut short
+
+
+def build(run, statements: list, params: list, symbols: dict, is_mma) -> Timeline:
+    forms: dict = {}
+    for i, s in enumerate(statements):
+        ins = s.instruction
+        if ins is not None and operations.is_recorded(ins):
+            try:
+                forms[i] = (operations.tma_form(ins) if operations.TMA_OPCODE.match(ins.opcode)
+                            else operations.barrier_form(ins))
+            except operations.FormError as error:
+                forms[i] = error
+    sources: dict = {}
+    loads, unknown, events = [], [], []
+    for visit in run.visits:
+        form = forms.get(visit.statement)
+        if form is None:
+            continue
+        if isinstance(form, operations.FormError):
+            unknown.append((visit.line, str(form)))
+            continue
+        if visit.lanes == 0:
+            continue
+        if visit.lanes is None:
+            unknown.append((visit.line, "issued under a guard the run does not know"))
+            continue
+        if isinstance(form, operations.TmaForm):
+            if form.kind != "load":
+                continue
+            if form.tensormap not in sources:
+                sources[form.tensormap] = operations.tensormap_source(statements, params, form.tensormap)
+            source, why = sources[form.tensormap]
+            load = Load(visit.line, visit.warp, visit.iteration, form,
+                        operations.address_of(form.smem, visit.values, symbols),
+                        operations.address_of(form.mbarrier, visit.values, symbols),
+                        tuple(operations.value_of(c, visit.values, 0xFFFFFFFF) for c in form.coordinates),
+                        source, why)
+            if visit.lanes != 1:
+                unknown.append((visit.line, f"{visit.lanes} lanes issue the same load"))
+            loads.append(load)
+            events.append((visit, load))
+        else:
+            events.append((visit, form))
+    barriers = {load.barrier: Barrier(load.barrier) for load in loads if isinstance(load.barrier, int)}
+    for load in loads:
+        if isinstance(load.barrier, Unknown):
+            unknown.append((load.line, f"the load's mbarrier address is unknown ({load.barrier.reason})"))
+    _group_phases(events, barriers, symbols, unknown)
+    waited, problems = _pair_waits(run, events, barriers, symbols, is_mma)
+    stopped = [f"warp {w.warp} stopped: {w.stopped}" for w in run.warps if w.stopped is not None]
+    return Timeline(barriers, loads, unknown, waited, problems, stopped)
+
+
+def _group_phases(events: list, barriers: dict, symbols: dict, unknown: list) -> None:
+    producer: dict = {}
+    open_phase: dict = {}
+    for visit, item in events:
+        if isinstance(item, Load):
+            address = item.barrier
+            kind = "load"
+        else:
+            address = operations.address_of(item.address, visit.values, symbols)
+            kind = item.kind
+        if not isinstance(address, int) or address not in barriers:
+            if kind in ("init", "expect_tx", "arrive", "arrive.expect_tx", "arrive_drop") and isinstance(address, Unknown):
+                unknown.append((visit.line, f"an mbarrier {kind} on an unknown address ({address.reason})"))
+            continue
+        barrier = barriers[address]
+        if barrier.unpaired is not None or kind == "wait":
+            continue
+        if kind == "init":
+            count = operations.value_of(item.amount, visit.values)
+            if not isinstance(count, int) or (barrier.count is not None and barrier.count != count) or barrier.phases:
+                barrier.unpaired = f"line {visit.line}: initialised again, or with a count the run does not know"
+            barrier.count = count if isinstance(count, int) else None
+            continue
+        if kind == "arrive_drop":
+            barrier.unpaired = f"line {visit.line}: arrive_drop changes the expected count (not modelled)"
+            continue
+        if producer.setdefault(address, visit.warp) != visit.warp:
+            barrier.unpaired = (f"warps {producer[address]} and {visit.warp} both arrive or load on it (line "
+                                f"{visit.line}): one producer warp per barrier is modelled")
+            continue
+        if barrier.count is None:
+            barrier.unpaired = f"line {visit.line}: used before an mbarrier.init the run saw"
+            continue
+        phase = open_phase.get(address)
+        if kind != "load" and (phase is None or phase.arrivals >= barrier.count):
+            phase = open_phase[address] = Phase(address, len(barrier.phases), visit.warp)
+            barrier.phases.append(phase)
+        if phase is None:
+            barrier.unpaired = f"line {visit.line}: a load before any expect_tx or arrive on its barrier"
+            continue
+        if kind == "load":
+            phase.loads.append(item)
+            continue
+        phase.lines.append(visit.line)
+        if kind in ("expect_tx", "arrive.expect_tx"):
+            amount = operations.value_of(item.amount, visit.values)
+            if not isinstance(amount, int):
+                barrier.unpaired = f"line {visit.line}: expect_tx of bytes the run does not know"
+                continue
+            phase.expected_bytes += amount * visit.lanes
+        if kind in ("arrive", "arrive.expect_tx"):
+            count = 1 if kind == "arrive.expect_tx" or item.amount is None else \
+                operations.value_of(item.amount, visit.values)
+            if not isinstance(count, int):
+                barrier.unpaired = f"line {visit.line}: an arrive count the run does not know"
+                continue
+            phase.arrivals += count * visit.lanes
+            if phase.arrivals > barrier.count:
+                barrier.unpaired = (f"line {visit.line}: {phase.arrivals} arrivals in a phase of count "
+                                    f"{barrier.count}")
+
+
+def _pair_waits(run, events: list, barriers: dict, symbols: dict, is_mma) -> tuple:
+    """(id(MMA visit) -> {barrier: the phase its warp last waited for}, barrier -> why its waits are not
+    paired)."""
+    problems: dict = {}
+    waits: dict = {}                   # (warp, barrier) -> count of waits so far
+    for visit, item in events:
+        if isinstance(item, Load) or item.kind != "wait":
+            continue
+        address = operations.address_of(item.address, visit.values, symbols)
+        if not isinstance(address, int) or address not in barriers:
+            continue
+        key = (visit.warp, address)
+        j = waits.get(key, 0)
+        waits[key] = j + 1
+        if item.parity is None:
+            problems.setdefault(address, f"line {visit.line}: a wait on a state, not a parity (not modelled)")
+            continue
+        parity = operations.value_of(item.parity, visit.values)
+        if not isinstance(parity, int) or parity & 1 != j % 2:
+            problems.setdefault(address, f"line {visit.line}: warp {visit.warp}'s wait number {j} on barrier "
+                                         f"{address:#x} waits for parity {parity}, not {j % 2}: the warp skips "
+                                         "phases (a ping-pong consumer?); pairing it needs the order across "
+                                         "warps, not modelled")
+    for (warp, address), count in waits.items():
+        barrier = barriers[address]
+        complete = len(barrier.complete)
+        if barrier.unpaired is None and count != complete:
+            problems.setdefault(address, f"warp {warp} waits {count} times on barrier {address:#x}, which "
+                                         f"completes {complete} phases: the warp skips phases, or waits "
+                                         "for one that never completes")
+    waited: dict = {}
+    order = {id(v): (k, item) for k, (v, item) in enumerate(events)}
+    current: dict = {}                 # warp -> {barrier: phase}
+    for visit in run.visits:
+        entry = order.get(id(visit))
+        if entry is not None:
+            item = entry[1]
+            if not isinstance(item, Load) and item.kind == "wait":
+                address = operations.address_of(item.address, visit.values, symbols)
+                if isinstance(address, int) and address in barriers:
+                    phases = current.setdefault(visit.warp, {})
+                    phases[address] = phases.get(address, -1) + 1
+            continue
+        if is_mma(visit):
+            waited[id(visit)] = dict(current.get(visit.warp, {}))
+    return waited, problems

@@ -1,0 +1,387 @@
+"""The audit's properties: each with its id, statement and source, and the decider that checks it on one
+kernel's run (docs/CLI.md `audit`). A property is proved only when every instance the run shows was
+checked and none of the preconditions of its check failed; a failed precondition makes it unknown, with
+the reason; a broken instance refutes it, with a witness the run shows.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
+
+from spec.rule import SpecError
+from spec.tma import tensormap
+
+from solver.kernel.audit import compose, operations
+from solver.kernel.audit.report import Property
+
+MAX_MMA_CHECKS = 20_000        # distinct MMA visits traced per kernel (then: unknown)
+MAX_LEGALITY_CHECKS = 2_000    # distinct (map, destination, coordinates) checked by tma rules (then: unknown)
+
+
+@dataclass(frozen=True)
+class Definition:
+    id: str
+    statement: str
+    source: str
+
+
+MAPS = Definition(
+    "audit.tma.maps", "Every cp.async.bulk.tensor is read, and the tensor map it names is traced to a kernel "
+    "parameter whose map is given (--tensormap).",
+    "PTX ISA 9.0 9.7.9.25.5 (cp.async.bulk.tensor: [tensorMap, tensorCoords]); CUDA Driver API "
+    "cuTensorMapEncodeTiled (a __grid_constant__ CUtensorMap parameter)")
+LEGAL = Definition(
+    "audit.tma.legal", "Each given tensor map, with the destination and coordinates of each load the run "
+    "issues, breaks no rule `tma check` applies.",
+    "the rules of spec/tma/tensormap.py (layoutproof rules --subject tensormap), each with its own source")
+BYTES = Definition(
+    "audit.bytes.expect_tx", "In every completed phase of a barrier that TMA loads signal, the bytes "
+    "expect_tx announces equal the bytes the phase's boxes deliver.",
+    "PTX ISA 9.0 9.7.13.15.1 (phase completion: pending arrivals and transaction count both zero), "
+    "9.7.9.25.5.1 (.mbarrier::complete_tx::bytes)")
+WRITTEN = Definition(
+    "audit.reads.written", "Every shared-memory element an MMA reads was written by a TMA load of the phase "
+    "its warp last waited for on that load's barrier.",
+    "PTX ISA 9.0 9.7.13.15.16 (mbarrier.try_wait: the phase's writes are visible after the wait), "
+    "9.7.15.5.1 (wgmma operands in shared memory), 9.7.16.10.9 (tcgen05.mma)")
+SWIZZLE = Definition(
+    "audit.swizzle.agrees", "For every box an MMA reads, the descriptor's swizzle mode is the tensor map's.",
+    "PTX ISA 9.0 5.5.7 (TMA swizzling modes), 9.7.15.5.1.2.2 and 9.7.16.4.1 (the descriptor's swizzle)")
+SAME_K = Definition(
+    "audit.gemm.same_k", "For every MMA reading A and B from shared memory: A's element (m, k) and B's "
+    "(n, k) come from the same global k, and each row m of A (n of B) stays on one global row along k.",
+    "PTX ISA 9.0 9.7.15.5 / 9.7.16.10.9 (D = A x B + D, summed over K)")
+
+CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K)
+
+# descriptor swizzle (spec.mma.readmap) -> TMA swizzle (spec.tma.swizzle)
+_SWIZZLE_NAMES = {"none": "NONE", "32B": "32B", "64B": "64B", "128B": "128B", "128B_atom32B": "128B_ATOM_32B"}
+
+
+class Tally:
+    """The instances of one property: the first refutation, the first reason one is unknown, and how many
+    were checked."""
+
+    def __init__(self, definition: Definition):
+        self.definition = definition
+        self.witness: Optional[dict] = None
+        self.reason: Optional[str] = None
+        self.checked = 0
+
+    def proved(self) -> None:
+        self.checked += 1
+
+    def refuted(self, witness: dict) -> None:
+        self.checked += 1
+        if self.witness is None:
+            self.witness = witness
+
+    def unknown(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+
+    def result(self, nothing: str) -> Property:
+        d = self.definition
+        if self.witness is not None:
+            return Property(d.id, "refuted", d.statement, d.source, witness=self.witness, checked=self.checked)
+        if self.reason is not None:
+            return Property(d.id, "unknown", d.statement, d.source, reason=self.reason, checked=self.checked)
+        if self.checked == 0:
+            return Property(d.id, "unknown", d.statement, d.source, reason=nothing)
+        return Property(d.id, "proved", d.statement, d.source, reason=f"{self.checked} checked", checked=self.checked)
+
+
+@dataclass
+class Kernel:
+    """What the deciders read: one function's statements, run, timeline, sites and the maps given."""
+    name: str
+    arch: str                          # sm90 | sm100 | sm103 (the tma rules' arch)
+    statements: list
+    params: list
+    run: object                        # executor.Run
+    timeline: object                   # phases.Timeline
+    sites: dict                        # statement line -> mma.Site
+    maps: dict                         # operations.ParamSource -> TensorMapParams
+    unread: list                       # the site statements the reader did not read ({line, text, reason})
+
+
+def decide(kernel: Kernel) -> list:
+    return [decide_maps(kernel), decide_legal(kernel), decide_bytes(kernel), *decide_reads(kernel)]
+
+
+def source_text(source: operations.ParamSource) -> str:
+    return source.param + (f"+{source.offset}" if source.offset else "")
+
+
+def decide_maps(kernel: Kernel) -> Property:
+    tally = Tally(MAPS)
+    for u in kernel.unread:
+        tally.unknown(f"line {u['line']}: not read ({u['reason']})")
+    for s in kernel.statements:
+        ins = s.instruction
+        if ins is None or not operations.TMA_OPCODE.match(ins.opcode):
+            continue
+        try:
+            form = operations.tma_form(ins)
+        except operations.FormError as error:
+            tally.unknown(str(error))
+            continue
+        source, why = operations.tensormap_source(kernel.statements, kernel.params, form.tensormap)
+        if source is None:
+            tally.unknown(f"line {s.line}: {why}")
+        elif source not in kernel.maps:
+            tally.unknown(f"line {s.line}: no tensor map given for parameter {source_text(source)} "
+                          f"(--tensormap {source_text(source)}=DOC)")
+        else:
+            tally.proved()
+    return tally.result("the kernel issues no cp.async.bulk.tensor")
+
+
+def decide_legal(kernel: Kernel) -> Property:
+    tally = Tally(LEGAL)
+    checked: set = set()
+    for source, params in kernel.maps.items():
+        for v in _broken(params, kernel.arch):
+            tally.refuted({"what": f"the map of {source_text(source)} breaks {v['rule']}", "map": source_text(source),
+                           "rule": v["rule"], "message": v["message"]})
+    for load in kernel.timeline.loads:
+        params = kernel.maps.get(load.source)
+        if params is None:
+            continue                                   # (audit.tma.maps names it)
+        if not isinstance(load.smem, int) or any(not isinstance(c, int) for c in load.coordinates):
+            tally.unknown(f"line {load.line}: the load's destination or coordinates are unknown")
+            continue
+        key = (id(params), load.smem, load.coordinates)
+        if key in checked:
+            continue
+        if len(checked) >= MAX_LEGALITY_CHECKS:
+            tally.unknown(f"more than {MAX_LEGALITY_CHECKS} distinct loads")
+            break
+        checked.add(key)
+        placed = dataclasses.replace(params, smem_address=load.smem, coordinates=_signed(load.coordinates))
+        broken = _broken(placed, kernel.arch)
+        if broken:
+            v = broken[0]
+            tally.refuted({"what": f"line {load.line}'s load breaks {v['rule']}", "line": load.line, "warp": load.warp,
+                           "iteration": list(load.iteration), "map": source_text(load.source),
+                           "smem": hex(load.smem), "coordinates": list(_signed(load.coordinates)),
+                           "rule": v["rule"], "message": v["message"]})
+        else:
+            tally.proved()
+    return tally.result("no load with a given map was issued in the run")
+
+
+def _signed(coordinates: tuple) -> tuple:
+    """The coordinates as the instruction reads them: signed 32-bit (PTX ISA 9.7.9.25.5.1: .s32)."""
+    return tuple(c - (1 << 32) if c >= 1 << 31 else c for c in coordinates)
+
+
+def _broken(params, arch: str) -> list:
+    try:
+        report = tensormap.check(params, arch)
+    except SpecError as error:
+        return [{"rule": error.rule_id, "message": str(error)}]
+    return report["violations"] + report["warnings"]
+
+
+def box_bytes(params) -> Optional[int]:
+    if params.encode != "tiled" or params.dtype.bits % 8:
+        return None
+    count = params.box_dim[0]
+    for d, s in zip(params.box_dim[1:], params.element_strides[1:]):
+        count *= -(-d // s)
+    return count * params.dtype.bits // 8
+
+
+def decide_bytes(kernel: Kernel) -> Property:
+    tally = Tally(BYTES)
+    timeline = kernel.timeline
+    for line, why in timeline.unknown:
+        tally.unknown(f"line {line}: {why}")
+    for address, barrier in timeline.barriers.items():
+        if barrier.unpaired is not None:
+            tally.unknown(f"barrier {address:#x}: {barrier.unpaired}")
+            continue
+        for phase in barrier.phases:
+            if phase.arrivals != barrier.count:
+                if phase.loads:
+                    tally.unknown(f"barrier {address:#x} phase {phase.index}: {phase.arrivals} of {barrier.count} "
+                                  "arrivals in the run (the phase never completes)")
+                continue
+            delivered, missing = 0, None
+            for load in phase.loads:
+                params = kernel.maps.get(load.source)
+                size = box_bytes(params) if params is not None else None
+                if load.form.multicast or load.form.cta_group != 1:
+                    missing = f"line {load.line}: a multicast or cta_group::2 load (other CTAs' bytes: not modelled)"
+                elif size is None:
+                    missing = f"line {load.line}: no tiled map given for its parameter"
+                if missing:
+                    break
+                delivered += size
+            if missing:
+                tally.unknown(missing)
+            elif delivered == phase.expected_bytes:
+                tally.proved()
+            else:
+                tally.refuted({"what": f"expect_tx announces {phase.expected_bytes} bytes, the boxes deliver "
+                                       f"{delivered}", "barrier": hex(address), "phase": phase.index,
+                               "warp": phase.warp, "expect_tx_lines": phase.lines,
+                               "load_lines": [load.line for load in phase.loads]})
+    return tally.result("no barrier completed by TMA loads in the run")
+
+
+def decide_reads(kernel: Kernel) -> list:
+    """audit.reads.written, audit.swizzle.agrees and audit.gemm.same_k, over every MMA visit."""
+    written, swizzle, same_k = Tally(WRITTEN), Tally(SWIZZLE), Tally(SAME_K)
+    timeline = kernel.timeline
+    placements = compose.Placements()
+    done: set = set()
+    merged_by_phases: dict = {}
+    every_load: Optional[dict] = None
+    for visit in kernel.run.visits:
+        site = kernel.sites.get(visit.line)
+        if site is None:
+            continue
+        waited = timeline.waited.get(id(visit), {})
+        key = (visit.line, tuple(sorted((k, v) for k, v in visit.values.items() if isinstance(v, int))),
+               tuple(sorted(waited.items())))
+        if key in done:
+            continue
+        if len(done) >= MAX_MMA_CHECKS:
+            for tally in (written, swizzle, same_k):
+                tally.unknown(f"more than {MAX_MMA_CHECKS} distinct MMA visits")
+            break
+        done.add(key)
+        where = {"mma_line": visit.line, "warp": visit.warp, "iteration": list(visit.iteration)}
+        problem = next((timeline.wait_problems.get(b) or timeline.barriers[b].unpaired for b in waited
+                        if timeline.wait_problems.get(b) or timeline.barriers[b].unpaired), None)
+        if problem:
+            for tally in (written, swizzle, same_k):
+                tally.unknown(problem)
+            continue
+        visible = [load for b, j in waited.items() for load in _phase_loads(timeline.barriers[b], j)]
+        missing = next((load for load in visible if load.source not in kernel.maps), None)
+        if missing is not None:
+            why = (f"line {missing.line}: no tensor map given for parameter {source_text(missing.source)}"
+                   if missing.source else f"line {missing.line}: {missing.why_no_source}")
+            for tally in (written, swizzle, same_k):
+                tally.unknown(why)
+            continue
+        phases_key = tuple(sorted(waited.items()))
+        if phases_key not in merged_by_phases:
+            merged_by_phases[phases_key] = compose.visible_map(visible, kernel.maps, placements)
+        merged, why, overlap = merged_by_phases[phases_key]
+        if overlap is not None:
+            written.refuted({"what": f"the loads at lines {overlap['load_lines'][0]} and {overlap['load_lines'][1]}, "
+                                     f"both of phases the warp waited for, write {overlap['address']}", **where,
+                             **overlap})
+        if merged is None:
+            for tally in (swizzle, same_k) if overlap else (written, swizzle, same_k):
+                tally.unknown(why or "two awaited loads write one address (audit.reads.written)")
+            continue
+        site_now = _at_visit(site, visit)
+        grids = {}
+        for role, op in site_now.operands.items():
+            if op.source != "descriptor":
+                continue
+            outcome = compose.trace_operand(site_now, op, merged, kernel.maps)
+            _check_swizzle(swizzle, site_now, op, outcome, kernel.maps, where)
+            if outcome.unknown is not None:
+                written.unknown(f"line {visit.line} operand {role.upper()}: {outcome.unknown}")
+            elif outcome.unwritten is not None:
+                if every_load is None:
+                    every_load = _every_load_map(timeline.loads, kernel.maps, placements)
+                address = outcome.unwritten["address"]
+                writer = every_load.get(address)
+                if writer is None:
+                    written.unknown(f"line {visit.line} operand {role.upper()} reads {address:#x}, which no TMA "
+                                    "load of the run writes (st.shared, cp.async or another CTA: not modelled)")
+                else:
+                    written.refuted({"what": f"operand {role.upper()} reads {address:#x}, written by the load at "
+                                             f"line {writer.line} of a phase the warp did not wait for", **where,
+                                     "operand": role.upper(), **outcome.unwritten, "address": hex(address)})
+            else:
+                written.proved()
+                grids[role] = outcome.grid
+        if "a" in grids and "b" in grids:
+            _check_same_k(same_k, grids, where)
+    if timeline.stopped:
+        for tally in (written, swizzle, same_k):
+            tally.unknown(timeline.stopped[0] + " (its later MMAs were not checked)")
+    nothing = "no MMA reading shared memory through descriptors was reached in the run"
+    return [written.result(nothing), swizzle.result(nothing), same_k.result(nothing)]
+
+
+def _phase_loads(barrier, index: int) -> list:
+    return barrier.phases[index].loads if 0 <= index < len(barrier.phases) else []
+
+
+def _at_visit(site, visit):
+    from solver.kernel import mma
+    return mma.at_visit(site, visit.values)
+
+
+def _every_load_map(loads: list, maps: dict, placements) -> dict:
+    """address -> a load of the run that writes it (any phase), for the witness of an unawaited read."""
+    found: dict = {}
+    for load in loads:
+        params = maps.get(load.source)
+        if params is None or not isinstance(load.smem, int) or params.encode != "tiled" or params.dtype.bits % 8:
+            continue
+        try:
+            placed = placements.of(params, load.smem)
+        except SpecError:
+            continue
+        for address in placed or ():
+            found.setdefault(address, load)
+    return found
+
+
+def _check_swizzle(tally: Tally, site, op, outcome, maps: dict, where: dict) -> None:
+    if outcome.unknown is not None or not outcome.loads:
+        return
+    from solver.kernel import mma
+    described = _SWIZZLE_NAMES.get(mma.make_operand(site, op).desc.swizzle)
+    for load in outcome.loads:
+        mapped = maps[load.source].swizzle
+        if described != mapped:
+            tally.refuted({"what": f"operand {op.role.upper()}'s descriptor swizzle is {described}, the map of "
+                                   f"{source_text(load.source)} (line {load.line}) swizzles {mapped}", **where,
+                           "operand": op.role.upper(), "load_line": load.line})
+            return
+    tally.proved()
+
+
+def _check_same_k(tally: Tally, grids: dict, where: dict) -> None:
+    layouts = {}
+    for role, grid in grids.items():
+        along_k, along_mn, both = compose.grid_dimensions(grid)
+        if both is not None:
+            tally.refuted({"what": f"operand {role.upper()}'s global dimension {both} changes both along k and "
+                                   "along the rows: its elements are no rows x K grid of the tensor", **where,
+                           "operand": role.upper()})
+            return
+        if not along_k:
+            tally.unknown(f"line {where['mma_line']} operand {role.upper()}: no global dimension follows k")
+            return
+        layouts[role] = along_k
+    a, b = grids["a"], grids["b"]
+    if len(layouts["a"]) != len(layouts["b"]):
+        tally.unknown(f"line {where['mma_line']}: K spans {len(layouts['a'])} dimensions of A's map and "
+                      f"{len(layouts['b'])} of B's")
+        return
+    for k in range(min(len(a[0]), len(b[0]))):
+        ka = tuple(a[0][k].coordinates[d] for d in layouts["a"])
+        kb = tuple(b[0][k].coordinates[d] for d in layouts["b"])
+        if ka != kb:
+            tally.refuted({"what": f"at k = {k}, A reads global k {_one(ka)} and B global k {_one(kb)}", **where,
+                           "k": k, "a_global_k": _one(ka), "b_global_k": _one(kb),
+                           "a_element": list(a[0][k].coordinates), "b_element": list(b[0][k].coordinates)})
+            return
+    tally.proved()
+
+
+def _one(values: tuple):
+    return values[0] if len(values) == 1 else list(values)
