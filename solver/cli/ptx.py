@@ -16,7 +16,7 @@ from solver.kernel.frontend import source
 from solver.kernel.symbolic import evaluate
 
 
-def _shape(args, name: str, least: int) -> tuple:
+def launch_shape(args, name: str, least: int) -> tuple:
     value = getattr(args, name)
     if value is None:
         return None
@@ -26,7 +26,8 @@ def _shape(args, name: str, least: int) -> tuple:
     return tuple(value) + (1 if least else 0,) * (3 - len(value))
 
 
-def _analyse(args) -> ptx_analysis.Analysis:
+def read_input(args) -> tuple:
+    """(the PTX text, the launch) of the options add_input adds, checked before any work."""
     if args.file == "-" and (sys.stdin is None or sys.stdin.closed):
         raise SpecError("ptx", "-", "standard input is closed", source.RULE)
     if not 1 <= args.max_steps <= executor.MAX_STEPS_PER_WARP * 8:
@@ -34,11 +35,17 @@ def _analyse(args) -> ptx_analysis.Analysis:
                         source.RULE)
     text = source.read_text(args.file)
     params = ptx_analysis.parse_params(args.param)
-    launch = executor.Launch(params=params, block=_shape(args, "block", 1), cta=_shape(args, "cta", 0) or (0, 0, 0),
-                             grid=_shape(args, "grid", 1), cluster=_shape(args, "cluster", 1))
+    launch = executor.Launch(params=params, block=launch_shape(args, "block", 1),
+                             cta=launch_shape(args, "cta", 0) or (0, 0, 0), grid=launch_shape(args, "grid", 1),
+                             cluster=launch_shape(args, "cluster", 1))
     if launch.grid and any(c >= g for c, g in zip(launch.cta, launch.grid)):
         raise SpecError("cta", ",".join(map(str, launch.cta)), "a CTA inside the grid (--grid)", source.RULE)
-    return ptx_analysis.analyse(text, args.smem_base, args.kernel, params, launch, args.max_steps)
+    return text, launch
+
+
+def _analyse(args) -> ptx_analysis.Analysis:
+    text, launch = read_input(args)
+    return ptx_analysis.analyse(text, args.smem_base, args.kernel, launch.params, launch, args.max_steps)
 
 
 def descriptors_document(result: ptx_analysis.Analysis, with_addresses: bool = True) -> dict:
@@ -78,7 +85,7 @@ def run_check(args) -> int:
     return EXIT_OK if clean else EXIT_VIOLATION
 
 
-def _add_input(p) -> None:
+def add_input(p) -> None:
     p.add_argument("file", metavar="FILE", help="the PTX file ('-': standard input)")
     p.add_argument("--smem-base", type=number, default=evaluate.DEFAULT_SMEM_BASE,
                    help=f"shared address of the first shared symbol (default {evaluate.DEFAULT_SMEM_BASE:#x}, "
@@ -88,7 +95,7 @@ def _add_input(p) -> None:
                    help="the value ld.param of NAME reads (repeatable; otherwise unknown)")
     p.add_argument("--block", type=number_list, default=None, metavar="X[,Y,Z]",
                    help="threads per CTA (default: the kernel's .reqntid or .maxntid)")
-    p.add_argument("--cta", type=number_list, default=None, metavar="X[,Y,Z]",
+    p.add_argument("--cta", "--ctaid", dest="cta", type=number_list, default=None, metavar="X[,Y,Z]",
                    help="the CTA whose warps are run over every iteration (default 0,0,0)")
     p.add_argument("--grid", type=number_list, default=None, metavar="X[,Y,Z]",
                    help="CTAs in the grid (%%nctaid; otherwise unknown)")
@@ -108,7 +115,7 @@ def register(commands) -> None:
                     "descriptor breaks a rule or a site statement is not read.",
         epilog="example: layoutproof ptx descriptors tests/fixtures/ptx/triton_wgmma_loop.ptx --param "
                "wgmma_loop_kernel_param_3=4")
-    _add_input(descriptors)
+    add_input(descriptors)
     descriptors.add_argument("--full", action="store_true",
                              help="each site in full: decoded fields, instruction descriptor, read maps")
     checked = add_command(
@@ -118,7 +125,7 @@ def register(commands) -> None:
                     "when every one reads it, 1 on a mismatch or a descriptor that cannot be evaluated.",
         epilog="example: layoutproof ptx check tests/fixtures/ptx/triton_wgmma_f16_sw128.ptx --layout "
                "'A=recipe(sm90,f16,K,64,64,128B)' --layout 'B=nvmma(128,16,64,64,MN)'")
-    _add_input(checked)
+    add_input(checked)
     checked.add_argument("--layout", action="append", required=True, type=layout_text,
                          metavar="OPERAND[:NAME]=LAYOUT[@ADDRESS[+STAGES*STRIDE]]",
                          help="A=<CuTe layout> or B=<CuTe layout>, the whole tile (mn, k) -> element offset, or "

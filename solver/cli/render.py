@@ -11,6 +11,7 @@ import textwrap
 
 from spec.mma import descriptor as desc_mod
 from spec.mma import readmap
+from spec.rule import one_line
 
 
 class JSONText:
@@ -660,3 +661,30 @@ def ptx_check_text(document: dict) -> str:
 def _unread_lines(unread: list) -> list:
     """The MMA statements of the file that were not read (solver.kernel.analysis.unread_statements)."""
     return [f"line {u['line']}: not read: {_short_instruction(u['text'])}: {u['reason']}" for u in unread]
+
+
+def audit_text(document: dict) -> str:
+    """`audit`: per kernel, one row per property (its status, id, and what was checked, the witness or the
+    reason), then the assumptions the proofs rest on."""
+    parts = []
+    for kernel in document["kernels"]:
+        rows = []
+        for p in kernel["properties"]:
+            detail = _audit_witness(p["witness"]) if p["status"] == "refuted" else p["reason"] or ""
+            rows.append([p["status"], p["id"], one_line(detail, 240)])
+        verdict = "ok" if kernel["ok"] else "NOT ok"
+        parts.append(f"{kernel['kernel']}: {verdict}\n" + _table(["status", "property", "checked / witness / reason"],
+                                                                rows))
+    if not document["kernels"]:
+        parts.append("no .entry audited")
+    parts.append("assuming: " + "; ".join(a["id"] for a in document["assumptions"]) + " (--json states them)")
+    return "\n\n".join(parts)
+
+
+def _audit_witness(witness: dict) -> str:
+    """What a witness says, and where: the MMA's line, warp and iteration (--json has the rest)."""
+    where = [f"{name} {witness[key]}" for key, name in (("mma_line", "line"), ("line", "line"), ("warp", "warp"))
+             if key in witness]
+    if witness.get("iteration"):
+        where.append(f"iteration {','.join(map(str, witness['iteration']))}")
+    return witness["what"] + (f" ({', '.join(where)})" if where else "")

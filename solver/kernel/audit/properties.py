@@ -197,8 +197,10 @@ def box_bytes(params) -> Optional[int]:
 def decide_bytes(kernel: Kernel) -> Property:
     tally = Tally(BYTES)
     timeline = kernel.timeline
-    for line, why in timeline.unknown:
+    if timeline.unknown:                # a load or an arrive the phases may miss: no verdict either way
+        line, why = timeline.unknown[0]
         tally.unknown(f"line {line}: {why}")
+        return tally.result("")
     for address, barrier in timeline.barriers.items():
         if barrier.unpaired is not None:
             tally.unknown(f"barrier {address:#x}: {barrier.unpaired}")
@@ -236,6 +238,11 @@ def decide_reads(kernel: Kernel) -> list:
     """audit.reads.written, audit.swizzle.agrees and audit.gemm.same_k, over every MMA visit."""
     written, swizzle, same_k = Tally(WRITTEN), Tally(SWIZZLE), Tally(SAME_K)
     timeline = kernel.timeline
+    if timeline.unknown:                # a load the phases may miss: a read could be refuted wrongly
+        line, why = timeline.unknown[0]
+        for tally in (written, swizzle, same_k):
+            tally.unknown(f"line {line}: {why}")
+        return [tally.result("") for tally in (written, swizzle, same_k)]
     placements = compose.Placements()
     done: set = set()
     merged_by_phases: dict = {}
