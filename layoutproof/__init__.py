@@ -19,7 +19,7 @@ the rule). Modules load when a function is first called, so `import layoutproof`
 from __future__ import annotations
 
 __all__ = ["__version__", "decode", "encode", "violations", "read_addresses", "check_tensor_map", "synthesize", "recipe",
-           "prove", "prove_layout", "rules", "rule", "example_path"]
+           "prove", "prove_layout", "rules", "rule", "example_path", "audit"]
 
 
 def example_path(name: str) -> str:
@@ -164,6 +164,26 @@ def prove_layout(layout, prop: str, *, dtype=None, start_address: int = 0, other
                                     range_=range, line=line, k_slice=k_slice, params=params, engine=engine,
                                     timeout=timeout, descriptor=descriptor, arch=arch, major=major,
                                     k_steps=k_steps, tma=tma, coords=coords)
+
+
+def audit(ptx: str, tensormaps=None, params=None, *, kernel=None, cta=(0, 0, 0), grid=None, block=None,
+          cluster=None, smem_base: int = 0x400):
+    """Audit a compiled kernel end to end (`layoutproof audit`): every element each MMA reads comes from the
+    TMA load made for it. `ptx`: the PTX text (or a path to a .ptx file); `tensormaps`: {"PARAM" |
+    "PARAM+OFFSET" | index: a tensor-map document (a dict as `tma check --params` reads it)}; `params`:
+    {.param name: value} for the problem; the launch: `cta`, `grid`, `block`, `cluster` as (x, y, z).
+    Returns solver.kernel.audit.Report: `.ok`, `.explain()`, `.kernels[i].properties` (id, status
+    "proved" / "refuted" / "unknown", witness, reason), `.document()` (the JSON of --json)."""
+    import os
+    from solver.kernel.audit import audit as run_audit
+    from solver.kernel.concrete.executor import Launch
+    if isinstance(ptx, os.PathLike) or ("\n" not in ptx and ptx.endswith(".ptx") and os.path.exists(ptx)):
+        with open(ptx, encoding="utf-8", errors="replace") as handle:
+            ptx = handle.read()
+    pad = lambda shape, fill: None if shape is None else tuple(shape) + (fill,) * (3 - len(tuple(shape)))
+    launch = Launch(params=dict(params or {}), block=pad(block, 1), cta=pad(cta, 0), grid=pad(grid, 1),
+                    cluster=pad(cluster, 1))
+    return run_audit(ptx, tensormaps, launch.params, launch, kernel, smem_base)
 
 
 def rules() -> list:
