@@ -32,11 +32,12 @@ class Element:
 
 @dataclass
 class Outcome:
-    """One operand of one MMA visit: the global element of each (mn, k), or why not."""
-    grid: Optional[list] = None    # [mn][k] -> Element
+    """One operand of one MMA visit, traced into the awaited boxes: cells[mn][k] = (slot, box index), the
+    slot indexing the visible loads; or why not (unknown), or the first element no awaited load wrote."""
+    cells: Optional[list] = None
     unknown: Optional[str] = None
-    unwritten: Optional[dict] = None   # the first element no awaited load wrote: {mn, k, address}
-    loads: tuple = ()              # the loads it read from
+    unwritten: Optional[dict] = None   # {mn, k, address}
+    slots: tuple = ()                  # the slots it read from, in order of first use
 
 
 class Placements:
@@ -70,12 +71,17 @@ def global_element(load: Load, params, index: tuple) -> tuple:
     return tuple(c + (i if d == 0 else i * strides[d]) for d, (c, i) in enumerate(zip(load.coordinates, index)))
 
 
+def slot_key(loads: list, maps: dict) -> tuple:
+    """What the placement of the loads depends on: each one's map and destination (not its coordinates)."""
+    return tuple((id(maps.get(load.source)), load.smem) for load in loads)
+
+
 def visible_map(loads: list, maps: dict, placements: Placements) -> tuple:
-    """(address -> (load, box index), None, None) over the loads; (None, why not, None) when they cannot be
-    placed; (None, None, witness) when two of them write one address (the data read would depend on which
-    lands last)."""
+    """(address -> (slot, box index), None, None) over the loads (slot: the load's index in `loads`);
+    (None, why not, None) when they cannot be placed; (None, None, (slot, slot, address)) when two of
+    them write one address (the data read would depend on which lands last)."""
     merged: dict = {}
-    for load in loads:
+    for slot, load in enumerate(loads):
         params = maps.get(load.source)
         if params is None:
             return None, "no tensor map for the load", None      # (the caller names the parameter)
@@ -92,23 +98,18 @@ def visible_map(loads: list, maps: dict, placements: Placements) -> tuple:
         if placed is None:
             return None, f"more than {MAX_PLACEMENTS} distinct boxes to place", None
         size = len(merged)
-        merged.update((address, (load, index)) for address, index in placed.items())
+        merged.update((address, (slot, index)) for address, index in placed.items())
         if len(merged) != size + len(placed):
-            address = next(a for a in placed if merged[a][0] is load and _earlier(loads, load, a, maps, placements))
-            other = _earlier(loads, load, address, maps, placements)
-            return None, None, {"address": hex(address), "load_lines": [other.line, load.line]}
+            for earlier in range(slot):
+                other = placements.of(maps[loads[earlier].source], loads[earlier].smem)
+                address = next((a for a in placed if a in other), None)
+                if address is not None:
+                    return None, None, (earlier, slot, address)
     return merged, None, None
 
 
-def _earlier(loads: list, load: Load, address: int, maps: dict, placements: Placements) -> Optional[Load]:
-    """A load before `load` in `loads` that also writes `address`, or None."""
-    for other in loads[:loads.index(load)]:
-        if address in placements.of(maps[other.source], other.smem):
-            return other
-    return None
-
-
-def trace_operand(site: mma.Site, op: mma.Operand, merged: dict, maps: dict) -> Outcome:
+def trace_operand(site: mma.Site, op: mma.Operand, merged: dict, loads: list, maps: dict) -> Outcome:
+    """Where each element the operand reads sits among the boxes of `merged` (visible_map of `loads`)."""
     why = mma.missing_read_map(site, op)
     if why is not None:
         return Outcome(unknown=why)
@@ -120,42 +121,70 @@ def trace_operand(site: mma.Site, op: mma.Operand, merged: dict, maps: dict) -> 
     if readmap.CHUNK % chunk:
         return Outcome(unknown=f"{op.dtype} elements do not fill whole bytes")
     element_bytes = readmap.CHUNK // chunk
-    addresses = readmap.read_addresses(operand)
-    grid, used = [], {}
-    for mn, row in enumerate(addresses):
+    cells, used = [], {}
+    for mn, row in enumerate(readmap.read_addresses(operand)):
         out = []
         for k, address in enumerate(row):
             hit = merged.get(address)
             if hit is None:
                 return Outcome(unwritten={"mn": mn, "k": k, "address": address})
-            load, index = hit
-            params = maps[load.source]
-            if params.dtype.bits // 8 != element_bytes:
-                return Outcome(unknown=f"the map's {params.data_type} elements are {params.dtype.bits // 8} bytes, "
-                                       f"the MMA's {op.dtype} {element_bytes}")
-            used[id(load)] = load
-            out.append(Element(load, index, global_element(load, params, index)))
-        grid.append(out)
-    return Outcome(grid=grid, loads=tuple(used.values()))
+            used.setdefault(hit[0], None)
+            out.append(hit)
+        cells.append(out)
+    for slot in used:
+        params = maps[loads[slot].source]
+        if params.dtype.bits // 8 != element_bytes:
+            return Outcome(unknown=f"the map of {loads[slot].source.param} holds {params.dtype.bits // 8}-byte "
+                                   f"elements, the MMA reads {op.dtype} ({element_bytes} bytes)")
+    return Outcome(cells=cells, slots=tuple(used))
 
 
-def grid_dimensions(grid: list) -> tuple:
+def elements(outcome: Outcome, loads: list, maps: dict) -> list:
+    """[mn][k] -> Element: the global element behind each cell (the reference the checks are defined on)."""
+    return [[Element(loads[slot], index, global_element(loads[slot], maps[loads[slot].source], index))
+             for slot, index in row] for row in outcome.cells]
+
+
+def grid_dimensions(grid: list, coordinates=lambda element: element.coordinates) -> tuple:
     """(the global dimensions that follow k, those that follow mn, a dimension that follows both or None)
-    of a [mn][k] grid of Elements: a dimension follows k when it changes along some row, mn when it
-    changes along some column."""
-    rank = len(grid[0][0].coordinates)
+    of a [mn][k] grid: a dimension follows k when it changes along some row, mn when it changes along
+    some column."""
+    rank = len(coordinates(grid[0][0]))
     along_k, along_mn = set(), set()
-    first_row = grid[0]
+    first_row = [coordinates(cell) for cell in grid[0]]
     for row in grid:
-        start = row[0].coordinates
-        for element in row:
+        start = coordinates(row[0])
+        for k, cell in enumerate(row):
+            here = coordinates(cell)
             for d in range(rank):
-                if element.coordinates[d] != start[d]:
+                if here[d] != start[d]:
                     along_k.add(d)
-    for row in grid:
-        for k, element in enumerate(row):
-            for d in range(rank):
-                if element.coordinates[d] != first_row[k].coordinates[d]:
+                if here[d] != first_row[k][d]:
                     along_mn.add(d)
     both = next(iter(sorted(along_k & along_mn)), None)
     return tuple(sorted(along_k - along_mn)), tuple(sorted(along_mn - along_k)), both
+
+
+# --- the optimised path of audit.gemm.same_k (FAST; the reference: grid_dimensions(elements(...))) -----------
+# A box element's global coordinate along d is c[d] + i[d] * stride[d] with stride >= 1 (global_element): in
+# an operand read from one box the global coordinates change exactly where the box indexes change, so its
+# dimensions are those of its cells' box indexes, the same for every iteration that reads that buffer the
+# same way (the outcome is kept per descriptor and destination). Several boxes: the reference, on the
+# global elements. tests/test_audit.py checks the two give the same report.
+FAST = True
+
+
+def operand_dimensions(outcome: Outcome, loads: list, maps: dict) -> tuple:
+    """grid_dimensions of the operand's global elements."""
+    if FAST and len(outcome.slots) == 1:
+        found = getattr(outcome, "_dimensions", None)
+        if found is None:
+            found = grid_dimensions(outcome.cells, lambda cell: cell[1])
+            outcome._dimensions = found
+        return found
+    return grid_dimensions(elements(outcome, loads, maps))
+
+
+def first_row(outcome: Outcome, loads: list, maps: dict) -> list:
+    """The global elements of row 0 (mn = 0), k = 0, 1, ..."""
+    return [global_element(loads[slot], maps[loads[slot].source], index) for slot, index in outcome.cells[0]]

@@ -245,7 +245,8 @@ def decide_reads(kernel: Kernel) -> list:
         return [tally.result("") for tally in (written, swizzle, same_k)]
     placements = compose.Placements()
     done: set = set()
-    merged_by_phases: dict = {}
+    merged_by_slots: dict = {}
+    outcomes: dict = {}
     every_load: Optional[dict] = None
     for visit in kernel.run.visits:
         site = kernel.sites.get(visit.line)
@@ -276,25 +277,31 @@ def decide_reads(kernel: Kernel) -> list:
             for tally in (written, swizzle, same_k):
                 tally.unknown(why)
             continue
-        phases_key = tuple(sorted(waited.items()))
-        if phases_key not in merged_by_phases:
-            merged_by_phases[phases_key] = compose.visible_map(visible, kernel.maps, placements)
-        merged, why, overlap = merged_by_phases[phases_key]
+        slots = compose.slot_key(visible, kernel.maps)
+        if slots not in merged_by_slots:           # (the placement depends on maps and destinations only)
+            merged_by_slots[slots] = compose.visible_map(visible, kernel.maps, placements)
+        merged, why, overlap = merged_by_slots[slots]
         if overlap is not None:
-            written.refuted({"what": f"the loads at lines {overlap['load_lines'][0]} and {overlap['load_lines'][1]}, "
-                                     f"both of phases the warp waited for, write {overlap['address']}", **where,
-                             **overlap})
+            first, second, address = overlap
+            written.refuted({"what": f"the loads at lines {visible[first].line} and {visible[second].line}, both of "
+                                     f"phases the warp waited for, write {address:#x}", **where,
+                             "address": hex(address), "load_lines": [visible[first].line, visible[second].line]})
         if merged is None:
             for tally in (swizzle, same_k) if overlap else (written, swizzle, same_k):
                 tally.unknown(why or "two awaited loads write one address (audit.reads.written)")
             continue
         site_now = _at_visit(site, visit)
-        grids = {}
+        traced = {}
         for role, op in site_now.operands.items():
             if op.source != "descriptor":
                 continue
-            outcome = compose.trace_operand(site_now, op, merged, kernel.maps)
-            _check_swizzle(swizzle, site_now, op, outcome, kernel.maps, where)
+            trace_key = (visit.line, role, op.word.value if op.word.is_known else None,
+                         site_now.idesc_word.value if site_now.idesc_word is not None and site_now.idesc_word.is_known
+                         else None, slots)
+            outcome = outcomes.get(trace_key)
+            if outcome is None:
+                outcome = outcomes[trace_key] = compose.trace_operand(site_now, op, merged, visible, kernel.maps)
+            _check_swizzle(swizzle, site_now, op, outcome, visible, kernel.maps, where)
             if outcome.unknown is not None:
                 written.unknown(f"line {visit.line} operand {role.upper()}: {outcome.unknown}")
             elif outcome.unwritten is not None:
@@ -311,9 +318,9 @@ def decide_reads(kernel: Kernel) -> list:
                                      "operand": role.upper(), **outcome.unwritten, "address": hex(address)})
             else:
                 written.proved()
-                grids[role] = outcome.grid
-        if "a" in grids and "b" in grids:
-            _check_same_k(same_k, grids, where)
+                traced[role] = outcome
+        if "a" in traced and "b" in traced:
+            _check_same_k(same_k, traced, visible, kernel.maps, where)
     if timeline.stopped:
         for tally in (written, swizzle, same_k):
             tally.unknown(timeline.stopped[0] + " (its later MMAs were not checked)")
@@ -346,12 +353,13 @@ def _every_load_map(loads: list, maps: dict, placements) -> dict:
     return found
 
 
-def _check_swizzle(tally: Tally, site, op, outcome, maps: dict, where: dict) -> None:
-    if outcome.unknown is not None or not outcome.loads:
+def _check_swizzle(tally: Tally, site, op, outcome, loads: list, maps: dict, where: dict) -> None:
+    if outcome.unknown is not None or not outcome.slots:
         return
     from solver.kernel import mma
     described = _SWIZZLE_NAMES.get(mma.make_operand(site, op).desc.swizzle)
-    for load in outcome.loads:
+    for slot in outcome.slots:
+        load = loads[slot]
         mapped = maps[load.source].swizzle
         if described != mapped:
             tally.refuted({"what": f"operand {op.role.upper()}'s descriptor swizzle is {described}, the map of "
@@ -361,10 +369,10 @@ def _check_swizzle(tally: Tally, site, op, outcome, maps: dict, where: dict) -> 
     tally.proved()
 
 
-def _check_same_k(tally: Tally, grids: dict, where: dict) -> None:
+def _check_same_k(tally: Tally, traced: dict, loads: list, maps: dict, where: dict) -> None:
     layouts = {}
-    for role, grid in grids.items():
-        along_k, along_mn, both = compose.grid_dimensions(grid)
+    for role, outcome in traced.items():
+        along_k, along_mn, both = compose.operand_dimensions(outcome, loads, maps)
         if both is not None:
             tally.refuted({"what": f"operand {role.upper()}'s global dimension {both} changes both along k and "
                                    "along the rows: its elements are no rows x K grid of the tensor", **where,
@@ -374,18 +382,18 @@ def _check_same_k(tally: Tally, grids: dict, where: dict) -> None:
             tally.unknown(f"line {where['mma_line']} operand {role.upper()}: no global dimension follows k")
             return
         layouts[role] = along_k
-    a, b = grids["a"], grids["b"]
     if len(layouts["a"]) != len(layouts["b"]):
         tally.unknown(f"line {where['mma_line']}: K spans {len(layouts['a'])} dimensions of A's map and "
                       f"{len(layouts['b'])} of B's")
         return
-    for k in range(min(len(a[0]), len(b[0]))):
-        ka = tuple(a[0][k].coordinates[d] for d in layouts["a"])
-        kb = tuple(b[0][k].coordinates[d] for d in layouts["b"])
+    a, b = (compose.first_row(traced[role], loads, maps) for role in ("a", "b"))
+    for k in range(min(len(a), len(b))):
+        ka = tuple(a[k][d] for d in layouts["a"])
+        kb = tuple(b[k][d] for d in layouts["b"])
         if ka != kb:
             tally.refuted({"what": f"at k = {k}, A reads global k {_one(ka)} and B global k {_one(kb)}", **where,
                            "k": k, "a_global_k": _one(ka), "b_global_k": _one(kb),
-                           "a_element": list(a[0][k].coordinates), "b_element": list(b[0][k].coordinates)})
+                           "a_element": list(a[k]), "b_element": list(b[k])})
             return
     tally.proved()
 
