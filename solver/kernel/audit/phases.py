@@ -10,7 +10,8 @@ groups each barrier's producer operations into phases and pairs each consumer's 
 * producer: the one warp that arrives on the barrier; a phase's group starts with the first expect_tx or
   arrive after the previous group reached its count, and holds the TMA loads issued on the barrier until
   the next group starts (Triton: arrive.expect_tx, then the loads; TileLang: expect_tx, load A,
-  arrive.expect_tx, load B);
+  arrive.expect_tx, load B); loads on it by other warps are of its only phase when it has one (Triton's
+  attention loads Q from two warps, once), and not paired otherwise;
 * consumer: a warp's j-th wait on the barrier waits for phase j, when its parity is j mod 2 and the warp
   waits on every phase the producer completes (no phase skipped).
 Where these do not hold (several warps arrive, a wait on a state instead of a parity, a warp that skips
@@ -131,6 +132,7 @@ def build(run, statements: list, params: list, symbols: dict, is_mma) -> Timelin
 def _group_phases(events: list, barriers: dict, symbols: dict, unknown: list) -> None:
     producer: dict = {}
     open_phase: dict = {}
+    strays: dict = {}
     for visit, item in events:
         if isinstance(item, Load):
             address = item.barrier
@@ -153,6 +155,9 @@ def _group_phases(events: list, barriers: dict, symbols: dict, unknown: list) ->
             continue
         if kind == "arrive_drop":
             barrier.unpaired = f"line {visit.line}: arrive_drop changes the expected count (not modelled)"
+            continue
+        if kind == "load" and producer.get(address, visit.warp) != visit.warp:
+            strays.setdefault(address, []).append(item)      # a load by a warp that does not arrive here
             continue
         if producer.setdefault(address, visit.warp) != visit.warp:
             barrier.unpaired = (f"warps {producer[address]} and {visit.warp} both arrive or load on it (line "
@@ -188,6 +193,16 @@ def _group_phases(events: list, barriers: dict, symbols: dict, unknown: list) ->
             if phase.arrivals > barrier.count:
                 barrier.unpaired = (f"line {visit.line}: {phase.arrivals} arrivals in a phase of count "
                                     f"{barrier.count}")
+    for address, loads in strays.items():
+        barrier = barriers[address]
+        if barrier.unpaired is not None:
+            continue
+        if len(barrier.phases) == 1:     # a barrier used once (attention's Q): every load on it is of phase 0
+            barrier.phases[0].loads.extend(loads)
+        else:
+            barrier.unpaired = (f"line {loads[0].line}: warp {loads[0].warp} loads on it but does not arrive, and "
+                                f"it has {len(barrier.phases)} phases: which phase each such load is of is not "
+                                "modelled")
 
 
 def _pair_waits(run, events: list, barriers: dict, symbols: dict, is_mma) -> tuple:

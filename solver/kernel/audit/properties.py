@@ -303,7 +303,8 @@ def decide_reads(kernel: Kernel) -> list:
                 outcome = outcomes[trace_key] = compose.trace_operand(site_now, op, merged, visible, kernel.maps)
             _check_swizzle(swizzle, site_now, op, outcome, visible, kernel.maps, where)
             if outcome.unknown is not None:
-                written.unknown(f"line {visit.line} operand {role.upper()}: {outcome.unknown}")
+                for tally in (written, swizzle, same_k):
+                    tally.unknown(f"line {visit.line} operand {role.upper()}: {outcome.unknown}")
             elif outcome.unwritten is not None:
                 if every_load is None:
                     every_load = _every_load_map(timeline.loads, kernel.maps, placements)
