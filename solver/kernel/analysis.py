@@ -34,13 +34,15 @@ class Analysis:
 
 def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Optional[str] = None,
             params: Optional[dict] = None, launch: Optional[executor.Launch] = None,
-            max_steps: int = executor.MAX_STEPS_PER_WARP, any_launch: str = "needed", record=None) -> Analysis:
+            max_steps: int = executor.MAX_STEPS_PER_WARP, any_launch: str = "needed", record=None,
+            mark=None) -> Analysis:
     """Parse, evaluate each function's first iteration over partly known words (symbolic/evaluate.py),
     run it for every warp of one CTA over every iteration (concrete/executor.py) with the launch given
     (its params default to `params`), and the sets of values of every iteration for any launch
     (symbolic/valuesets.py): any_launch "needed" where the run stopped or left a descriptor unknown,
     "always", or "never". `record(instruction)`: more statements whose visits the run keeps (the audit's
-    barrier operations), beside the sites."""
+    barrier operations), beside the sites; `mark(instruction)`: statements whose visits are kept without
+    their operands joining the run's slice (executor.run's is_marker)."""
     if any_launch not in ("needed", "always", "never"):
         raise ValueError(f"any_launch: needed, always or never, not {any_launch!r}")
     if smem_base < 0 or smem_base >= 1 << 32:
@@ -72,7 +74,8 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
             continue
         run_graph = cfg.build(function.statements)
         recorded = _is_site if record is None else (lambda ins: _is_site(ins) or record(ins))
-        run = executor.run(function, shared[function.name], launch, recorded, run_graph, max_steps=max_steps)
+        run = executor.run(function, shared[function.name], launch, recorded, run_graph, max_steps=max_steps,
+                           is_marker=mark)
         runs[function.name] = run
         summary = iterations_mod.summarise(run, function.statements)
         found.update(summary)

@@ -94,8 +94,10 @@ def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] =
         given[parsed] = document if isinstance(document, tensormap.TensorMapParams) else \
             tensormap.parse_params(document)
     launch = launch or executor.Launch(params=dict(params or {}))
+    accumulators = operations.accumulator_registers(text)
     result = kernel_analysis.analyse(text, smem_base, kernel, params, launch, max_steps, any_launch="never",
-                                     record=operations.is_recorded)
+                                     record=operations.is_recorded,
+                                     mark=lambda ins: operations.writes_accumulator(ins, accumulators))
     functions = [f for f in result.module.functions if f.name in result.functions and f.kind == "entry"]
     named = {n for f in functions for n in f.params}
     for (name, _), _params in given.items():
@@ -105,7 +107,7 @@ def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] =
     arch = tma_arch(result.module.targets)
     kernels = []
     for function in functions:
-        kernels.append(_audit_function(result, function, _bind(function, given), arch, launch))
+        kernels.append(_audit_function(result, function, _bind(function, given), arch, launch, accumulators))
     return Report(kernels, [dict(a) for a in ASSUMPTIONS])
 
 
@@ -115,7 +117,7 @@ def _inside(function, line: int, functions: list) -> bool:
     return function.line <= line < (min(after) if after else 1 << 62)
 
 
-def _audit_function(result, function, maps: dict, arch: Optional[str], launch) -> KernelAudit:
+def _audit_function(result, function, maps: dict, arch: Optional[str], launch, accumulators: set) -> KernelAudit:
     run = result.runs.get(function.name)
     launch_doc = {"params": dict(launch.params), "cta": list(launch.cta),
                   "grid": list(launch.grid) if launch.grid else None, "block": None}
@@ -129,8 +131,10 @@ def _audit_function(result, function, maps: dict, arch: Optional[str], launch) -
     timeline = phases.build(run, function.statements, function.params, result.shared[function.name],
                             lambda visit: visit.line in sites)
     unread = [u for u in result.unread if _inside(function, u["line"], result.module.functions)]
+    markers = {i for i, s in enumerate(function.statements)
+               if s.instruction is not None and operations.writes_accumulator(s.instruction, accumulators)}
     found = properties.Kernel(function.name, arch, function.statements, function.params, run, timeline, sites, maps,
-                              unread)
+                              unread, markers)
     return KernelAudit(function.name, properties.decide(found), launch_doc)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from solver.kernel.concrete.values import Unknown
-from solver.kernel.frontend.instruction import destinations, parse_integer
+from solver.kernel.frontend.instruction import destinations, parse_integer, registers_in
 
 TMA_OPCODE = re.compile(r"^(cp\.async\.bulk\.tensor|cp\.reduce\.async\.bulk\.tensor|cp\.async\.bulk\.prefetch\.tensor)"
                         r"(\.|$)")
@@ -205,3 +205,45 @@ def tensormap_source(statements: list, params: list, register: str):
             return None, f"line {ins.line}: the map's address is a constant"
         name = source
     return None, f"more than {MAX_TRACE} moves carry the map's address"
+
+
+# --- an MMA's accumulator: which one, and whether this MMA adds to it -----------------------------------------
+
+def accumulator(ins, values: dict) -> tuple:
+    """(the accumulator this MMA writes, whether it adds to what the accumulator holds: True, False, or
+    None when the run does not know). wgmma.mma_async (PTX ISA 9.7.15.5.2): `d, a, b, [sp-meta, sp-sel,]
+    scale-d, ...`, D = A x B + D when scale-d is 1, D = A x B when 0; the accumulator is d's registers.
+    tcgen05.mma (9.7.16.10.9): `[d-tmem], a, b, idesc, [scale-a, scale-b | disable-output-lane]...,
+    enable-input-d`, the accumulator the tensor-memory address d."""
+    operands = list(ins.operands)
+    if ins.opcode.startswith("wgmma"):
+        key = ("registers", operands[0].replace(" ", ""))
+        flag_text = operands[5 if ins.has("sp") else 3] if len(operands) > 3 else None
+    else:
+        address = address_of(operands[0], values, {})
+        key = ("tmem", address if isinstance(address, int) else None)
+        rest = [o for o in operands[4:] if not o.strip().startswith(("[", "{"))]
+        flag_text = rest[0] if rest else None
+    if flag_text is None or key[1] is None:
+        return key, None
+    negated = flag_text.strip().startswith("!")
+    flag = value_of(flag_text.strip().lstrip("!"), values, 1)
+    if not isinstance(flag, int):
+        return key, None
+    return key, bool(flag) != negated
+
+
+_WGMMA_ACCUMULATOR = re.compile(r"wgmma\.mma_async[\w.:]*\s+\{([^}]*)\}")
+
+
+def accumulator_registers(text: str) -> frozenset:
+    """The registers of every wgmma.mma_async's accumulator vector d in the text."""
+    return frozenset(r for m in _WGMMA_ACCUMULATOR.finditer(text) for r in registers_in(m.group(1)))
+
+
+def writes_accumulator(ins, accumulators: frozenset) -> bool:
+    """Whether an instruction other than an MMA writes a register of a wgmma accumulator (a reset, or a
+    rescale, that ends the accumulation audit.gemm.same_tile follows)."""
+    if not accumulators or ins.opcode.startswith(("wgmma", "tcgen05.mma")):
+        return False
+    return any(r in accumulators for r in destinations(ins))

@@ -198,9 +198,10 @@ def _fit(value, width: int):
 
 
 def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Graph] = None,
-        warps: Optional[list] = None, max_steps: int = MAX_STEPS_PER_WARP) -> Run:
+        warps: Optional[list] = None, max_steps: int = MAX_STEPS_PER_WARP, is_marker=None) -> Run:
     """Run every warp of the CTA (or those listed) through the function; is_site(instruction) says which
-    statements to record."""
+    statements to record. is_marker(instruction): statements whose visits are recorded too, without
+    their operands joining what the run computes (the audit marks the writes to an MMA's accumulator)."""
     block = block_shape(function, launch)
     graph = graph or cfg.build(function.statements)
     widths = declared_widths(function.statements)
@@ -209,7 +210,8 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     result = Run(function.name, block, [], [], graph.loops)
     left = MAX_STEPS_PER_RUN
     needed = needed_statements(graph, is_site)
-    sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and is_site(s.instruction)}
+    sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and
+             (is_site(s.instruction) or (is_marker is not None and is_marker(s.instruction)))}
     shared: dict = {}                # per run: each block's statements that matter (_WarpWalk._relevant)
     for index in chosen:
         warp = Warp(index, block, launch, symbols, widths)
