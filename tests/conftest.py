@@ -15,7 +15,8 @@ CATALOGUE_TIMEOUT = 60.0          # seconds per property; every property takes w
 # counterexample corpus under counterexamples/
 REPLAY_MODULES = frozenset({"test_hardware_replay.py", "test_tma_replay.py", "test_encoder_replay.py",
                             "test_fuzz_against_replay.py", "test_hardware_pipeline.py",
-                            "test_counterexamples.py", "test_desc_ptxas_replay.py"})
+                            "test_counterexamples.py", "test_desc_ptxas_replay.py",
+                            "test_audit_hardware_replay.py"})
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,0 +1,51 @@
+"""The GPU's verdict on corpus kernels and their injected bugs (tests/hardware/audit_kernels_sm90.json.gz,
+recorded by hardware/run_audit_kernels.py on a Hopper GPU), against the audit's: every variant that computed
+the right product is proved, and none that computed a wrong one, hung, or had a map the driver refused is
+proved (refuted, or unknown where it reads bytes the audit does not model)."""
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+import os
+
+import pytest
+
+import layoutproof as lp
+from solver.kernel.audit import mutate
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORD = json.load(gzip.open(os.path.join(HERE, "hardware", "audit_kernels_sm90.json.gz"), "rt"))
+CORPUS = os.path.join(HERE, "fixtures", "ptx", "corpus")
+ENTRIES = {e["file"]: e for e in json.load(open(os.path.join(CORPUS, "audit.json")))["kernels"]}
+_MUTANTS: dict = {}
+
+
+def _variant(file: str, name: str) -> mutate.Mutant:
+    if file not in _MUTANTS:
+        entry = ENTRIES[file]
+        text = lzma.open(os.path.join(CORPUS, file), "rt").read()
+        _MUTANTS[file] = {"original": mutate.Mutant("original", "original", text, entry["tensormaps"]),
+                          **{m.name: m for m in mutate.mutants(text, entry["tensormaps"], entry["kernel"])}}
+    return _MUTANTS[file][name]
+
+
+def test_the_record_is_whole():
+    statuses = {v["status"] for v in RECORD["variants"]}
+    assert statuses <= {"right", "wrong", "hang", "encoder refused"}, statuses
+    originals = [v for v in RECORD["variants"] if v["variant"] == "original"]
+    assert originals and all(v["status"] == "right" for v in originals)
+    assert "H100" in RECORD["gpu"] or "H200" in RECORD["gpu"]          # Hopper: sm_90a
+
+
+@pytest.mark.parametrize("recorded", RECORD["variants"], ids=lambda v: f"{v['stem']}:{v['variant']}")
+def test_the_audit_agrees_with_the_gpu(recorded):
+    entry = ENTRIES[recorded["file"]]
+    mutant = _variant(recorded["file"], recorded["variant"])
+    report = lp.audit(mutant.text, mutant.tensormaps, entry["params"], grid=entry["grid"], kernel=entry["kernel"])
+    if recorded["status"] == "right":
+        assert report.ok, report.explain()
+    else:
+        assert not report.ok, f"{recorded['variant']} ({recorded['status']}) is proved"
+        if recorded["status"] != "wrong":         # a hang or a refused map: a property names it
+            assert any(p.status == "refuted" for k in report.kernels for p in k.properties), report.explain()
