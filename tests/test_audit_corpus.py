@@ -30,6 +30,8 @@ NOT_PROVED = {
         "tut09_tma_persistent_ws_f16_128x256x64_s3_w4_sub_sm_100a", "tut09_tma_ws_f16_128x256x64_s3_w4_sm_100a"),
     "packed fp4 operands (sub-byte elements are not placed)": (
         "tut10_block_scaled_mxfp4_128x256x256_s4_w4_sm_100a", "tut10_block_scaled_nvfp4_128x256x256_s4_w4_sm_100a"),
+    "a causal mask written into the accumulator before the MMA (-inf where masked): where the accumulation "
+    "starts is unknown, so k_once is not checked": ("tl_sm90_mha_fwd_bshd_f16_d64_causal_128x128_s2",),
     "TileLang's warp-specialized barriers: many arriving threads per phase": (
         "tl_sm100_gemm_ws_bf16_128x256x64_s4_kA_nB", "tl_sm100_gemm_ws_f16_128x128x64_s6_kA_nB"),
 }

@@ -42,6 +42,10 @@ ASSUMPTIONS = (
      "statement": "A stage is refilled only after its consumers released it (the empty barriers): a phase's data "
                   "stay in place until the consumer's next wait on that barrier. Not checked in this version.",
      "evidence": "the producer-consumer pipelines of CUTLASS (PipelineTmaAsync), Triton and TileLang"},
+    {"id": "audit.assume.whole_k",
+     "statement": "One accumulation covers the whole K of the problem (no split-K or stream-K across CTAs): "
+                  "audit.gemm.k_once refutes an accumulation that reads part of K.",
+     "evidence": "the GEMMs and attention kernels of the corpus (tests/fixtures/ptx/corpus/audit.json)"},
     {"id": "audit.assume.one_cta",
      "statement": "The run is one CTA (--cta) of the launch; bytes other CTAs multicast into it are not counted "
                   "(such phases are unknown).",

@@ -12,7 +12,7 @@ from typing import Optional
 from spec.rule import SpecError
 from spec.tma import tensormap
 
-from solver.kernel.audit import compose, operations
+from solver.kernel.audit import accumulate, compose, operations
 from solver.kernel.audit.report import Property
 
 MAX_MMA_CHECKS = 20_000        # distinct MMA visits traced per kernel (then: unknown)
@@ -52,12 +52,17 @@ SAME_TILE = Definition(
     "audit.gemm.same_tile", "Every MMA that adds to an accumulator reads the same global rows of A (m) and "
     "of B (n) as the MMA before it into that accumulator: one output tile per accumulation.",
     "PTX ISA 9.0 9.7.15.5.2 (wgmma scale-d: D = A x B + D), 9.7.16.10.9 (tcgen05.mma enable-input-d)")
+K_ONCE = Definition(
+    "audit.gemm.k_once", "Every accumulation that starts from an overwritten or zeroed accumulator reads each "
+    "global k below K exactly once (K: the extent of A's map along its K dimension; k at or past K reads the "
+    "map's zero fill).", "PTX ISA 9.0 9.7.15.5.2, 9.7.16.10.9 (D = A x B + D, summed over K); 5.5.3 (out of "
+    "bounds: zero fill)")
 SAME_K = Definition(
     "audit.gemm.same_k", "For every MMA reading A and B from shared memory: A's element (m, k) and B's "
     "(n, k) come from the same global k, and each row m of A (n of B) stays on one global row along k.",
     "PTX ISA 9.0 9.7.15.5 / 9.7.16.10.9 (D = A x B + D, summed over K)")
 
-CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K, SAME_TILE)
+CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K, SAME_TILE, K_ONCE)
 
 # descriptor swizzle (spec.mma.readmap) -> TMA swizzle (spec.tma.swizzle)
 _SWIZZLE_NAMES = {"none": "NONE", "32B": "32B", "64B": "64B", "128B": "128B", "128B_atom32B": "128B_ATOM_32B"}
@@ -241,23 +246,23 @@ def decide_bytes(kernel: Kernel) -> Property:
 def decide_reads(kernel: Kernel) -> list:
     """audit.reads.written, audit.swizzle.agrees, audit.gemm.same_k and audit.gemm.same_tile, over every
     MMA visit."""
-    written, swizzle, same_k, same_tile = Tally(WRITTEN), Tally(SWIZZLE), Tally(SAME_K), Tally(SAME_TILE)
-    tiles: dict = {}                   # (warp, accumulator) -> (rows of A, rows of B, line, iteration)
+    written, swizzle, same_k = Tally(WRITTEN), Tally(SWIZZLE), Tally(SAME_K)
+    same_tile, k_once = Tally(SAME_TILE), Tally(K_ONCE)
+    accumulations = accumulate.Accumulations(same_tile, k_once)
     timeline = kernel.timeline
     if timeline.unknown:                # a load the phases may miss: a read could be refuted wrongly
         line, why = timeline.unknown[0]
-        for tally in (written, swizzle, same_k, same_tile):
+        for tally in (written, swizzle, same_k, same_tile, k_once):
             tally.unknown(f"line {line}: {why}")
-        return [tally.result("") for tally in (written, swizzle, same_k, same_tile)]
+        return [tally.result("") for tally in (written, swizzle, same_k, same_tile, k_once)]
     placements = compose.Placements()
     done: dict = {}                    # visit key -> (site, traced operands, visible loads) once checked
     merged_by_slots: dict = {}
     outcomes: dict = {}
     every_load: Optional[dict] = None
     for visit in kernel.run.visits:
-        if visit.statement in kernel.markers:     # another write to an accumulator: its chains end here
-            for chain in [c for c in tiles if c[0] == visit.warp and c[1][0] == "registers"]:
-                del tiles[chain]
+        if visit.statement in kernel.markers:     # another write to an accumulator register
+            accumulations.marker(visit.warp, kernel.statements[visit.statement].instruction)
             continue
         site = kernel.sites.get(visit.line)
         if site is None:
@@ -268,18 +273,18 @@ def decide_reads(kernel: Kernel) -> list:
         where = {"mma_line": visit.line, "warp": visit.warp, "iteration": list(visit.iteration)}
         if key in done:                           # the same reads as a visit checked already
             if done[key] is not None:
-                _check_same_tile(same_tile, tiles, kernel.statements[visit.statement].instruction, visit,
-                                 *done[key], kernel.maps, where)
+                accumulations.mma(kernel.statements[visit.statement].instruction, visit, *done[key], kernel.maps,
+                                  where)
             continue
         if len(done) >= MAX_MMA_CHECKS:
-            for tally in (written, swizzle, same_k, same_tile):
+            for tally in (written, swizzle, same_k, same_tile, k_once):
                 tally.unknown(f"more than {MAX_MMA_CHECKS} distinct MMA visits")
             break
         done[key] = None
         problem = next((timeline.wait_problems.get(b) or timeline.barriers[b].unpaired for b in waited
                         if timeline.wait_problems.get(b) or timeline.barriers[b].unpaired), None)
         if problem:
-            for tally in (written, swizzle, same_k, same_tile):
+            for tally in (written, swizzle, same_k, same_tile, k_once):
                 tally.unknown(problem)
             continue
         visible = [load for b, j in waited.items() for load in _phase_loads(timeline.barriers[b], j)]
@@ -287,7 +292,7 @@ def decide_reads(kernel: Kernel) -> list:
         if missing is not None:
             why = (f"line {missing.line}: no tensor map given for parameter {source_text(missing.source)}"
                    if missing.source else f"line {missing.line}: {missing.why_no_source}")
-            for tally in (written, swizzle, same_k, same_tile):
+            for tally in (written, swizzle, same_k, same_tile, k_once):
                 tally.unknown(why)
             continue
         slots = compose.slot_key(visible, kernel.maps)
@@ -300,7 +305,7 @@ def decide_reads(kernel: Kernel) -> list:
                                      f"phases the warp waited for, write {address:#x}", **where,
                              "address": hex(address), "load_lines": [visible[first].line, visible[second].line]})
         if merged is None:
-            for tally in (swizzle, same_k, same_tile) if overlap else (written, swizzle, same_k, same_tile):
+            for tally in (swizzle, same_k, same_tile, k_once) if overlap else (written, swizzle, same_k, same_tile, k_once):
                 tally.unknown(why or "two awaited loads write one address (audit.reads.written)")
             continue
         site_now = _at_visit(site, visit)
@@ -316,7 +321,7 @@ def decide_reads(kernel: Kernel) -> list:
                 outcome = outcomes[trace_key] = compose.trace_operand(site_now, op, merged, visible, kernel.maps)
             _check_swizzle(swizzle, site_now, op, outcome, visible, kernel.maps, where)
             if outcome.unknown is not None:
-                for tally in (written, swizzle, same_k, same_tile):
+                for tally in (written, swizzle, same_k, same_tile, k_once):
                     tally.unknown(f"line {visit.line} operand {role.upper()}: {outcome.unknown}")
             elif outcome.unwritten is not None:
                 if every_load is None:
@@ -335,15 +340,18 @@ def decide_reads(kernel: Kernel) -> list:
                 traced[role] = outcome
         if "a" in traced and "b" in traced:
             _check_same_k(same_k, traced, visible, kernel.maps, where)
-        _check_same_tile(same_tile, tiles, kernel.statements[visit.statement].instruction, visit, site_now, traced,
-                         visible, kernel.maps, where)
+        accumulations.mma(kernel.statements[visit.statement].instruction, visit, site_now, traced, visible,
+                          kernel.maps, where)
         done[key] = (site_now, traced, visible)
     if timeline.stopped:
-        for tally in (written, swizzle, same_k, same_tile):
+        for tally in (written, swizzle, same_k, same_tile, k_once):
             tally.unknown(timeline.stopped[0] + " (its later MMAs were not checked)")
     nothing = "no MMA reading shared memory through descriptors was reached in the run"
+    accumulations.finish()
     return [written.result(nothing), swizzle.result(nothing), same_k.result(nothing),
-            same_tile.result("no MMA added to an accumulator an earlier MMA of the run wrote")]
+            same_tile.result("no MMA added to an accumulator an earlier MMA of the run wrote"),
+            k_once.result("no accumulation whose start the run shows (an overwriting MMA, or zeros written) was "
+                          "followed to its end")]
 
 
 def _phase_loads(barrier, index: int) -> list:
@@ -412,50 +420,6 @@ def _check_same_k(tally: Tally, traced: dict, loads: list, maps: dict, where: di
             tally.refuted({"what": f"at k = {k}, A reads global k {_one(ka)} and B global k {_one(kb)}", **where,
                            "k": k, "a_global_k": _one(ka), "b_global_k": _one(kb),
                            "a_element": list(a[k]), "b_element": list(b[k])})
-            return
-    tally.proved()
-
-
-def _check_same_tile(tally: Tally, tiles: dict, ins, visit, site, traced: dict, loads: list, maps: dict,
-                     where: dict) -> None:
-    """The rows (the global coordinates off the K dimension of each row's k = 0 element) of each operand read
-    from shared memory, against the previous MMA into the same accumulator when this one adds to it."""
-    key, adds = operations.accumulator(ins, visit.values)
-    roles = [role for role, op in site.operands.items() if op.source == "descriptor"]
-    if any(role not in traced for role in roles):
-        tiles.pop((visit.warp, key), None)
-        return                                          # (reads.written says why)
-    rows = {}
-    for role in roles:
-        along_k, _, both = compose.operand_dimensions(traced[role], loads, maps)
-        if both is not None or not along_k:
-            tiles.pop((visit.warp, key), None)
-            return                                      # (same_k says why)
-        outcome = traced[role]
-        # the rows depend on the trace and on its boxes' coordinates off the K dimensions only: kept per both
-        placed = tuple(c for slot in outcome.slots for d, c in enumerate(loads[slot].coordinates) if d not in along_k)
-        kept = outcome.__dict__.setdefault("_rows", {})
-        if placed not in kept:
-            column = [compose.global_element(loads[row[0][0]], maps[loads[row[0][0]].source], row[0][1])
-                      for row in outcome.cells]
-            kept[placed] = [tuple(c for d, c in enumerate(element) if d not in along_k) for element in column]
-        rows[role] = kept[placed]
-    previous = tiles.get((visit.warp, key))
-    tiles[(visit.warp, key)] = (rows, visit.line, list(visit.iteration))
-    if adds is None:
-        tally.unknown(f"line {visit.line}: whether the MMA adds to its accumulator (scale-d / enable-input-d) is "
-                      "unknown in the run")
-        return
-    if not adds or previous is None:
-        return
-    before, line, iteration = previous
-    for role in rows:
-        if role in before and rows[role] != before[role]:
-            mn = next(i for i, (x, y) in enumerate(zip(rows[role], before[role])) if x != y)
-            tally.refuted({"what": f"operand {role.upper()} row {mn} reads global {list(rows[role][mn])} where the "
-                                   f"MMA before it into the same accumulator (line {line}, iteration "
-                                   f"{','.join(map(str, iteration)) or '-'}) read {list(before[role][mn])}", **where,
-                           "operand": role.upper(), "row": mn, "previous_line": line})
             return
     tally.proved()
 

@@ -1,0 +1,148 @@
+"""Accumulations: the MMAs that add into one accumulator, one output tile each (audit.gemm.same_tile and
+audit.gemm.k_once, solver/kernel/audit/properties.py).
+
+An accumulation starts where its accumulator is overwritten: by an MMA that does not add (wgmma scale-d
+0, tcgen05.mma enable-input-d false: PTX ISA 9.0 9.7.15.5.2, 9.7.16.10.9), or, for a wgmma accumulator in
+registers, by zeros written into every register of it (`mov.f32 %f, 0f00000000`, or a copy of a register
+so zeroed: what Triton and TileLang emit before a tile). Any other write into an accumulator register (attention's rescaling `mul`) leaves where
+the accumulation started unknown, and k_once is not checked on it. It ends where the next one starts, or
+at the end of the run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from solver.kernel.audit import compose, operations
+from solver.kernel.frontend.instruction import destinations, parse_integer, registers_in
+
+_ZERO = {"0f00000000", "0f80000000", "0d0000000000000000", "0d8000000000000000"}
+
+
+def writes_zero(ins) -> bool:
+    """A mov of the constant zero (integer 0, +-0.0 as PTX writes float bits)."""
+    if ins.base != "mov" or len(ins.operands) != 2:
+        return False
+    value = ins.operands[1].strip().lower()
+    return value in _ZERO or parse_integer(value) == 0
+
+
+@dataclass
+class Chain:
+    rows: dict                     # role -> the global rows (off K) of the operand
+    line: int
+    iteration: list
+    start: Optional[str]           # "overwritten" | "zeroed" | None (unknown)
+    first: dict = field(default_factory=dict)   # where it started: {mma_line, warp, iteration}
+    ks: list = field(default_factory=list)      # the global k of every k each MMA read
+    extent: Optional[int] = None                # K: A's (or B's) map extent along its K dimension
+    k_known: bool = True
+
+
+class Accumulations:
+    def __init__(self, same_tile, k_once):
+        self.same_tile, self.k_once = same_tile, k_once
+        self.chains: dict = {}                 # (warp, accumulator key) -> Chain
+        self.written: dict = {}                # warp -> {register: "zero" | "other"} since its last MMA
+
+    def marker(self, warp: int, ins) -> None:
+        """Another instruction wrote accumulator registers: zeros when it moves the constant 0, or a register
+        the warp zeroed since its last MMA (TileLang zeroes one register and copies it)."""
+        kinds = self.written.setdefault(warp, {})
+        copied = ins.base == "mov" and len(ins.operands) == 2 and kinds.get(ins.operands[1].strip()) == "zero"
+        for register in destinations(ins):
+            kinds[register] = "zero" if writes_zero(ins) or copied else "other"
+
+    def mma(self, ins, visit, site, traced: dict, loads: list, maps: dict, where: dict) -> None:
+        key, adds = operations.accumulator(ins, visit.values)
+        chain_key = (visit.warp, key)
+        start = "overwritten" if adds is False else None
+        if key[0] == "registers":
+            registers = registers_in(ins.operands[0])
+            kinds = self.written.get(visit.warp, {})
+            seen = [kinds.pop(r) for r in registers if r in kinds]
+            if adds and seen:
+                if len(seen) == len(registers) and all(k == "zero" for k in seen):
+                    start = "zeroed"
+                else:
+                    start = "unknown"           # a rescale, or part of it written: where it began is lost
+        roles = [role for role, op in site.operands.items() if op.source == "descriptor"]
+        shape = self._shape(roles, traced, loads, maps)
+        previous = self.chains.get(chain_key)
+        if adds is not True or start in ("zeroed", "unknown") or previous is None or shape is None:
+            if previous is not None:
+                self._finish(previous)
+            if shape is None:
+                self.chains.pop(chain_key, None)
+                return
+            rows, ks, extent = shape
+            self.chains[chain_key] = Chain(rows, visit.line, list(visit.iteration),
+                                           start if start in ("overwritten", "zeroed") else None, dict(where), ks,
+                                           extent, ks is not None)
+            if adds is None:
+                self.same_tile.unknown(f"line {visit.line}: whether the MMA adds to its accumulator (scale-d / "
+                                       "enable-input-d) is unknown in the run")
+            return
+        rows, ks, extent = shape
+        for role in rows:
+            if role in previous.rows and rows[role] != previous.rows[role]:
+                mn = next(i for i, (x, y) in enumerate(zip(rows[role], previous.rows[role])) if x != y)
+                self.same_tile.refuted({
+                    "what": f"operand {role.upper()} row {mn} reads global {list(rows[role][mn])} where the MMA before "
+                            f"it into the same accumulator (line {previous.line}, iteration "
+                            f"{','.join(map(str, previous.iteration)) or '-'}) read {list(previous.rows[role][mn])}",
+                    **where, "operand": role.upper(), "row": mn, "previous_line": previous.line})
+                self.chains.pop(chain_key)
+                return
+        self.same_tile.proved()
+        previous.rows, previous.line, previous.iteration = rows, visit.line, list(visit.iteration)
+        if ks is None or extent != previous.extent:
+            previous.k_known = False
+        else:
+            previous.ks.extend(ks)
+
+    def _shape(self, roles: list, traced: dict, loads: list, maps: dict):
+        """(role -> global rows, the global k of each k read, K) of the MMA, or None when an operand was not
+        traced or is no rows x K grid (reads.written and same_k say why)."""
+        rows, ks, extent = {}, None, None
+        for role in roles:
+            if role not in traced:
+                return None
+            outcome = traced[role]
+            along_k, _, both = compose.operand_dimensions(outcome, loads, maps)
+            if both is not None or not along_k:
+                return None
+            # the rows depend on the trace and on its boxes' coordinates off K only: kept per both
+            placed = tuple(c for slot in outcome.slots for d, c in enumerate(loads[slot].coordinates) if d not in along_k)
+            kept = outcome.__dict__.setdefault("_rows", {})
+            if placed not in kept:
+                column = [compose.global_element(loads[row[0][0]], maps[loads[row[0][0]].source], row[0][1])
+                          for row in outcome.cells]
+                kept[placed] = [tuple(c for d, c in enumerate(element) if d not in along_k) for element in column]
+            rows[role] = kept[placed]
+            if ks is None and len(along_k) == 1:
+                d = along_k[0]
+                ks = [element[d] for element in compose.first_row(outcome, loads, maps)]
+                extent = maps[loads[outcome.slots[0]].source].global_dim[d]
+        return (rows, ks, extent) if rows else None
+
+    def _finish(self, chain: Chain) -> None:
+        """audit.gemm.k_once on a whole accumulation whose start is known."""
+        if chain.start is None or not chain.k_known or chain.extent is None:
+            return
+        inside = sorted(k for k in chain.ks if 0 <= k < chain.extent)
+        missing = next((k for k in range(chain.extent) if k not in set(inside)), None) \
+            if len(set(inside)) != chain.extent else None
+        twice = next((a for a, b in zip(inside, inside[1:]) if a == b), None)
+        if missing is None and twice is None:
+            self.k_once.proved()
+            return
+        what = (f"global k {twice} is read twice" if twice is not None else f"global k {missing} is never read") + \
+            f" in the accumulation that starts at line {chain.first.get('mma_line')} (K = {chain.extent})"
+        self.k_once.refuted({"what": what, **chain.first, "k": twice if twice is not None else missing,
+                             "extent": chain.extent, "mmas_k_read": len(chain.ks)})
+
+    def finish(self) -> None:
+        for chain in self.chains.values():
+            self._finish(chain)
+        self.chains.clear()
