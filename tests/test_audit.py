@@ -205,8 +205,10 @@ def _cli(*args):
                           text=True, timeout=120)
 
 
-def test_the_command_exits_1_and_names_the_missing_map():
-    out = _cli(PTX, "--tensormap", f"0={EXAMPLE}/triton_tma_gemm_a.json", "--json",
+def test_the_command_exits_1_and_names_the_missing_map(tmp_path, text):
+    alone = tmp_path / "gemm.ptx"                     # (the example's sidecar gives every map)
+    alone.write_text(text)
+    out = _cli(str(alone), "--tensormap", f"0={EXAMPLE}/triton_tma_gemm_a.json", "--json",
                *[f"--param={k}={v}" for k, v in PARAMS.items()])
     assert out.returncode == 1, out.stderr
     document = json.loads(out.stdout)
@@ -239,3 +241,46 @@ def test_the_optimised_same_k_gives_the_reference_report(text, monkeypatch):
         reference = lp.audit(ptx, maps, PARAMS).document()
         monkeypatch.setattr(compose, "FAST", True)
         assert fast == reference
+
+
+# --- many files ---------------------------------------------------------------------------------------------
+
+@pytest.fixture()
+def folder(tmp_path, text):
+    """Two kernels with sidecars (the Triton GEMM, and it again with B one box along k) and a broken file."""
+    side = {"kernel": "matmul_kernel_tma", "tensormaps": MAPS, "params": PARAMS}
+    (tmp_path / "a_gemm.ptx").write_text(text)
+    (tmp_path / "a_gemm.audit.json").write_text(json.dumps(side))
+    shifted = _mutant(text, "[%rd15, {%r183, %r12}], [%r7];", "[%rd15, {%rshift, %r12}], [%r7];")
+    shifted = _mutant(shifted, "\tmov.b32 \t%r183, 0;\n",
+                      "\tmov.b32 \t%r183, 0;\n\t.reg .b32 %rshift;\n\tadd.s32 %rshift, %r183, 64;\n")
+    (tmp_path / "b_shifted.ptx").write_text(shifted)
+    (tmp_path / "b_shifted.audit.json").write_text(json.dumps(side))
+    (tmp_path / "c_broken.ptx").write_text(".version 8.0\n.target sm_90a\n.entry k( {\n")
+    return tmp_path
+
+
+def test_a_folder_gives_a_line_per_kernel_the_same_for_any_number_of_processes(folder):
+    one, two = _cli(str(folder), "--json"), _cli(str(folder), "--json", "--jobs", "2")
+    assert one.returncode == two.returncode == 1
+    assert one.stdout == two.stdout
+    document = json.loads(one.stdout)
+    assert [os.path.basename(f["file"]) for f in document["files"]] == ["a_gemm.ptx", "b_shifted.ptx", "c_broken.ptx"]
+    first, second, broken = document["files"]
+    assert first["ok"] and not second["ok"] and broken["error"]
+    assert document["summary"] == {"files": 3, "kernels": 2, "ok": 1, "not_ok": 1, "errors": 1}
+    text = _cli(str(folder)).stdout.splitlines()
+    assert text[0].endswith("matmul_kernel_tma: ok (8 proved, 0 refuted, 0 unknown)")
+    assert "refuted audit.gemm.same_k" in text[1] and "error" in text[2]
+
+
+def test_a_malformed_sidecar_is_refused_before_any_work(folder):
+    (folder / "a_gemm.audit.json").write_text(json.dumps({"tensormap": {}}))
+    out = _cli(str(folder))
+    assert out.returncode == 2 and out.stdout == "" and "sidecar" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_jobs_and_a_scheduler_exclude_each_other(folder):
+    out = _cli(str(folder), "--jobs", "2", "--scheduler", "local")
+    assert out.returncode == 2 and "jobs" in out.stderr

@@ -85,8 +85,12 @@ def run_check(args) -> int:
     return EXIT_OK if clean else EXIT_VIOLATION
 
 
-def add_input(p) -> None:
-    p.add_argument("file", metavar="FILE", help="the PTX file ('-': standard input)")
+def add_input(p, many: bool = False) -> None:
+    if many:
+        p.add_argument("file", metavar="FILE", nargs="+",
+                       help="PTX files or folders of them ('-': standard input)")
+    else:
+        p.add_argument("file", metavar="FILE", help="the PTX file ('-': standard input)")
     p.add_argument("--smem-base", type=number, default=evaluate.DEFAULT_SMEM_BASE,
                    help=f"shared address of the first shared symbol (default {evaluate.DEFAULT_SMEM_BASE:#x}, "
                         "the dynamic shared-memory base the H100 harness saw)")

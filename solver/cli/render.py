@@ -688,3 +688,27 @@ def _audit_witness(witness: dict) -> str:
     if witness.get("iteration"):
         where.append(f"iteration {','.join(map(str, witness['iteration']))}")
     return witness["what"] + (f" ({', '.join(where)})" if where else "")
+
+
+def audit_file_lines(result: dict) -> str:
+    """`audit` over several files: one line per kernel (file, kernel, verdict, the first property not
+    proved), or the file's error."""
+    if result["error"] is not None:
+        return f"{result['file']}: error: {result['error']}"
+    if not result["kernels"]:
+        return f"{result['file']}: no .entry audited"
+    lines = []
+    for kernel in result["kernels"]:
+        counts = {s: sum(p["status"] == s for p in kernel["properties"]) for s in ("proved", "refuted", "unknown")}
+        first = next((p for p in kernel["properties"] if p["status"] == "refuted"), None) or \
+            next((p for p in kernel["properties"] if p["status"] == "unknown"), None)
+        tail = "" if first is None else f"  {first['status']} {first['id']}: " + one_line(
+            _audit_witness(first["witness"]) if first["status"] == "refuted" else first["reason"] or "", 120)
+        lines.append(f"{result['file']} {kernel['kernel']}: {'ok' if kernel['ok'] else 'NOT ok'} "
+                     f"({counts['proved']} proved, {counts['refuted']} refuted, {counts['unknown']} unknown){tail}")
+    return "\n".join(lines)
+
+
+def audit_summary(summary: dict) -> str:
+    return (f"{summary['files']} files, {summary['kernels']} kernels: {summary['ok']} ok, {summary['not_ok']} not ok, "
+            f"{summary['errors']} files not read")
