@@ -47,6 +47,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "kernel_descriptors"))
 import instrument as ins  # noqa: E402
+sys.path.insert(0, ROOT)
+from solver.kernel.audit.triton import DEVICE_TO_HOST  # noqa: E402  (tensordesc_meta's element types)
 
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "ptx", "corpus", "triton")
 DEFAULT_KERNELS = [
@@ -212,7 +214,7 @@ def run_on_gpu(meta: dict, work: str, seed: int) -> tuple[dict, np.ndarray]:
         elem = t.element_size()
         box_rows, box_cols = d["block_size"]
         result = driver.cuTensorMapEncodeTiled(
-            driver.CUtensorMapDataType(d["elem_type"]), 2, t.data_ptr(),
+            driver.CUtensorMapDataType(DEVICE_TO_HOST[d["elem_type"]]), 2, t.data_ptr(),
             [driver.cuuint64_t(cols), driver.cuuint64_t(rows)], [driver.cuuint64_t(cols * elem)],
             [driver.cuuint32_t(box_cols), driver.cuuint32_t(box_rows)], [driver.cuuint32_t(1), driver.cuuint32_t(1)],
             driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,

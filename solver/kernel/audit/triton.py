@@ -4,7 +4,8 @@ Triton passes each host TensorDescriptor argument as a `.param .align 64 .b8 NAM
 __grid_constant__), followed by its shape and then its strides, one scalar .param each, outermost first
 (the PTX of every corpus kernel: tests/fixtures/ptx/corpus/triton/manifest.json, `param_names`). The
 compiled kernel's `metadata.tensordesc_meta` lists, in .param order, each descriptor's block shape (outermost
-first), swizzle (CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B) and element type (CUtensorMapDataType).
+first), swizzle (CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B) and element type (in the device's
+encoding: DEVICE_TO_HOST below).
 Triton's launcher encodes the map with cuTensorMapEncodeTiled from exactly these: dimensions and box
 reversed (dimension 0 innermost), strides in bytes, element strides 1, no interleave, zero fill
 (triton/backends/nvidia/driver.py, make_tensordesc_arg; replayed on the H100 by
@@ -19,6 +20,11 @@ from spec.tma.tensormap_params import DATA_TYPES
 
 RULE = "audit.tma.maps"
 SWIZZLES = {0: "NONE", 1: "32B", 2: "64B", 3: "128B"}
+# tensordesc_meta's elem_type is the device's encoding (PTX's tensormap.replace .elemtype: 8 f32.ftz, 9 f64,
+# 10 bf16), not cuda.h's CUtensorMapDataType (8 f64, 9 bf16, 10 f32.ftz); the launcher maps one to the
+# other (triton/backends/nvidia/driver.py, TMA_DTYPE_DEVICE_TO_HOST). Found by the held-out check: a bf16
+# kernel's maps came out FLOAT32_FTZ.
+DEVICE_TO_HOST = {**{i: i for i in range(16)}, 8: 10, 9: 8, 10: 9}
 _DESCRIPTOR_PARAM = re.compile(r"\.param\s+\.align\s+\d+\s+\.b8\s+([\w$]+)\s*\[\s*128\s*\]")
 _ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(([^)]*)\)", re.DOTALL)
 _PARAM_NAME = re.compile(r"\.param\b[^,]*?([\w$]+)\s*(?:\[\s*\d+\s*\])?\s*(?:,|$)")
@@ -53,7 +59,7 @@ def tensormaps(ptx: str, tensordesc_meta: list, params: dict, kernel: str = None
             raise SpecError("param", ", ".join(missing) or entries[index][0],
                             f"the shape and strides of descriptor {entries[index][0]} (give --param)", RULE)
         shape, strides = [params[n] for n in scalars[:rank]], [params[n] for n in scalars[rank:]]
-        data_type = by_type.get(meta["elem_type"])
+        data_type = by_type.get(DEVICE_TO_HOST.get(meta["elem_type"]))
         if data_type is None or meta["swizzle"] not in SWIZZLES:
             raise SpecError("tensordesc_meta", meta, "an element type or swizzle cuda.h does not name", RULE)
         size = meta["elem_size"]
