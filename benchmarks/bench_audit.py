@@ -2,9 +2,10 @@
 it is proved (a refutation of an original is a false alarm), and how many of its injected bugs
 (solver.kernel.audit.mutate) are refuted, in one run.
 
-    python -m benchmarks.bench_audit [--only TEXT] [--json FILE]
+    python -m benchmarks.bench_audit [--set corpus|heldout] [--only TEXT] [--json FILE]
 
-For each kernel of tests/fixtures/ptx/corpus/audit.json (or those whose file contains --only): the original
+For each kernel of tests/fixtures/ptx/corpus/audit.json (--set heldout: tests/fixtures/ptx/heldout/audit.json,
+kernels the audit was not developed on), or those whose file contains --only: the original
 is audited; when every property is proved, each of its mutants is too. A mutant that survives (nothing
 refuted) is `equivalent` when spec reads every descriptor value the run fed that MMA the same with the
 mutant's change (an LBO a swizzled K-major operand ignores), else `missed`. detection = refuted /
@@ -31,7 +32,7 @@ from spec.mma import readmap
 from spec.rule import SpecError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CORPUS = os.path.join(ROOT, "tests", "fixtures", "ptx", "corpus")
+SETS = {name: os.path.join(ROOT, "tests", "fixtures", "ptx", name) for name in ("corpus", "heldout")}
 
 
 def _audit(entry: dict, text: str, maps: dict):
@@ -69,13 +70,13 @@ def _equivalent(text: str, entry: dict, mutant: mutate.Mutant) -> bool:
     return True
 
 
-def run(only: str) -> tuple:
-    entries = json.load(open(os.path.join(CORPUS, "audit.json")))["kernels"]
+def run(only: str, folder: str = SETS["corpus"]) -> tuple:
+    entries = json.load(open(os.path.join(folder, "audit.json")))["kernels"]
     rows, totals = [], Counter()
     for entry in entries:
         if only not in entry["file"]:
             continue
-        text = lzma.open(os.path.join(CORPUS, entry["file"]), "rt").read()
+        text = lzma.open(os.path.join(folder, entry["file"]), "rt").read()
         began = time.perf_counter()
         report = _audit(entry, text, entry["tensormaps"])
         seconds = time.perf_counter() - began
@@ -114,10 +115,11 @@ def run(only: str) -> tuple:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", default="corpus", choices=sorted(SETS))
     parser.add_argument("--only", default="")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    rows, summary = run(args.only)
+    rows, summary = run(args.only, SETS[args.set])
     table = [{"kernel": r["kernel"].split("/")[-1].replace(".ptx.xz", ""), "s": r["seconds"],
               "proved": r["proved"], "mutants": r["mutants"], "refuted": r["refuted"],
               "equivalent": r["equivalent"], "missed": len(r["missed"])} for r in rows]
