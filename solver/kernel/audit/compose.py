@@ -194,5 +194,12 @@ def operand_dimensions(outcome: Outcome, loads: list, maps: dict) -> tuple:
 
 
 def first_row(outcome: Outcome, loads: list, maps: dict) -> list:
-    """The global elements of row 0 (mn = 0), k = 0, 1, ..."""
-    return [global_element(loads[slot], maps[loads[slot].source], index) for slot, index in outcome.cells[0]]
+    """The global elements of row 0 (mn = 0), k = 0, 1, ... (kept per outcome and its boxes' coordinates,
+    all that they depend on: same_k and the accumulations both ask for them)."""
+    placed = tuple(loads[slot].coordinates for slot in outcome.slots)
+    kept = outcome.__dict__.setdefault("_first_rows", {})
+    found = kept.get(placed)
+    if found is None:
+        found = kept[placed] = [global_element(loads[slot], maps[loads[slot].source], index)
+                                for slot, index in outcome.cells[0]]
+    return found
