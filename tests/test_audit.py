@@ -284,3 +284,28 @@ def test_a_malformed_sidecar_is_refused_before_any_work(folder):
 def test_jobs_and_a_scheduler_exclude_each_other(folder):
     out = _cli(str(folder), "--jobs", "2", "--scheduler", "local")
     assert out.returncode == 2 and "jobs" in out.stderr
+
+
+def test_tritons_metadata_builds_the_maps_the_example_writes_by_hand(tmp_path, text):
+    """--triton-meta: the maps from tensordesc_meta (as the corpus manifest records it for this kernel) and
+    the descriptors' shape and stride params equal the example's hand-written documents."""
+    from solver.kernel.audit import triton
+    meta = [{"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": [128, 64], "fp4_padded": False,
+             "is_im2col": False},
+            {"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": [256, 64], "fp4_padded": False,
+             "is_im2col": False},
+            {"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": [128, 64], "fp4_padded": False,
+             "is_im2col": False}]
+    shapes = {"matmul_kernel_tma_param_1": M, "matmul_kernel_tma_param_2": K, "matmul_kernel_tma_param_3": K,
+              "matmul_kernel_tma_param_4": 1, "matmul_kernel_tma_param_6": N, "matmul_kernel_tma_param_7": K,
+              "matmul_kernel_tma_param_8": K, "matmul_kernel_tma_param_9": 1, "matmul_kernel_tma_param_11": M,
+              "matmul_kernel_tma_param_12": N, "matmul_kernel_tma_param_13": N, "matmul_kernel_tma_param_14": 1}
+    built = triton.tensormaps(text, meta, {**PARAMS, **shapes})
+    names = {"0": "matmul_kernel_tma_param_0", "5": "matmul_kernel_tma_param_5", "10": "matmul_kernel_tma_param_10"}
+    assert {names[k]: v for k, v in MAPS.items()} == built
+    (tmp_path / "meta.json").write_text(json.dumps({"tensordesc_meta": meta}))
+    alone = tmp_path / "gemm.ptx"
+    alone.write_text(text)
+    out = _cli(str(alone), "--triton-meta", str(tmp_path / "meta.json"),
+               *[f"--param={k}={v}" for k, v in {**PARAMS, **shapes}.items()])
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -36,7 +36,15 @@ def _options(args) -> dict:
         raise SpecError("max_steps", args.max_steps, f"1 to {executor.MAX_STEPS_PER_WARP * 8} statements per warp",
                         kernel_audit.RULE)
     shape = lambda name, least: (lambda v: list(v) if v else None)(launch_shape(args, name, least))
+    meta = None
+    if args.triton_meta is not None:
+        meta = read_json_document(args.triton_meta, "triton_meta", kernel_audit.RULE)
+        meta = meta.get("tensordesc_meta") if isinstance(meta, dict) else meta
+        if not isinstance(meta, list):
+            raise SpecError("triton_meta", args.triton_meta, "expected Triton's tensordesc_meta: a list, or an "
+                            "object with the key tensordesc_meta", kernel_audit.RULE)
     return {"tensormaps": tensormap_documents(args.tensormap), "params": ptx_analysis.parse_params(args.param),
+            "tensordesc_meta": meta,
             "kernel": args.kernel, "grid": shape("grid", 1), "block": shape("block", 1), "cta": shape("cta", 0),
             "cluster": shape("cluster", 1), "smem_base": args.smem_base, "max_steps": args.max_steps}
 
@@ -103,6 +111,9 @@ def register(commands) -> None:
                    help="the tensor map a .param holds (PARAM: its name or index from 0; +OFFSET: bytes into it, "
                         "for a map inside a struct); DOC: a JSON file as `tma check --params` reads it (repeatable; "
                         "over a sidecar's)")
+    p.add_argument("--triton-meta", metavar="FILE", default=None,
+                   help="a Triton kernel's metadata.tensordesc_meta as JSON: its host maps are built from it and the "
+                        "descriptors' shape and stride --param values (under those --tensormap gives)")
     p.add_argument("--jobs", type=job_count, default=1, help="audit the files in N local processes (same output)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="audit the files on a Dask distributed cluster (tcp://host:8786, or 'local'; "

@@ -6,7 +6,9 @@ output is the same for every executor.
 What a file is audited with: the command line's options, over those of its sidecar FILE.audit.json when it
 has one (the same keys as an entry of tests/fixtures/ptx/corpus/audit.json):
     {"kernel": NAME, "tensormaps": {PARAM: DOC}, "params": {NAME: N}, "grid": [X, Y, Z],
-     "block": [X, Y, Z], "cta": [X, Y, Z], "cluster": [X, Y, Z]}
+     "block": [X, Y, Z], "cta": [X, Y, Z], "cluster": [X, Y, Z], "tensordesc_meta": [...]}
+tensordesc_meta: a Triton kernel's `metadata.tensordesc_meta`; its maps are then built from it and the
+descriptors' shape and stride params (solver.kernel.audit.triton), under those given as tensormaps.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from spec.rule import SpecError, one_line, shown
 
 RULE = "audit.tma.maps"
 SIDECAR = ".audit.json"
-SIDECAR_KEYS = ("kernel", "tensormaps", "params", "grid", "block", "cta", "cluster")
+SIDECAR_KEYS = ("kernel", "tensormaps", "params", "grid", "block", "cta", "cluster", "tensordesc_meta")
 MAX_FILES = 10_000
 MAX_SIDECAR_BYTES = 1 << 20
 
@@ -61,6 +63,8 @@ def sidecar(path: str) -> dict:
     for key in ("tensormaps", "params"):
         if not isinstance(document.get(key, {}), dict):
             raise SpecError("sidecar", f"{side}: {key}", "expected an object", RULE)
+    if not isinstance(document.get("tensordesc_meta", []), list):
+        raise SpecError("sidecar", f"{side}: tensordesc_meta", "expected a list (Triton's metadata)", RULE)
     for key in ("grid", "block", "cta", "cluster"):
         value = document.get(key)
         if value is not None and (not isinstance(value, list) or not 1 <= len(value) <= 3
@@ -75,7 +79,7 @@ def job(path: str, options: dict) -> dict:
     merged = dict(sidecar(path))
     merged["tensormaps"] = {**merged.get("tensormaps", {}), **options.get("tensormaps", {})}
     merged["params"] = {**merged.get("params", {}), **options.get("params", {})}
-    for key in ("kernel", "grid", "block", "cta", "cluster", "smem_base", "max_steps"):
+    for key in ("kernel", "grid", "block", "cta", "cluster", "smem_base", "max_steps", "tensordesc_meta"):
         if options.get(key) is not None:
             merged[key] = options[key]
     merged["path"] = path
@@ -93,7 +97,11 @@ def audit_report(job: dict):
     launch = executor.Launch(params=dict(job["params"] or {}), block=pad(job["block"], 1),
                              cta=pad(job["cta"], 0) or (0, 0, 0), grid=pad(job["grid"], 1),
                              cluster=pad(job["cluster"], 1))
-    return audit(text, job["tensormaps"], launch.params, launch, job["kernel"],
+    tensormaps = dict(job["tensormaps"] or {})
+    if job.get("tensordesc_meta"):
+        from solver.kernel.audit import triton
+        tensormaps = {**triton.tensormaps(text, job["tensordesc_meta"], launch.params, job["kernel"]), **tensormaps}
+    return audit(text, tensormaps, launch.params, launch, job["kernel"],
                  job["smem_base"] if job["smem_base"] is not None else evaluate.DEFAULT_SMEM_BASE,
                  job["max_steps"] or executor.MAX_STEPS_PER_WARP)
 
