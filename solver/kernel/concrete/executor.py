@@ -7,8 +7,11 @@ What it is given: the kernel's parameters (by .param name), the CTA's position, 
 * every mbarrier wait completes when polled (semantics.wait): the run followed is one where the data
   each wait stands for has arrived; wait loops (cfg.Loop.wait) are left at once;
 * values loaded from memory are Unknown, with the line that loaded them (values.py);
-* a warp runs its lanes together; where a branch splits them, the run follows the lowest active lane
-  and the lanes that agree with it (the others are dropped, and the split is noted).
+* a warp runs its lanes together; where a branch splits them, each group of lanes follows its side to
+  where the sides meet again (the branch block's immediate post-dominator, inside every loop holding the
+  branch), and there the lanes are one warp again, each register holding each lane's own value; where
+  the sides do not meet so, the run follows the lowest active lane and the lanes that agree with it (the
+  others are dropped, and the split is noted).
 Where it cannot go on (a branch on an Unknown value, the step budget spent) it stops that warp and says
 why. Each statement of a site family (analysis.SITE_OPCODE) reached is recorded with the iteration of
 every loop holding it and the values of its register operands.
@@ -308,6 +311,8 @@ class _WarpWalk:
                     return None, None
                 if following == "fork":
                     return self._fork(current, block, ins, guard, path)
+                if following == "split":
+                    return self._split(current, block, ins, guard, path)
                 break
             if ins.base in cfg.ENDS_THREAD:
                 if guard is None or guard == 1:
@@ -339,6 +344,36 @@ class _WarpWalk:
                 len(statements),
                 [(i, ins) for i, ins in statements if i in self.needed or i in self.sites or ins.base in _CONTROL])
         return found
+
+    def _split(self, current: int, block, ins, guard: Lanes, path: _Path) -> tuple:
+        """A branch that splits the active lanes: each group runs its side to where the sides meet, and the
+        warp goes on there with every lane's own values (select lane by lane); where they do not meet
+        inside the loops holding the branch, the lowest active lane's side is followed (_follow_leader)."""
+        meet = self.graph.post_dominator(current)
+        holding = [loop for loop in self.graph.loops if current in loop.blocks]
+        if meet is None or any(meet not in loop.blocks for loop in holding) or current in self.forking \
+                or self.forks >= MAX_FORKS_PER_WARP:
+            following = _follow_leader(ins, block, guard, self.warp, self.record)
+            path.active, path.previous = self.warp.active, current
+            return following, path
+        self.forks += 1
+        taken = [a and bool(guard.values[lane]) for lane, a in enumerate(path.active)]
+        falls = [a and not guard.values[lane] for lane, a in enumerate(path.active)]
+        arrived = []
+        self.forking.add(current)
+        for side, active in zip(block.successors, (taken, falls)):
+            copy = _Path(dict(path.env), active, dict(path.counters), current)
+            reached = self._walk(side, meet, copy)
+            if self.record.stopped is not None:
+                break
+            if reached is not None:
+                arrived.append(reached)
+        self.forking.discard(current)
+        if self.record.stopped is not None:
+            return None, None
+        if not arrived:
+            return None, None               # every lane ended the thread
+        return meet, _merge_lanes(arrived)
 
     def _fork(self, current: int, block, ins, guard: Unknown, path: _Path) -> tuple:
         """(the block where the sides meet, the path there), or (None, None) when the warp stops or every
@@ -450,6 +485,25 @@ def _merge(paths: list, line: int) -> _Path:
     return _Path(env, active, counters, first.previous)
 
 
+def _merge_lanes(paths: list) -> _Path:
+    """Where the lane groups of a split meet: each lane takes its own group's values (the groups are
+    disjoint; a lane that left the thread keeps none)."""
+    first = paths[0]
+    env = dict(first.env)
+    for other in paths[1:]:
+        lanes = Lanes(tuple(int(a) for a in other.active))
+        for name in set(env) | set(other.env):
+            mine, theirs = env.get(name), other.env.get(name)
+            if theirs is None or mine == theirs:
+                continue
+            if mine is None:
+                mine = Unknown(f"{name} written by some lanes only, before the branch that split them")
+            env[name] = uniform(select(lanes, theirs, mine)) if any(other.active) else mine
+    active = [any(p.active[lane] for p in paths) for lane in range(WARP)]
+    counters = {k: v for k, v in first.counters.items() if all(p.counters.get(k) == v for p in paths[1:])}
+    return _Path(env, active, counters, first.previous)
+
+
 def _guard(ins, warp: Warp):
     """None (no guard), or the guard's value: 1/0, Lanes, Unknown."""
     if ins.guard is None:
@@ -469,14 +523,24 @@ def _branch(ins, block, guard, warp: Warp, record: WarpRun):
     if isinstance(guard, Unknown):
         return "fork" if len(block.successors) == 2 else "stop"
     if isinstance(guard, Lanes):
-        leader = warp.leader()
-        choice = guard.values[leader]
-        kept = [a and guard.values[lane] == choice for lane, a in enumerate(warp.active)]
-        if kept != warp.active:
-            record.notes.append(f"line {ins.line}: the warp splits; lanes {_lanes(kept)} followed")
-            warp.active = kept
-        guard = choice
+        values = {bool(guard.values[lane]) for lane, a in enumerate(warp.active) if a}
+        if len(values) > 1 and len(block.successors) == 2:
+            return "split"                  # (_WarpWalk._split: each group of lanes its side)
+        return _follow_leader(ins, block, guard, warp, record)
     return taken if guard else falls
+
+
+def _follow_leader(ins, block, guard: Lanes, warp: Warp, record: WarpRun):
+    """The side the lowest active lane takes, with the lanes that agree with it (the others dropped)."""
+    taken, falls = (block.successors[0] if block.successors else None), \
+        (block.successors[1] if len(block.successors) > 1 else None)
+    leader = warp.leader()
+    choice = guard.values[leader]
+    kept = [a and guard.values[lane] == choice for lane, a in enumerate(warp.active)]
+    if kept != warp.active:
+        record.notes.append(f"line {ins.line}: the warp splits; lanes {_lanes(kept)} followed")
+        warp.active = kept
+    return taken if choice else falls
 
 
 def _lanes(active: list) -> str:
