@@ -359,21 +359,24 @@ class _WarpWalk:
         self.forks += 1
         taken = [a and bool(guard.values[lane]) for lane, a in enumerate(path.active)]
         falls = [a and not guard.values[lane] for lane, a in enumerate(path.active)]
+        arrived = self._sides(current, meet, path, zip(block.successors, (taken, falls)))
+        if not arrived:
+            return None, None               # a stop, or every lane ended the thread
+        return meet, _merge_lanes(arrived)
+
+    def _sides(self, current: int, meet: int, path: _Path, sides) -> list:
+        """Each (successor, active lanes) walked from a copy of the path to `meet`: the paths that arrive
+        there; [] when the warp stops on one of them."""
         arrived = []
         self.forking.add(current)
-        for side, active in zip(block.successors, (taken, falls)):
-            copy = _Path(dict(path.env), active, dict(path.counters), current)
-            reached = self._walk(side, meet, copy)
+        for side, active in sides:
+            reached = self._walk(side, meet, _Path(dict(path.env), list(active), dict(path.counters), current))
             if self.record.stopped is not None:
                 break
             if reached is not None:
                 arrived.append(reached)
         self.forking.discard(current)
-        if self.record.stopped is not None:
-            return None, None
-        if not arrived:
-            return None, None               # every lane ended the thread
-        return meet, _merge_lanes(arrived)
+        return [] if self.record.stopped is not None else arrived
 
     def _fork(self, current: int, block, ins, guard: Unknown, path: _Path) -> tuple:
         """(the block where the sides meet, the path there), or (None, None) when the warp stops or every
@@ -392,20 +395,9 @@ class _WarpWalk:
         if self.forks > MAX_FORKS_PER_WARP:
             self._stop(f"line {ins.line}: more than {MAX_FORKS_PER_WARP} branches on unknown values followed")
             return None, None
-        arrived = []
-        self.forking.add(current)
-        for side in block.successors:
-            copy = _Path(dict(path.env), list(path.active), dict(path.counters), current)
-            reached = self._walk(side, meet, copy)
-            if self.record.stopped is not None:
-                break
-            if reached is not None:
-                arrived.append(reached)
-        self.forking.discard(current)
-        if self.record.stopped is not None:
-            return None, None
+        arrived = self._sides(current, meet, path, ((side, path.active) for side in block.successors))
         if not arrived:
-            return None, None               # every side ended the thread
+            return None, None               # a stop, or every side ended the thread
         if len(arrived) < len(block.successors) and holding:
             self._stop(f"line {ins.line}: whether the warp ends or goes on round its loop depends on an unknown "
                        f"value ({guard.reason})")
