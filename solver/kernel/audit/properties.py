@@ -244,8 +244,9 @@ def decide_bytes(kernel: Kernel) -> Property:
 
 
 def decide_reads(kernel: Kernel) -> list:
-    """audit.reads.written, audit.swizzle.agrees, audit.gemm.same_k and audit.gemm.same_tile, over every
-    MMA visit."""
+    """audit.reads.written, audit.swizzle.agrees, audit.gemm.same_k, audit.gemm.same_tile and
+    audit.gemm.k_once, over every MMA visit (one check per distinct visit: the same descriptors, values and
+    awaited phases read the same; the accumulations see every visit)."""
     written, swizzle, same_k = Tally(WRITTEN), Tally(SWIZZLE), Tally(SAME_K)
     same_tile, k_once = Tally(SAME_TILE), Tally(K_ONCE)
     accumulations = accumulate.Accumulations(same_tile, k_once)
