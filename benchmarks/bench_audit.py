@@ -7,9 +7,10 @@ it is proved (a refutation of an original is a false alarm), and how many of its
 For each kernel of tests/fixtures/ptx/corpus/audit.json (--set heldout: tests/fixtures/ptx/heldout/audit.json,
 kernels the audit was not developed on), or those whose file contains --only: the original
 is audited; when every property is proved, each of its mutants is too. A mutant that survives (nothing
-refuted) is `equivalent` when spec reads every descriptor value the run fed that MMA the same with the
-mutant's change (an LBO a swizzled K-major operand ignores), else `missed`. detection = refuted /
-(mutants - equivalent).
+refuted) is `unexercised` when the audited CTA never executes the statement it changes (causal attention's
+CTA 0 skips the blocks above the diagonal), `equivalent` when spec reads every descriptor value the run fed
+that MMA the same with the mutant's change (an LBO a swizzled K-major operand ignores), else `missed`.
+detection = refuted / (mutants - unexercised - equivalent).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import layoutproof as lp
 from benchmarks.common import print_and_save, table as text_table
 from solver.kernel import analysis as kernel_analysis
 from solver.kernel import mma
-from solver.kernel.audit import mutate
+from solver.kernel.audit import mutate, operations
 from solver.kernel.symbolic import bits
 from solver.kernel.concrete.executor import Launch
 from spec.mma import readmap
@@ -41,6 +42,14 @@ def _audit(entry: dict, text: str, maps: dict):
 
 def _statuses(report) -> dict:
     return {p.id: p.status for k in report.kernels for p in k.properties}
+
+
+def _reached(text: str, entry: dict) -> set:
+    """The lines of the MMA, TMA and mbarrier statements the original's run executes (in the audited CTA)."""
+    launch = Launch(params=dict(entry["params"]), grid=tuple(entry["grid"]))
+    result = kernel_analysis.analyse(text, kernel=entry["kernel"], params=entry["params"], launch=launch,
+                                     any_launch="never", record=operations.is_recorded)
+    return {visit.line for run in result.runs.values() if not isinstance(run, str) for visit in run.visits}
 
 
 def _equivalent(text: str, entry: dict, mutant: mutate.Mutant) -> bool:
@@ -86,10 +95,12 @@ def run(only: str, folder: str = SETS["corpus"]) -> tuple:
         totals["false_alarms"] += bool(refuted)
         totals["proved"] += report.ok
         row = {"kernel": entry["file"], "seconds": round(seconds, 2), "proved": report.ok,
-               "original_refuted": refuted, "mutants": 0, "refuted": 0, "equivalent": 0, "missed": [],
+               "original_refuted": refuted, "mutants": 0, "refuted": 0, "equivalent": 0, "unexercised": 0,
+               "missed": [],
                "by_property": {}}
         if report.ok:
             by_property = Counter()
+            reached = _reached(text, entry)
             for mutant in mutate.mutants(text, entry["tensormaps"], entry["kernel"]):
                 found = _statuses(_audit(entry, mutant.text, mutant.tensormaps))
                 broken = [p for p, s in found.items() if s == "refuted"]
@@ -97,16 +108,18 @@ def run(only: str, folder: str = SETS["corpus"]) -> tuple:
                 if broken:
                     row["refuted"] += 1
                     by_property[broken[0]] += 1
+                elif mutant.line is not None and mutant.line not in reached:
+                    row["unexercised"] += 1
                 elif _equivalent(text, entry, mutant):
                     row["equivalent"] += 1
                 else:
                     row["missed"].append(mutant.name)
             row["by_property"] = dict(by_property)
-            for key in ("mutants", "refuted", "equivalent"):
+            for key in ("mutants", "refuted", "equivalent", "unexercised"):
                 totals[key] += row[key]
             totals["missed"] += len(row["missed"])
         rows.append(row)
-    considered = totals["mutants"] - totals["equivalent"]
+    considered = totals["mutants"] - totals["equivalent"] - totals["unexercised"]
     summary = {**totals, "detection": round(totals["refuted"] / considered, 4) if considered else None,
                "false_alarm_rate": round(totals["false_alarms"] / totals["originals"], 4) if totals["originals"]
                else None}
@@ -122,7 +135,8 @@ def main() -> None:
     rows, summary = run(args.only, SETS[args.set])
     table = [{"kernel": r["kernel"].split("/")[-1].replace(".ptx.xz", ""), "s": r["seconds"],
               "proved": r["proved"], "mutants": r["mutants"], "refuted": r["refuted"],
-              "equivalent": r["equivalent"], "missed": len(r["missed"])} for r in rows]
+              "equivalent": r["equivalent"], "unexercised": r["unexercised"], "missed": len(r["missed"])}
+             for r in rows]
     print(text_table(list(table[0]), [list(r.values()) for r in table]) if table else "no kernel")
     print_and_save(table, summary, args.json)
     if args.json:

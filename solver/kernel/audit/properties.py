@@ -59,7 +59,8 @@ K_ONCE = Definition(
     "bounds: zero fill)")
 SAME_K = Definition(
     "audit.gemm.same_k", "For every MMA reading A and B from shared memory: A's element (m, k) and B's "
-    "(n, k) come from the same global k, and each row m of A (n of B) stays on one global row along k.",
+    "(n, k) come from the same global k, and each row m of A (n of B) stays on one global row along k; "
+    "with A in registers or tensor memory, B's elements are rows of its tensor, each k a different global k.",
     "PTX ISA 9.0 9.7.15.5 / 9.7.16.10.9 (D = A x B + D, summed over K)")
 
 CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K, SAME_TILE, K_ONCE)
@@ -339,7 +340,7 @@ def decide_reads(kernel: Kernel) -> list:
             else:
                 written.proved()
                 traced[role] = outcome
-        if "a" in traced and "b" in traced:
+        if traced and all(role in traced for role, op in site_now.operands.items() if op.source == "descriptor"):
             _check_same_k(same_k, traced, visible, kernel.maps, where)
         accumulations.mma(kernel.statements[visit.statement].instruction, visit, site_now, traced, visible,
                           kernel.maps, where)
@@ -409,6 +410,19 @@ def _check_same_k(tally: Tally, traced: dict, loads: list, maps: dict, where: di
             tally.unknown(f"line {where['mma_line']} operand {role.upper()}: no global dimension follows k")
             return
         layouts[role] = along_k
+    if len(layouts) == 1:                    # A in registers or tensor memory: B alone, its k all different
+        (role, dims), = layouts.items()
+        row = compose.first_row(traced[role], loads, maps)
+        seen: dict = {}
+        for k, element in enumerate(row):
+            key = tuple(element[d] for d in dims)
+            if key in seen:
+                tally.refuted({"what": f"operand {role.upper()} reads global k {_one(key)} at k = {seen[key]} and at "
+                                       f"k = {k}", **where, "operand": role.upper(), "k": k})
+                return
+            seen[key] = k
+        tally.proved()
+        return
     if len(layouts["a"]) != len(layouts["b"]):
         tally.unknown(f"line {where['mma_line']}: K spans {len(layouts['a'])} dimensions of A's map and "
                       f"{len(layouts['b'])} of B's")
