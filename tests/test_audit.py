@@ -309,3 +309,12 @@ def test_tritons_metadata_builds_the_maps_the_example_writes_by_hand(tmp_path, t
     out = _cli(str(alone), "--triton-meta", str(tmp_path / "meta.json"),
                *[f"--param={k}={v}" for k, v in {**PARAMS, **shapes}.items()])
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("meta", [[{"swizzle": 3}], ["x"], [{"swizzle": 3, "elem_size": 2, "elem_type": 6,
+                                                            "block_size": [0, 64]}]])
+def test_a_malformed_triton_meta_gets_one_line_and_exit_2(tmp_path, meta):
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    out = _cli(PTX, "--triton-meta", str(tmp_path / "meta.json"))
+    assert out.returncode == 2 and out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and "tensordesc_meta" in out.stderr

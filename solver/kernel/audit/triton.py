@@ -49,6 +49,8 @@ def tensormaps(ptx: str, tensordesc_meta: list, params: dict, kernel: str = None
                         "parameters (.b8 [128])", RULE)
     by_type = {t.driver_enum: t for t in DATA_TYPES.values()}
     documents = {}
+    for meta in tensordesc_meta:
+        _check_meta(meta)
     for index, meta in zip(descriptors, tensordesc_meta):
         if meta.get("is_im2col") or meta.get("fp4_padded"):
             continue                    # (im2col and padded fp4 maps: not built here; audit.tma.maps names them)
@@ -69,3 +71,18 @@ def tensormaps(ptx: str, tensordesc_meta: list, params: dict, kernel: str = None
             "boxDim": list(meta["block_size"])[::-1], "elementStrides": [1] * rank, "interleave": "NONE",
             "swizzle": SWIZZLES[meta["swizzle"]], "l2Promotion": "L2_256B", "oobFill": "NONE"}
     return documents
+
+
+def _check_meta(meta) -> None:
+    """One tensordesc_meta entry as Triton writes it (SpecError naming what is off)."""
+    fields = {"swizzle": int, "elem_size": int, "elem_type": int, "block_size": list}
+    if not isinstance(meta, dict):
+        raise SpecError("tensordesc_meta", meta, "each entry an object with " + ", ".join(fields), RULE)
+    for key, kind in fields.items():
+        value = meta.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise SpecError("tensordesc_meta", f"{key}={value!r}", f"expected {kind.__name__}", RULE)
+    if not 1 <= len(meta["block_size"]) <= 5 or not all(isinstance(b, int) and b > 0 for b in meta["block_size"]):
+        raise SpecError("tensordesc_meta", f"block_size={meta['block_size']!r}", "1 to 5 positive sizes", RULE)
+    if meta["elem_size"] not in (1, 2, 4, 8):
+        raise SpecError("tensordesc_meta", f"elem_size={meta['elem_size']!r}", "1, 2, 4 or 8 bytes", RULE)
