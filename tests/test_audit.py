@@ -318,3 +318,19 @@ def test_a_malformed_triton_meta_gets_one_line_and_exit_2(tmp_path, meta):
     out = _cli(PTX, "--triton-meta", str(tmp_path / "meta.json"))
     assert out.returncode == 2 and out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1 and "tensordesc_meta" in out.stderr
+
+
+def test_a_run_cut_short_proves_nothing(text, monkeypatch):
+    """The executor stops recording after MAX_VISITS visits, and a warp after --max-steps statements: what
+    the run did not see is not proved (the properties that it saw break stay refuted)."""
+    from solver.kernel.audit import phases
+    from solver.kernel.concrete import executor
+    monkeypatch.setattr(executor, "MAX_VISITS", 40)
+    monkeypatch.setattr(phases, "MAX_VISITS", 40)
+    statuses = _statuses(lp.audit(text, MAPS, PARAMS))
+    assert "proved" not in {statuses[p] for p in ("audit.tma.legal", "audit.bytes.expect_tx", "audit.reads.written",
+                                                   "audit.gemm.same_k", "audit.gemm.k_once")}
+    monkeypatch.undo()
+    from solver.kernel.audit import audit
+    cut = audit(text, MAPS, PARAMS, executor.Launch(params=PARAMS), max_steps=200)
+    assert not cut.ok and "proved" not in {p.status for p in cut.kernels[0].properties[1:]}

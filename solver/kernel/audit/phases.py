@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from solver.kernel.audit import operations
+from solver.kernel.concrete.executor import MAX_VISITS
 from solver.kernel.concrete.values import Unknown
 
 
@@ -75,7 +76,8 @@ class Timeline:
     unknown: list                                  # (line, why): operations whose barrier or lanes are unknown
     waited: dict                                   # id(visit) of an MMA -> {barrier address: phase index}
     wait_problems: dict                            # barrier address -> why its waits are not paired
-    stopped: list                                  # "warp N stopped: why", for the warps the run cut short
+    stopped: list                                  # why the run is not whole: warps it cut short, visits
+                                                   # past executor.MAX_VISITS not recorded
 
 
 def build(run, statements: list, params: list, symbols: dict, is_mma) -> Timeline:
@@ -126,6 +128,8 @@ def build(run, statements: list, params: list, symbols: dict, is_mma) -> Timelin
     _group_phases(events, barriers, symbols, unknown)
     waited, problems = _pair_waits(run, events, barriers, symbols, is_mma)
     stopped = [f"warp {w.warp} stopped: {w.stopped}" for w in run.warps if w.stopped is not None]
+    if len(run.visits) >= MAX_VISITS:
+        stopped.append(f"the run recorded its {MAX_VISITS} visits; the statements it ran after them are not seen")
     return Timeline(barriers, loads, unknown, waited, problems, stopped)
 
 
