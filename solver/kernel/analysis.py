@@ -30,19 +30,21 @@ class Analysis:
     iterations: dict = field(default_factory=dict)   # (function, line) -> iterations.SiteIterations
     launch: Optional[executor.Launch] = None
     any_launch: dict = field(default_factory=dict)   # (function, line) -> {register: frozenset | valuesets.Top}
+    tracers: dict = field(default_factory=dict)      # function -> the executor.Tracer its run was given
 
 
 def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Optional[str] = None,
             params: Optional[dict] = None, launch: Optional[executor.Launch] = None,
             max_steps: int = executor.MAX_STEPS_PER_WARP, any_launch: str = "needed", record=None,
-            mark=None) -> Analysis:
+            mark=None, tracer=None) -> Analysis:
     """Parse, evaluate each function's first iteration over partly known words (symbolic/evaluate.py),
     run it for every warp of one CTA over every iteration (concrete/executor.py) with the launch given
     (its params default to `params`), and the sets of values of every iteration for any launch
     (symbolic/valuesets.py): any_launch "needed" where the run stopped or left a descriptor unknown,
     "always", or "never". `record(instruction)`: more statements whose visits the run keeps (the audit's
     barrier operations), beside the sites; `mark(instruction)`: statements whose visits are kept without
-    their operands joining the run's slice (executor.run's is_marker)."""
+    their operands joining the run's slice (executor.run's is_marker); `tracer(function)`: an
+    executor.Tracer for the function's run (the audit's epilogue), kept in Analysis.tracers."""
     if any_launch not in ("needed", "always", "never"):
         raise ValueError(f"any_launch: needed, always or never, not {any_launch!r}")
     if smem_base < 0 or smem_base >= 1 << 32:
@@ -67,15 +69,17 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
 
         evaluate.walk(context, visit)
     launch = launch or executor.Launch(params=dict(params or {}))
-    runs, found, sets = {}, {}, {}
+    runs, found, sets, tracers = {}, {}, {}, {}
     for function in functions:
         if launch.block is None and not (function.directives.get(".reqntid") or function.directives.get(".maxntid")):
             runs[function.name] = "not run: the function declares no .reqntid or .maxntid (give --block)"
             continue
         run_graph = cfg.build(function.statements)
         recorded = _is_site if record is None else (lambda ins: _is_site(ins) or record(ins))
+        if tracer is not None:
+            tracers[function.name] = tracer(function)
         run = executor.run(function, shared[function.name], launch, recorded, run_graph, max_steps=max_steps,
-                           is_marker=mark)
+                           is_marker=mark, tracer=tracers.get(function.name))
         runs[function.name] = run
         summary = iterations_mod.summarise(run, function.statements)
         found.update(summary)
@@ -88,7 +92,7 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
     unread = unread_statements(text, module.functions, read, None if kernel is None else {f.name for f in functions},
                                tuple(module.unread))
     return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others, runs, found, launch,
-                    sets)
+                    sets, tracers)
 
 
 def _run_knows_everything(run, summary: dict, sites: list) -> bool:

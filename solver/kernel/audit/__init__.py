@@ -21,7 +21,7 @@ from spec.rule import SpecError, shown
 from spec.tma import tensormap
 
 from solver.kernel import analysis as kernel_analysis
-from solver.kernel.audit import operations, phases, properties
+from solver.kernel.audit import epilogue, operations, phases, properties
 from solver.kernel.audit.report import KernelAudit, Property, Report
 from solver.kernel.concrete import executor
 from solver.kernel.symbolic import evaluate
@@ -101,7 +101,8 @@ def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] =
     accumulators = operations.accumulator_registers(text)
     result = kernel_analysis.analyse(text, smem_base, kernel, params, launch, max_steps, any_launch="never",
                                      record=operations.is_recorded,
-                                     mark=lambda ins: operations.writes_accumulator(ins, accumulators))
+                                     mark=lambda ins: operations.writes_accumulator(ins, accumulators),
+                                     tracer=lambda function: epilogue.Trace(function.statements))
     functions = [f for f in result.module.functions if f.name in result.functions and f.kind == "entry"]
     named = {n for f in functions for n in f.params}
     for (name, _), _params in given.items():
@@ -138,7 +139,7 @@ def _audit_function(result, function, maps: dict, arch: Optional[str], launch, a
     markers = {i for i, s in enumerate(function.statements)
                if s.instruction is not None and operations.writes_accumulator(s.instruction, accumulators)}
     found = properties.Kernel(function.name, arch, function.statements, function.params, run, timeline, sites, maps,
-                              unread, markers)
+                              unread, markers, result.tracers.get(function.name))
     return KernelAudit(function.name, properties.decide(found), launch_doc)
 
 

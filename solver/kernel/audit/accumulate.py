@@ -67,7 +67,7 @@ class Accumulations:
                 else:
                     start = "unknown"           # a rescale, or part of it written: where it began is lost
         roles = [role for role, op in site.operands.items() if op.source == "descriptor"]
-        shape = self._shape(roles, traced, loads, maps)
+        shape = self.shape(roles, traced, loads, maps)
         previous = self.chains.get(chain_key)
         if adds is not True or start in ("zeroed", "unknown") or previous is None or shape is None:
             if previous is not None:
@@ -101,7 +101,7 @@ class Accumulations:
         else:
             previous.ks.extend(ks)
 
-    def _shape(self, roles: list, traced: dict, loads: list, maps: dict):
+    def shape(self, roles: list, traced: dict, loads: list, maps: dict):
         """(role -> global rows, the global k of each k read, K) of the MMA, or None when an operand was not
         traced or is no rows x K grid (reads.written and same_k say why)."""
         rows, ks, extent = {}, None, None

@@ -12,18 +12,12 @@ from typing import Optional
 from spec.rule import SpecError
 from spec.tma import tensormap
 
-from solver.kernel.audit import accumulate, compose, operations
+from solver.kernel.audit import accumulate, compose, epilogue, operations
 from solver.kernel.audit.report import Property
+from solver.kernel.audit.tally import Definition, Tally
 
 MAX_MMA_CHECKS = 20_000        # distinct MMA visits traced per kernel (then: unknown)
 MAX_LEGALITY_CHECKS = 2_000    # distinct (map, destination, coordinates) checked by tma rules (then: unknown)
-
-
-@dataclass(frozen=True)
-class Definition:
-    id: str
-    statement: str
-    source: str
 
 
 MAPS = Definition(
@@ -63,43 +57,10 @@ SAME_K = Definition(
     "with A in registers or tensor memory, B's elements are rows of its tensor, each k a different global k.",
     "PTX ISA 9.0 9.7.15.5 / 9.7.16.10.9 (D = A x B + D, summed over K)")
 
-CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K, SAME_TILE, K_ONCE)
+CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K, SAME_TILE, K_ONCE, *epilogue.DEFINITIONS)
 
 # descriptor swizzle (spec.mma.readmap) -> TMA swizzle (spec.tma.swizzle)
 _SWIZZLE_NAMES = {"none": "NONE", "32B": "32B", "64B": "64B", "128B": "128B", "128B_atom32B": "128B_ATOM_32B"}
-
-
-class Tally:
-    """The instances of one property: the first refutation, the first reason one is unknown, and how many
-    were checked."""
-
-    def __init__(self, definition: Definition):
-        self.definition = definition
-        self.witness: Optional[dict] = None
-        self.reason: Optional[str] = None
-        self.checked = 0
-
-    def proved(self) -> None:
-        self.checked += 1
-
-    def refuted(self, witness: dict) -> None:
-        self.checked += 1
-        if self.witness is None:
-            self.witness = witness
-
-    def unknown(self, reason: str) -> None:
-        if self.reason is None:
-            self.reason = reason
-
-    def result(self, nothing: str) -> Property:
-        d = self.definition
-        if self.witness is not None:
-            return Property(d.id, "refuted", d.statement, d.source, witness=self.witness, checked=self.checked)
-        if self.reason is not None:
-            return Property(d.id, "unknown", d.statement, d.source, reason=self.reason, checked=self.checked)
-        if self.checked == 0:
-            return Property(d.id, "unknown", d.statement, d.source, reason=nothing)
-        return Property(d.id, "proved", d.statement, d.source, reason=f"{self.checked} checked", checked=self.checked)
 
 
 @dataclass
@@ -115,9 +76,13 @@ class Kernel:
     maps: dict                         # operations.ParamSource -> TensorMapParams
     unread: list                       # the site statements the reader did not read ({line, text, reason})
     markers: set                       # statement indexes of other writes to a wgmma accumulator
+    trace: Optional[object] = None     # epilogue.Trace: the accumulators followed to global memory
 
 def decide(kernel: Kernel) -> list:
-    return [decide_maps(kernel), decide_legal(kernel), decide_bytes(kernel), *decide_reads(kernel)]
+    rows: dict = {}
+    reads = decide_reads(kernel, rows)
+    return [decide_maps(kernel), decide_legal(kernel), decide_bytes(kernel), *reads,
+            *epilogue.decide(kernel.trace, kernel.run, kernel.statements, kernel.params, kernel.maps, rows)]
 
 
 def source_text(source: operations.ParamSource) -> str:
@@ -248,10 +213,13 @@ def decide_bytes(kernel: Kernel) -> Property:
     return tally.result("no barrier completed by TMA loads in the run")
 
 
-def decide_reads(kernel: Kernel) -> list:
+def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
     """audit.reads.written, audit.swizzle.agrees, audit.gemm.same_k, audit.gemm.same_tile and
     audit.gemm.k_once, over every MMA visit (one check per distinct visit: the same descriptors, values and
-    awaited phases read the same; the accumulations see every visit)."""
+    awaited phases read the same; the accumulations see every visit). rows: filled with (warp, MMA
+    statement) -> [(visit index, {role: the global rows its operand reads, where traced})], for the
+    epilogue."""
+    rows = {} if rows is None else rows
     written, swizzle, same_k = Tally(WRITTEN), Tally(SWIZZLE), Tally(SAME_K)
     same_tile, k_once = Tally(SAME_TILE), Tally(K_ONCE)
     accumulations = accumulate.Accumulations(same_tile, k_once)
@@ -266,13 +234,15 @@ def decide_reads(kernel: Kernel) -> list:
     merged_by_slots: dict = {}
     outcomes: dict = {}
     every_load: Optional[dict] = None
-    for visit in kernel.run.visits:
+    for index, visit in enumerate(kernel.run.visits):
         if visit.statement in kernel.markers:     # another write to an accumulator register
             accumulations.marker(visit.warp, kernel.statements[visit.statement].instruction)
             continue
         site = kernel.sites.get(visit.line)
         if site is None:
             continue
+        traced_rows: dict = {}                    # (filled below when the visit's operands are traced)
+        rows.setdefault((visit.warp, visit.statement), []).append((index, traced_rows))
         waited = timeline.waited.get(id(visit), {})
         key = (visit.line, tuple(sorted((k, v) for k, v in visit.values.items() if isinstance(v, int))),
                tuple(sorted(waited.items())))
@@ -281,6 +251,7 @@ def decide_reads(kernel: Kernel) -> list:
             if done[key] is not None:
                 accumulations.mma(kernel.statements[visit.statement].instruction, visit, *done[key], kernel.maps,
                                   where)
+                traced_rows.update(_rows(accumulations, *done[key], kernel.maps))
             continue
         if len(done) >= MAX_MMA_CHECKS:
             for tally in (written, swizzle, same_k, same_tile, k_once):
@@ -349,6 +320,7 @@ def decide_reads(kernel: Kernel) -> list:
         accumulations.mma(kernel.statements[visit.statement].instruction, visit, site_now, traced, visible,
                           kernel.maps, where)
         done[key] = (site_now, traced, visible)
+        traced_rows.update(_rows(accumulations, site_now, traced, visible, kernel.maps))
     if timeline.stopped:
         for tally in (written, swizzle, same_k, same_tile, k_once):
             tally.unknown(timeline.stopped[0] + " (what it did after that was not checked)")
@@ -358,6 +330,13 @@ def decide_reads(kernel: Kernel) -> list:
             same_tile.result("no MMA added to an accumulator an earlier MMA of the run wrote"),
             k_once.result("no accumulation whose start the run shows (an overwriting MMA, or zeros written) was "
                           "followed to its end")]
+
+
+def _rows(accumulations, site, traced: dict, loads: list, maps: dict) -> dict:
+    """{role: the global rows its operand reads} of an MMA whose descriptor operands were all traced."""
+    roles = [role for role, op in site.operands.items() if op.source == "descriptor"]
+    shape = accumulations.shape(roles, traced, loads, maps)
+    return shape[0] if shape else {}
 
 
 def _phase_loads(barrier, index: int) -> list:

@@ -23,7 +23,7 @@ from typing import Optional
 
 from spec.rule import SpecError
 
-from solver.kernel.concrete import fast, semantics
+from solver.kernel.concrete import fast, semantics, tags
 from solver.kernel.concrete.values import WARP, Lanes, Unknown, lane_of, mask, select, uniform
 from solver.kernel.frontend import cfg
 from solver.kernel.frontend.instruction import (FLOAT_BITS, REG_DECLARATION, SYMBOL_OFFSET, TYPE_BITS, destinations,
@@ -200,11 +200,29 @@ def _fit(value, width: int):
     return value
 
 
+class Tracer:
+    """What follows an MMA's accumulator through a run (solver/kernel/audit/epilogue.py): the statements
+    it watches are run, with every register they read, and shown to it (observe) before they execute;
+    every instruction that reads a tags.Tagged value, and every wgmma, is executed by it (execute)."""
+
+    def watches(self, ins) -> bool:
+        return False
+
+    def observe(self, statement: int, ins, guard, warp: "Warp", order: int) -> None:
+        """A watched statement, about to run; order: how many visits the run recorded before it."""
+
+    def execute(self, statement: int, ins, guard, warp: "Warp") -> dict:
+        """{register: value} the instruction writes."""
+        return {}
+
+
 def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Graph] = None,
-        warps: Optional[list] = None, max_steps: int = MAX_STEPS_PER_WARP, is_marker=None) -> Run:
+        warps: Optional[list] = None, max_steps: int = MAX_STEPS_PER_WARP, is_marker=None,
+        tracer: Optional[Tracer] = None) -> Run:
     """Run every warp of the CTA (or those listed) through the function; is_site(instruction) says which
     statements to record. is_marker(instruction): statements whose visits are recorded too, without
-    their operands joining what the run computes (the audit marks the writes to an MMA's accumulator)."""
+    their operands joining what the run computes (the audit marks the writes to an MMA's accumulator).
+    tracer: follows accumulator values (Tracer)."""
     block = block_shape(function, launch)
     graph = graph or cfg.build(function.statements)
     widths = declared_widths(function.statements)
@@ -212,7 +230,9 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     chosen = list(range(count)) if warps is None else [w for w in warps if 0 <= w < count]
     result = Run(function.name, block, [], [], graph.loops)
     left = MAX_STEPS_PER_RUN
-    needed = needed_statements(graph, is_site)
+    watched = set() if tracer is None else \
+        {i for i, s in enumerate(graph.statements) if s.instruction is not None and tracer.watches(s.instruction)}
+    needed = needed_statements(graph, is_site, watched)
     sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and
              (is_site(s.instruction) or (is_marker is not None and is_marker(s.instruction)))}
     shared: dict = {}                # per run: each block's statements that matter (_WarpWalk._relevant)
@@ -221,7 +241,8 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
         if left <= 0:
             result.warps.append(WarpRun(index, 0, f"not run: the run's {MAX_STEPS_PER_RUN} statements are spent"))
             continue
-        walk = _WarpWalk(graph, warp, is_site, result.visits, min(max_steps, left), needed, sites, shared)
+        walk = _WarpWalk(graph, warp, is_site, result.visits, min(max_steps, left), needed, sites, shared,
+                         tracer, watched)
         result.warps.append(walk.run())
         left -= result.warps[-1].steps
     return result
@@ -246,8 +267,10 @@ class _WarpWalk:
     value (a loop's exit, a side that never comes back) stops the warp, with the reason."""
 
     def __init__(self, graph: cfg.Graph, warp: Warp, is_site, visits: list, max_steps: int,
-                 needed: Optional[set] = None, sites: Optional[set] = None, shared: Optional[dict] = None):
+                 needed: Optional[set] = None, sites: Optional[set] = None, shared: Optional[dict] = None,
+                 tracer: Optional[Tracer] = None, watched: frozenset = frozenset()):
         self.graph, self.warp, self.is_site, self.visits, self.max_steps = graph, warp, is_site, visits, max_steps
+        self.tracer, self.watched = tracer, watched
         self.record = WarpRun(warp.index)
         self.headed: dict = {}
         for k, loop in enumerate(graph.loops):
@@ -301,7 +324,7 @@ class _WarpWalk:
                 if self.record.steps > self.max_steps:
                     self._stop(f"the step budget ({self.max_steps} statements) is spent at line {ins.line}")
                     return None, None
-                if i not in self.needed and i not in self.sites and ins.base not in _CONTROL:
+                if i not in self.needed and i not in self.sites and i not in self.watched and ins.base not in _CONTROL:
                     continue                # writes nothing a site, a branch or a guard reads (needed_statements)
             guard = _guard(ins, warp)
             if ins.base in ("bra", "brx"):
@@ -324,12 +347,14 @@ class _WarpWalk:
                     warp.active = path.active = [a and not guard.values[lane] for lane, a in enumerate(warp.active)]
                     self.record.notes.append(f"line {ins.line}: some lanes leave ({ins.base})")
                 continue
+            if i in self.watched:
+                self.tracer.observe(i, ins, guard, warp, len(self.visits))
             if i in self.sites and len(self.visits) < MAX_VISITS and not (guard is not None and guard == 0):
                 holding = [k for k in self.counted if current in graph.loops[k].blocks]
                 self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
                                          _operand_values(ins, warp), _executing_lanes(guard, warp.active)))
             if i in self.needed:
-                _execute(ins, guard, warp)
+                _execute(ins, guard, warp, i, self.tracer)
         path.previous = current
         return following, path
 
@@ -342,7 +367,8 @@ class _WarpWalk:
                           if self.graph.statements[i].instruction is not None]
             found = self.relevant[block.index] = (
                 len(statements),
-                [(i, ins) for i, ins in statements if i in self.needed or i in self.sites or ins.base in _CONTROL])
+                [(i, ins) for i, ins in statements
+                 if i in self.needed or i in self.sites or i in self.watched or ins.base in _CONTROL])
         return found
 
     def _split(self, current: int, block, ins, guard: Lanes, path: _Path) -> tuple:
@@ -408,17 +434,21 @@ class _WarpWalk:
 _CONTROL = ("bra", "brx") + cfg.ENDS_THREAD
 
 
-def needed_statements(graph: cfg.Graph, is_site) -> set:
+def needed_statements(graph: cfg.Graph, is_site, watched: frozenset = frozenset()) -> set:
     """The statements whose results can reach what the run observes: a site's register operands, a
-    branch's operands, the guard of a branch, of a ret / exit or of a site. The others write registers
+    branch's operands, the guard of a branch, of a ret / exit or of a site, every register a watched
+    statement (a Tracer's) reads. The others write registers
     nothing observed reads, however the run goes (a backward slice over register names, whatever the
     order), so skipping them changes no recorded value: they are most of a kernel (its data: loads,
     float math, accumulators)."""
     wanted: list = []
-    for s in graph.statements:
+    for i, s in enumerate(graph.statements):
         ins = s.instruction
         if ins is None:
             continue
+        if i in watched:
+            wanted.extend(r for operand in ins.operands for r in registers_in(operand))
+            wanted.extend([ins.guard] if ins.guard else [])
         if ins.base in _CONTROL:
             wanted.extend(reads(ins))
         elif is_site(ins):
@@ -540,9 +570,13 @@ def _lanes(active: list) -> str:
     return f"{lanes[0]}..{lanes[-1]}" if lanes == list(range(lanes[0], lanes[-1] + 1)) else ",".join(map(str, lanes))
 
 
-def _execute(ins, guard, warp: Warp) -> None:
+def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Tracer] = None) -> None:
     if guard is None and fast.ENABLED and fast.run(ins, warp.env, warp.width_of):
         return                          # the optimised path (fast.py): ints only, the same results
+    if tracer is not None and (ins.opcode.startswith("wgmma.mma_async") or tags.reads_tagged(ins, warp.env)):
+        for name, value in tracer.execute(statement, ins, guard, warp).items():
+            warp.write(name, value)     # (an accumulator's values: never the integer semantics')
+        return
     handler = semantics.handler_of(ins)
     written = destinations(ins)
     result = None

@@ -45,7 +45,10 @@ def signed(value: int, width: int) -> int:
 
 
 def first_unknown(values) -> Unknown:
-    return next((v for v in values if isinstance(v, Unknown)), None)
+    """The first Unknown among the values, as a plain Unknown: what integer semantics make of a value they
+    cannot compute is not the value (an accumulator's tags, solver/kernel/concrete/tags.py, stay behind)."""
+    found = next((v for v in values if isinstance(v, Unknown)), None)
+    return found if found is None or type(found) is Unknown else Unknown(found.reason)
 
 
 def lane_of(value: Value, lane: int):
