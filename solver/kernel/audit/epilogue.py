@@ -22,8 +22,9 @@ by dimension, its coordinates in A's rows and B's rows (one assignment for the w
 says whether C is stored (n, m) or (m, n)); for plain global stores, at an address that is one affine
 function of those coordinates; no two elements land on one place; every element of each accumulator
 that reaches global memory at all reaches it.
-audit.epilogue.fenced: every shared-memory byte a TMA store reads was written by a warp that executed
-fence.proxy.async after writing it and before the barrier (or, for the storing warp, before the store).
+audit.epilogue.fenced: a fence.proxy.async lies between every shared-memory write a TMA store reads and
+the store: the writer's after the write and before the barrier, or the storing warp's after that barrier
+(TileLang fences in the issuing thread only, CUTLASS and Triton in every writer).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from spec.mma import fragment
 from spec.rule import SpecError
 
 from solver.kernel.audit import compose, operations
+from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import Definition, Tally
 from solver.kernel.concrete import executor, tags
 from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown
@@ -49,11 +51,12 @@ LANDS = Definition(
     "PTX ISA 9.0 9.7.15.5.1 (wgmma accumulator fragments), stmatrix, 9.7.9.25.5.1 (cp.async.bulk.tensor "
     "store: the box at the coordinates), 5.5.3 (the box's elements), 9.7.9.21 (cvt)")
 FENCED = Definition(
-    "audit.epilogue.fenced", "Every shared-memory byte a TMA store reads was written by a thread that then "
-    "executed fence.proxy.async before the barrier that orders it before the store.",
-    "PTX ISA 9.0 9.7.13.4.1 (membar / fence: proxy fences, fence.proxy.async orders generic-proxy writes "
-    "before async-proxy reads); CUDA C++ Programming Guide, TMA (a fence.proxy.async.shared::cta before a "
-    "TMA store of data the threads wrote)")
+    "audit.epilogue.fenced", "Between every shared-memory write a TMA store reads and the store, a "
+    "fence.proxy.async lies on the path that orders them: the writer's, before the barrier, or the storing "
+    "thread's, after it.",
+    "PTX ISA 9.0 8 (memory consistency model: a generic-proxy write and an async-proxy read are ordered "
+    "through a proxy fence in their base causality order), 9.7.13.4 (fence.proxy.async); CUDA C++ "
+    "Programming Guide, TMA (fence.proxy.async.shared::cta before a TMA store of data the threads wrote)")
 DEFINITIONS = (LANDS, FENCED)
 
 MAX_CELLS = 8_000_000          # shared and global bytes recorded per run (then: unknown)
@@ -242,7 +245,7 @@ def _absolute(part, warp: int, lane: int):
     return None
 
 
-_ADDRESS = re.compile(r"^\[\s*([%\w$.]+)\s*(?:([+-])\s*(\w+))?\s*\]$")
+_ADDRESS = re.compile(r"^\[\s*([%\w$.]+)\s*(?:([+-])\s*(-?\w+))?\s*\]$")      # [reg], [reg+imm], [reg+-imm]
 
 
 def _address(operand: str, warp, lanes: list, space: Optional[str] = None) -> list:
@@ -340,7 +343,11 @@ def decide(trace: Optional[Trace], run, statements: list, params: list, maps: di
     _check_complete(tensor + plain, trace, lands, other)
     nothing = "no accumulator element reached a store the check follows (st.shared / stmatrix and a TMA " \
               "store, or st.global)"
-    return [lands.result(nothing), fenced.result("no TMA store read bytes the warps wrote")]
+    if not any(watched(s.instruction) and operations.TMA_OPCODE.match(s.instruction.opcode)
+               for s in statements if s.instruction is not None) and fenced.reason is None:
+        return [lands.result(nothing), Property(FENCED.id, "proved", FENCED.statement, FENCED.source,
+                                                reason="the kernel has no TMA store: nothing to fence")]
+    return [lands.result(nothing), fenced.result("no TMA store of the run read bytes the warps wrote")]
 
 
 def _tensor_landings(store: TensorStore, trace: Trace, memory: Memory, statements, params, maps: dict,
@@ -403,16 +410,26 @@ def _tensor_landings(store: TensorStore, trace: Trace, memory: Memory, statement
 
 
 def _fenced(trace: Trace, write: Write, store: TensorStore) -> bool:
-    """A fence.proxy.async by the writer after the write and before its next barrier (or the store)."""
-    fences = trace.fences.get(write.warp, [])
+    """A fence.proxy.async on the causality path from the write to the store: by the writer after the write
+    and before the barrier that orders it before the store, or by the storing warp after that barrier and
+    before the store (the storing warp's own write: any fence between the two)."""
+    store_fences = trace.fences.get(store.warp, [])
     if write.warp == store.warp:
-        limit = store.tick
-    else:
-        barriers = trace.barriers.get(write.warp, [])
-        after = bisect.bisect_right(barriers, write.tick)
-        limit = barriers[after] if after < len(barriers) else 1 << 62
-    k = bisect.bisect_right(fences, write.tick)
-    return k < len(fences) and fences[k] < limit
+        return _fence_between(store_fences, write.tick, store.tick)
+    writer_barriers = trace.barriers.get(write.warp, [])
+    after = bisect.bisect_right(writer_barriers, write.tick)
+    limit = writer_barriers[after] if after < len(writer_barriers) else 1 << 62
+    if _fence_between(trace.fences.get(write.warp, []), write.tick, limit):
+        return True
+    store_barriers = trace.barriers.get(store.warp, [])     # the storing warp's barrier number `after` is the one
+    if after >= len(store_barriers):                        # that orders the write before it (epochs, Memory)
+        return False
+    return _fence_between(store_fences, store_barriers[after], store.tick)
+
+
+def _fence_between(fences: list, start: int, end: int) -> bool:
+    k = bisect.bisect_right(fences, start)
+    return k < len(fences) and fences[k] < end
 
 
 def _landing(pieces: list, size: int, write: Write, rows: dict, lands: Tally, where: dict, place: tuple,
@@ -482,6 +499,8 @@ def _check_places(landings: list, lands: Tally) -> None:
         assignment.append(matching[0])
     _check_distinct(landings, lands)
     lands.checked += len(landings)
+    lands.details.append("TMA-stored coordinates = (" + ", ".join(_source_name(s, landings[0]) for s in assignment)
+                         + ")")
 
 
 def _check_distinct(landings: list, lands: Tally) -> None:
@@ -525,6 +544,14 @@ def _check_addresses(landings: list, lands: Tally) -> None:
             return
     _check_distinct(landings, lands)
     lands.checked += len(landings)
+    terms = " + ".join(f"{stride}*{_source_name(s, base)}" for s, stride in enumerate(strides) if stride)
+    lands.details.append(f"st.global address = base + {terms}")
+
+
+def _source_name(index: int, landing) -> str:
+    """A's row coordinates first (m, then any batch), then B's (n, ...)."""
+    rank_a = len(landing.where["a_row"])
+    return f"m[{index}]" if index < rank_a else f"n[{index - rank_a}]"
 
 
 def _check_complete(landings: list, trace: Trace, lands: Tally, other) -> None:

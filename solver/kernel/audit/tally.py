@@ -25,6 +25,7 @@ class Tally:
         self.witness: Optional[dict] = None
         self.reason: Optional[str] = None
         self.checked = 0
+        self.details: list = []            # what a proof found, said after the count (the layout it read)
 
     def proved(self) -> None:
         self.checked += 1
@@ -46,4 +47,6 @@ class Tally:
             return Property(d.id, "unknown", d.statement, d.source, reason=self.reason, checked=self.checked)
         if self.checked == 0:
             return Property(d.id, "unknown", d.statement, d.source, reason=nothing)
-        return Property(d.id, "proved", d.statement, d.source, reason=f"{self.checked} checked", checked=self.checked)
+        said = "".join(f"; {detail}" for detail in self.details)
+        return Property(d.id, "proved", d.statement, d.source, reason=f"{self.checked} checked{said}",
+                        checked=self.checked)

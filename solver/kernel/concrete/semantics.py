@@ -214,7 +214,12 @@ def cvt(ins, read, width_of, warp):
 
 
 def cvta(ins, read, width_of, warp):
-    """9.7.9.20 cvta.shared (shared -> generic) and cvta.to.shared (generic -> shared)."""
+    """9.7.9.20 cvta.shared (shared -> generic) and cvta.to.shared (generic -> shared); cvta.global and
+    cvta.to.global keep the address: a generic address outside the windows of the other state spaces is the
+    global address itself (6.4.1, generic addressing), and a kernel's pointer arguments are such addresses."""
+    if ins.has("global"):
+        value = read(ins.operands[1], ins.width)
+        return {ins.operands[0]: value} if isinstance(value, (int, Lanes)) else None
     if not (ins.has("shared") or ins.has("shared::cta")):
         return None
     value = read(ins.operands[1], ins.width)
