@@ -111,6 +111,7 @@ class Trace(executor.Tracer):
     unfollowed: list = field(default_factory=list)      # (line, why): a store whose bytes are not known
     elements: dict = field(default_factory=dict)        # wgmma statement -> (elements per lane, N)
     lines: dict = field(default_factory=dict)           # wgmma statement -> its line
+    register_a: list = field(default_factory=list)      # RegisterA: a wgmma reading A from registers
     tick: int = 0
     cells: int = 0
     _accumulators: dict = field(default_factory=dict)
@@ -208,8 +209,10 @@ class Trace(executor.Tracer):
             return
         into.append(Write(warp.index, self.tick, order, line, cells))
 
-    def execute(self, statement: int, ins, guard, warp) -> dict:
+    def execute(self, statement: int, ins, guard, warp, order: int) -> dict:
         if ins.opcode.startswith("wgmma.mma_async"):
+            if len(ins.operands) > 1 and ins.operands[1].strip().startswith("{"):
+                self.register_a.append(_register_a(statement, ins, warp, order))
             found = self._accumulators.get(statement)
             if found is None:
                 found = self._accumulators[statement] = tags.wgmma_accumulator(ins, statement)
@@ -226,6 +229,70 @@ class Trace(executor.Tracer):
                 self._note(self.lost, ins.line, value.reason)
                 break
         return result
+
+
+@dataclass
+class RegisterA:
+    """A wgmma whose A fragment is in registers (attention's P . V): which accumulator's elements it holds."""
+    statement: int
+    warp: int
+    visit: int                     # the wgmma's visit (the run's visits before it executes, less one)
+    line: int
+    origin: Optional[int] = None   # the wgmma whose accumulator rows A's rows are
+    problem: Optional[str] = None  # why not (unknown), or None
+    mismatch: Optional[dict] = None   # a lane's A row that holds another row's element (refuted)
+
+
+def _register_a(statement: int, ins, warp, order: int) -> RegisterA:
+    """The rows of a register A fragment (PTX ISA 9.0 9.7.15.5.1, A of .m64nNk16 in registers: element i of
+    lane t at row 16w + t/4 + 8((i/2) mod 2), as the accumulator's): each must hold an element of one earlier
+    wgmma's accumulator on the same row (the softmax's P from S = Q . K^T)."""
+    found = RegisterA(statement, warp.index, order - 1, ins.line)
+    a_type = next((m for m in ins.modifiers[ins.modifiers.index(next(m for m in ins.modifiers
+                                                                      if m.startswith("m64n"))) + 2:]), None)
+    if a_type not in ("f16", "bf16"):
+        found.problem = f"line {ins.line}: A in registers of {a_type} (only 16-bit A fragments are followed)"
+        return found
+    values = [warp.read(name, 32) for name in registers_in(ins.operands[1])]
+    origins = set()
+    for lane in range(32):
+        if not warp.active[lane]:
+            continue
+        for i in range(2 * len(values)):
+            parts = tags.bytes_of(_lane_value(values[i // 2], lane), 32)[2 * (i % 2):2 * (i % 2) + 2]
+            element = tags.whole_element(parts)
+            if element is None:
+                found.problem = f"line {ins.line}: A's element {i} in lane {lane} is no accumulator element followed"
+                return found
+            origins.add(element[0])
+            row = fragment.accumulator_position(warp.index % fragment.WARPS_PER_GROUP, lane, i)[0]
+            held = fragment.accumulator_position(warp.index % fragment.WARPS_PER_GROUP, lane, element[1])[0]
+            if held != row and found.mismatch is None:
+                found.mismatch = {"what": f"A's row {row} (lane {lane}, element {i}) holds row {held} of the "
+                                          f"accumulator it is computed from", "line": ins.line, "warp": warp.index,
+                                  "lane": lane}
+    if len(origins) != 1:
+        found.problem = f"line {ins.line}: A's registers hold the elements of {len(origins)} accumulators"
+        return found
+    found.origin = origins.pop()
+    return found
+
+
+def _rows_through_registers(trace: Trace, rows: dict, lands: Tally) -> None:
+    """A wgmma with A in registers reads the rows of the accumulator they came from: its rows of A are that
+    accumulator's (its last visit before), when every lane's A rows hold that accumulator's same rows."""
+    for use in trace.register_a:
+        if use.mismatch is not None:
+            lands.refuted(use.mismatch)
+            continue
+        visits = rows.get((use.warp, use.statement), [])
+        k = bisect.bisect_left(visits, (use.visit,))
+        if use.problem is not None or k >= len(visits) or visits[k][0] != use.visit:
+            continue                               # (its rows of A stay untraced: the landings say unknown)
+        before = rows.get((use.warp, use.origin), [])
+        j = bisect.bisect_left(before, (use.visit,)) - 1
+        if j >= 0 and "a" in before[j][1] and "a" not in visits[k][1]:
+            visits[k][1]["a"] = before[j][1]["a"]
 
 
 def _lane_value(value, lane: int):
@@ -331,6 +398,7 @@ def decide(trace: Optional[Trace], run, statements: list, params: list, maps: di
         fenced.unknown(f"warp {stopped.warp} stopped ({stopped.stopped})")
     other = next((s.instruction for s in statements if s.instruction is not None and
                   _OTHER_GLOBAL_WRITERS.match(s.instruction.opcode)), None)
+    _rows_through_registers(trace, rows, lands)
     memory = Memory(trace)
     tensor, plain = [], []
     sources: dict = {}
@@ -496,7 +564,8 @@ def _check_places(landings: list, lands: Tally) -> None:
                                    f"B row {bad.where['b_row']}: its coordinate {d} is {bad.place[d]}, not "
                                    f"{bad.source[best]} as the other elements' are", **bad.where})
             return
-        assignment.append(matching[0])
+        unused = [m for m in matching if m not in assignment]      # (equal coordinates in this run: e.g. head
+        assignment.append((unused or matching)[0])                 # and batch both 0 in CTA 0)
     _check_distinct(landings, lands)
     lands.checked += len(landings)
     lands.details.append("TMA-stored coordinates = (" + ", ".join(_source_name(s, landings[0]) for s in assignment)

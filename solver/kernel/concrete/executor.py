@@ -211,8 +211,9 @@ class Tracer:
     def observe(self, statement: int, ins, guard, warp: "Warp", order: int) -> None:
         """A watched statement, about to run; order: how many visits the run recorded before it."""
 
-    def execute(self, statement: int, ins, guard, warp: "Warp") -> dict:
-        """{register: value} the instruction writes."""
+    def execute(self, statement: int, ins, guard, warp: "Warp", order: int) -> dict:
+        """{register: value} the instruction writes; order: how many visits the run recorded before it
+        executes (its own visit, where it has one, included)."""
         return {}
 
 
@@ -354,7 +355,7 @@ class _WarpWalk:
                 self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
                                          _operand_values(ins, warp), _executing_lanes(guard, warp.active)))
             if i in self.needed:
-                _execute(ins, guard, warp, i, self.tracer)
+                _execute(ins, guard, warp, i, self.tracer, len(self.visits))
         path.previous = current
         return following, path
 
@@ -570,11 +571,11 @@ def _lanes(active: list) -> str:
     return f"{lanes[0]}..{lanes[-1]}" if lanes == list(range(lanes[0], lanes[-1] + 1)) else ",".join(map(str, lanes))
 
 
-def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Tracer] = None) -> None:
+def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Tracer] = None, order: int = 0) -> None:
     if guard is None and fast.ENABLED and fast.run(ins, warp.env, warp.width_of):
         return                          # the optimised path (fast.py): ints only, the same results
     if tracer is not None and (ins.opcode.startswith("wgmma.mma_async") or tags.reads_tagged(ins, warp.env)):
-        for name, value in tracer.execute(statement, ins, guard, warp).items():
+        for name, value in tracer.execute(statement, ins, guard, warp, order).items():
             warp.write(name, value)     # (an accumulator's values: never the integer semantics')
         return
     handler = semantics.handler_of(ins)
