@@ -520,8 +520,9 @@ def _landing(pieces: list, size: int, write: Write, rows: dict, lands: Tally, wh
     row, column = fragment.accumulator_position(warp % fragment.WARPS_PER_GROUP, lane, element)
     a, b = traced.get("a"), traced.get("b")
     if a is None or b is None or row >= len(a) or column >= len(b):
-        lands.unknown(f"line {where.get('store_line', write.line)}: the rows of A and B behind the wgmma at visit "
-                      f"{index} are not traced (an operand in registers, or not read from TMA boxes)")
+        lands.unknown(f"line {where.get('store_line', write.line)}: the rows of A and B that the wgmma at line "
+                      f"{lines.get(origin)} (warp {warp}) read are not traced (an operand in registers, or not "
+                      "read from awaited TMA boxes: see audit.reads.written)")
         return None
     where = {**where, "element": {"row": row, "column": column, "lane": lane, "warp": warp},
              "mma_line": lines.get(origin), "a_row": list(a[row]), "b_row": list(b[column])}
