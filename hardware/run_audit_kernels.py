@@ -29,6 +29,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -66,7 +67,7 @@ def _sample(mutants: list, per_kind: int) -> list:
     return sorted(chosen, key=lambda m: (m.line or 0, m.name))
 
 
-def prepare(folder: str, ptxas: str, per_kind: int) -> None:
+def prepare(folder: str, ptxas: str, per_kind: int, kinds: Optional[set] = None) -> None:
     import record_kernel_descriptors as rkd
     import instrument as ins
     from solver.kernel.audit import mutate
@@ -77,7 +78,8 @@ def prepare(folder: str, ptxas: str, per_kind: int) -> None:
         entry = entries[file]
         text = lzma.open(os.path.join(CORPUS, file), "rt").read()
         candidates = [mutate.Mutant("original", "original", text, entry["tensormaps"])]
-        candidates += _sample(mutate.mutants(text, entry["tensormaps"], entry["kernel"]), per_kind)
+        candidates += _sample([m for m in mutate.mutants(text, entry["tensormaps"], entry["kernel"])
+                               if kinds is None or m.kind in kinds], per_kind)
         block = _block_of(text)
         for number, m in enumerate(candidates):
             stem = f"{os.path.basename(file).replace('.ptx.xz', '')}.{number:03d}"
@@ -175,10 +177,10 @@ def run_variants(folder: str, start: int, progress: str, seed: int) -> None:
                         break
                     raw = b"".join(int(w).to_bytes(8, "little") for w in encoded[1].opaque)
                     obj = (ctypes.c_uint8 * 128).from_buffer_copy(raw)
+                elif role is not None:        # (before the scalars: the audit's entry gives a stand-in address)
+                    obj = ctypes.c_uint64(tensors[role].data_ptr())
                 elif name in v["scalars"]:
                     obj = (ctypes.c_uint32 if kind == "u32" else ctypes.c_uint64)(int(v["scalars"][name]))
-                elif role is not None:
-                    obj = ctypes.c_uint64(tensors[role].data_ptr())
                 else:
                     obj = ctypes.c_uint64(scratch.data_ptr())       # Triton's scratch pointers
                 keep.append(obj)
@@ -220,7 +222,7 @@ def run_variants(folder: str, start: int, progress: str, seed: int) -> None:
             handle.write(json.dumps({"index": index, **result}) + "\n")
 
 
-def run(folder: str, out: str, timeout: float, seed: int) -> None:
+def run(folder: str, out: str, timeout: float, seed: int, name: str = OUTPUT_NAME) -> None:
     variants = json.load(open(os.path.join(folder, "variants.json")))
     progress = os.path.join(out, "progress.jsonl")
     results: dict = {}
@@ -259,7 +261,7 @@ def run(folder: str, out: str, timeout: float, seed: int) -> None:
         keep = {k: v[k] for k in ("file", "variant", "kind", "stem", "kernel", "grid", "block", "product")}
         keep.update({k: val for k, val in results.get(index, {"status": "not run"}).items() if k != "index"})
         record["variants"].append(keep)
-    with gzip.open(os.path.join(out, OUTPUT_NAME), "wt") as handle:
+    with gzip.open(os.path.join(out, name), "wt") as handle:
         json.dump(record, handle)
     counts: dict = {}
     for v in record["variants"]:
@@ -282,6 +284,9 @@ def main() -> None:
     parser.add_argument("--prepare", metavar="DIR")
     parser.add_argument("--ptxas", default=None)
     parser.add_argument("--per-kind", type=int, default=4, help="mutants of each kind per kernel (--prepare)")
+    parser.add_argument("--kinds", help="only mutants of these kinds, comma-separated (--prepare; the original "
+                        "is always run)")
+    parser.add_argument("--name", default=OUTPUT_NAME, help="the record's file name (--run)")
     parser.add_argument("--run", metavar="DIR")
     parser.add_argument("--out", metavar="OUT")
     parser.add_argument("--timeout", type=float, default=20.0)
@@ -292,12 +297,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.prepare:
         import record_kernel_descriptors as rkd
-        prepare(args.prepare, rkd.find_ptxas(args.ptxas), args.per_kind)
+        prepare(args.prepare, rkd.find_ptxas(args.ptxas), args.per_kind,
+                set(args.kinds.split(",")) if args.kinds else None)
     elif args.child:
         run_variants(args.child, args.start, args.progress, args.seed)
     elif args.run:
         os.makedirs(args.out, exist_ok=True)
-        run(args.run, args.out, args.timeout, args.seed)
+        run(args.run, args.out, args.timeout, args.seed, args.name)
     else:
         parser.error("give --prepare DIR or --run DIR --out OUT")
 

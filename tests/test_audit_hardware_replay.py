@@ -1,7 +1,8 @@
-"""The GPU's verdict on corpus kernels and their injected bugs (tests/hardware/audit_kernels_sm90.json.gz,
-recorded by hardware/run_audit_kernels.py on a Hopper GPU), against the audit's: every variant that computed
-the right product is proved, and none that computed a wrong one, hung, or had a map the driver refused is
-proved (refuted, or unknown where it reads bytes the audit does not model)."""
+"""The GPU's verdict on corpus kernels and their injected bugs (tests/hardware/audit_kernels_sm90.json.gz: the
+main loop's; audit_epilogue_sm90.json.gz: the epilogue's, each recorded by hardware/run_audit_kernels.py on a
+Hopper GPU), against the audit's: every variant that computed the right product is proved, and none that
+computed a wrong one, hung, or had a map the driver refused is proved (refuted, or unknown where it reads
+bytes the audit does not model)."""
 from __future__ import annotations
 
 import gzip
@@ -15,7 +16,9 @@ import layoutproof as lp
 from solver.kernel.audit import mutate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RECORD = json.load(gzip.open(os.path.join(HERE, "hardware", "audit_kernels_sm90.json.gz"), "rt"))
+RECORDS = {name: json.load(gzip.open(os.path.join(HERE, "hardware", name), "rt"))
+           for name in ("audit_kernels_sm90.json.gz", "audit_epilogue_sm90.json.gz")}
+VARIANTS = [v for record in RECORDS.values() for v in record["variants"]]
 CORPUS = os.path.join(HERE, "fixtures", "ptx", "corpus")
 ENTRIES = {e["file"]: e for e in json.load(open(os.path.join(CORPUS, "audit.json")))["kernels"]}
 _MUTANTS: dict = {}
@@ -30,15 +33,23 @@ def _variant(file: str, name: str) -> mutate.Mutant:
     return _MUTANTS[file][name]
 
 
-def test_the_record_is_whole():
-    statuses = {v["status"] for v in RECORD["variants"]}
+@pytest.mark.parametrize("name", sorted(RECORDS))
+def test_the_record_is_whole(name):
+    record = RECORDS[name]
+    statuses = {v["status"] for v in record["variants"]}
     assert statuses <= {"right", "wrong", "hang", "encoder refused"}, statuses
-    originals = [v for v in RECORD["variants"] if v["variant"] == "original"]
+    originals = [v for v in record["variants"] if v["variant"] == "original"]
     assert originals and all(v["status"] == "right" for v in originals)
-    assert "H100" in RECORD["gpu"] or "H200" in RECORD["gpu"]          # Hopper: sm_90a
+    assert "H100" in record["gpu"] or "H200" in record["gpu"]          # Hopper: sm_90a
 
 
-@pytest.mark.parametrize("recorded", RECORD["variants"], ids=lambda v: f"{v['stem']}:{v['variant']}")
+def test_every_epilogue_bug_put_in_computed_a_wrong_product():
+    mutants = [v for v in RECORDS["audit_epilogue_sm90.json.gz"]["variants"] if v["variant"] != "original"]
+    assert {v["kind"] for v in mutants} == set(mutate.EPILOGUE_KINDS)
+    assert all(v["status"] == "wrong" for v in mutants)
+
+
+@pytest.mark.parametrize("recorded", VARIANTS, ids=lambda v: f"{v['stem']}:{v['variant']}")
 def test_the_audit_agrees_with_the_gpu(recorded):
     entry = ENTRIES[recorded["file"]]
     mutant = _variant(recorded["file"], recorded["variant"])

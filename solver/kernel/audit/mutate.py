@@ -7,7 +7,13 @@ Each mutant changes one thing a compiler could get wrong, in the PTX text or in 
 * lbo, sbo     one MMA descriptor's leading / stride byte offset one unit (16 bytes) larger;
 * start        one MMA descriptor's start address 32 bytes further (a wrong per-k advance);
 * expect_tx    one expect_tx announcing 128 bytes fewer;
-* coordinate   one TMA load's coordinate along one dimension moved by that dimension's box.
+* coordinate   one TMA load's coordinate along one dimension moved by that dimension's box;
+and in the epilogue (audit/epilogue.py), the first two and the last statement of each kind:
+* store_coordinate  a TMA store's coordinate along one dimension moved by that dimension's box;
+* store_buffer+128  a TMA store's shared-memory source moved by 128 bytes;
+* stmatrix+16  an stmatrix's row address one 16-byte row further;
+* st_global+16  a st.global's address 16 bytes further;
+* cvt_swap     a packed cvt's two sources swapped (the halves of each pair exchanged).
 A register operand is replaced inside a scope of its own: `{ .reg .b64 %lp_mutant; add.s64 %lp_mutant,
 %rd5, 65536; <the statement, reading %lp_mutant> }` (PTX ISA 9.0 4.4: a { } block may declare registers).
 A mutant may not change what the kernel computes: the hardware ignores LBO for a swizzled K-major operand
@@ -27,6 +33,8 @@ from solver.kernel.frontend import source
 NEXT_SWIZZLE = {"128B": "64B", "64B": "128B", "32B": "64B", "NONE": "32B"}
 DESCRIPTOR_DELTAS = {"lbo": 1 << 16, "sbo": 1 << 32, "start": 2}     # the fields' units (PTX ISA 9.7.15.5.1.2.2)
 MUTANT_REGISTER = "%lp_mutant"
+EPILOGUE_PER_KIND = 2
+EPILOGUE_KINDS = ("store_coordinate", "store_buffer+128", "stmatrix+16", "st_global+16", "cvt_swap")
 
 
 @dataclass
@@ -75,7 +83,7 @@ def mutants(text: str, tensormaps: dict, kernel: Optional[str] = None) -> list:
     """Every mutant of the kinds above, in a fixed order (the file's order)."""
     module = source.parse(text)
     functions = [f for f in module.functions if f.kind == "entry" and (kernel is None or f.name == kernel)]
-    found = []
+    found, epilogue = [], []
     for key, document in sorted(tensormaps.items()):
         swizzle = document.get("swizzle")
         if swizzle in NEXT_SWIZZLE:
@@ -93,7 +101,53 @@ def mutants(text: str, tensormaps: dict, kernel: Optional[str] = None) -> list:
                 found.extend(_expect_mutants(text, tensormaps, s))
             elif ins.opcode.startswith(("wgmma.mma_async", "tcgen05.mma")):
                 found.extend(_descriptor_mutants(text, tensormaps, s))
+            epilogue.extend(_epilogue_mutants(text, tensormaps, function, s))
+    kinds: dict = {}
+    for m in epilogue:                         # the first two and the last of each kind (an epilogue repeats
+        kinds.setdefault(m.kind, []).append(m)  # one pattern; a kernel may have two, one for an empty K)
+    for group in kinds.values():
+        found.extend(group if len(group) <= EPILOGUE_PER_KIND + 1 else group[:EPILOGUE_PER_KIND] + [group[-1]])
     return found
+
+
+def _epilogue_mutants(text: str, tensormaps: dict, function, statement) -> list:
+    ins = statement.instruction
+    out = []
+    if ins.opcode.startswith("stmatrix"):
+        register = _register_of(ins.operands[0])
+        mutated = register and _replace_operand(text, statement.line, ins.operands[0], register, 16, 32)
+        if mutated:
+            out.append(Mutant(f"stmatrix+16 line {statement.line}", "stmatrix+16", mutated, tensormaps, statement.line))
+    elif ins.opcode.startswith("st.global"):
+        register = _register_of(ins.operands[0])
+        mutated = register and _replace_operand(text, statement.line, ins.operands[0], register, 16, 64)
+        if mutated:
+            out.append(Mutant(f"st_global+16 line {statement.line}", "st_global+16", mutated, tensormaps,
+                              statement.line))
+    elif ins.base == "cvt" and ins.opcode.split(".")[-2].endswith("x2") and len(ins.operands) == 3:
+        a, b = ins.operands[1].strip(), ins.operands[2].strip()
+        lines = text.split("\n")
+        original = lines[statement.line - 1]
+        pair = re.compile(re.escape(a) + r"(\s*),(\s*)" + re.escape(b) + r"(\s*;)")
+        swapped = pair.sub(lambda m: f"{b}{m.group(1)},{m.group(2)}{a}{m.group(3)}", original, count=1)
+        if a != b and swapped != original and original.count(";") == 1:
+            lines[statement.line - 1] = swapped
+            out.append(Mutant(f"cvt_swap line {statement.line}", "cvt_swap", "\n".join(lines), tensormaps,
+                              statement.line))
+    elif operations.TMA_OPCODE.match(ins.opcode):
+        try:
+            form = operations.tma_form(ins)
+        except operations.FormError:
+            return []
+        if form.kind != "store":
+            return []
+        register = _register_of(form.smem)
+        mutated = register and _replace_operand(text, statement.line, form.smem, register, 128, 32)
+        if mutated:
+            out.append(Mutant(f"store_buffer+128 line {statement.line}", "store_buffer+128", mutated, tensormaps,
+                              statement.line))
+        out.extend(_coordinate_mutants(text, tensormaps, function, statement, form, "store_coordinate"))
+    return out
 
 
 def _load_mutants(text: str, tensormaps: dict, function, statement) -> list:
@@ -110,6 +164,12 @@ def _load_mutants(text: str, tensormaps: dict, function, statement) -> list:
         if mutated:
             out.append(Mutant(f"buffer+{delta} line {statement.line}", f"buffer+{delta}", mutated, tensormaps,
                               statement.line))
+    return out + _coordinate_mutants(text, tensormaps, function, statement, form, "coordinate")
+
+
+def _coordinate_mutants(text: str, tensormaps: dict, function, statement, form, kind: str) -> list:
+    """The copy's coordinate along each dimension moved by the map's box along it."""
+    out = []
     source_param, _ = operations.tensormap_source(function.statements, function.params, form.tensormap)
     box = _box_of(tensormaps, function, source_param)
     if box is None:
@@ -132,7 +192,7 @@ def _load_mutants(text: str, tensormaps: dict, function, statement) -> list:
                 + original[written.end():]).strip()
         lines[statement.line - 1] = (f"{{ .reg .b32 {MUTANT_REGISTER}; add.s32 {MUTANT_REGISTER}, {register}, {box[d]}; "
                                      f"{body} }}")
-        out.append(Mutant(f"coordinate {d}+{box[d]} line {statement.line}", "coordinate", "\n".join(lines), tensormaps,
+        out.append(Mutant(f"{kind} {d}+{box[d]} line {statement.line}", kind, "\n".join(lines), tensormaps,
                           statement.line))
     return out
 
