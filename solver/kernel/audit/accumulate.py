@@ -4,9 +4,11 @@ audit.gemm.k_once, solver/kernel/audit/properties.py).
 An accumulation starts where its accumulator is overwritten: by an MMA that does not add (wgmma scale-d
 0, tcgen05.mma enable-input-d false: PTX ISA 9.0 9.7.15.5.2, 9.7.16.10.9), or, for a wgmma accumulator in
 registers, by zeros written into every register of it (`mov.f32 %f, 0f00000000`, or a copy of a register
-so zeroed: what Triton and TileLang emit before a tile). Any other write into an accumulator register (attention's rescaling `mul`) leaves where
-the accumulation started unknown, and k_once is not checked on it. It ends where the next one starts, or
-at the end of the run.
+so zeroed: what Triton and TileLang emit before a tile). A register multiplied into itself (attention's
+rescaling, `mul.f32 %f, %f, x`) holds the same element, scaled: the accumulation goes on and same_tile
+still compares its MMAs, but k_once is not checked on it. Any other write into an accumulator register
+leaves where the accumulation started unknown, and k_once is not checked on it. An accumulation ends where
+the next one starts, or at the end of the run.
 """
 from __future__ import annotations
 
@@ -17,6 +19,16 @@ from solver.kernel.audit import compose, operations
 from solver.kernel.frontend.instruction import destinations, parse_integer, registers_in
 
 _ZERO = {"0f00000000", "0f80000000", "0d0000000000000000", "0d8000000000000000"}
+
+
+def rescales(ins) -> bool:
+    """A float multiply of a register into itself, `mul.f32 %f, %f, x` (attention's online softmax rescales its
+    output accumulator so between two MMAs, PTX ISA 9.0 9.7.4.4): the same elements, scaled."""
+    if ins.base != "mul" or len(ins.operands) != 3 or not ins.types() or ins.types()[-1] not in ("f32", "f16",
+                                                                                                 "bf16", "f64"):
+        return False
+    target = ins.operands[0].strip()
+    return target in (ins.operands[1].strip(), ins.operands[2].strip())
 
 
 def writes_zero(ins) -> bool:
@@ -51,7 +63,7 @@ class Accumulations:
         kinds = self.written.setdefault(warp, {})
         copied = ins.base == "mov" and len(ins.operands) == 2 and kinds.get(ins.operands[1].strip()) == "zero"
         for register in destinations(ins):
-            kinds[register] = "zero" if writes_zero(ins) or copied else "other"
+            kinds[register] = "zero" if writes_zero(ins) or copied else "rescale" if rescales(ins) else "other"
 
     def mma(self, ins, visit, site, traced: dict, loads: list, maps: dict, where: dict) -> None:
         key, adds = operations.accumulator(ins, visit.values)
@@ -64,8 +76,10 @@ class Accumulations:
             if adds and seen:
                 if len(seen) == len(registers) and all(k == "zero" for k in seen):
                     start = "zeroed"
+                elif all(k == "rescale" for k in seen):
+                    start = "rescaled"          # the same tile, scaled row by row: the accumulation goes on
                 else:
-                    start = "unknown"           # a rescale, or part of it written: where it began is lost
+                    start = "unknown"           # part of it written: where it began is lost
         roles = [role for role, op in site.operands.items() if op.source == "descriptor"]
         shape = self.shape(roles, traced, loads, maps)
         previous = self.chains.get(chain_key)
@@ -84,6 +98,8 @@ class Accumulations:
                                        "enable-input-d) is unknown in the run")
             return
         rows, ks, extent = shape
+        if start == "rescaled":
+            previous.start = None               # (k_once: what a rescaled sum adds up is not a plain sum)
         for role in rows:
             if role in previous.rows and rows[role] != previous.rows[role]:
                 mn = next(i for i, (x, y) in enumerate(zip(rows[role], previous.rows[role])) if x != y)

@@ -57,7 +57,13 @@ FENCED = Definition(
     "PTX ISA 9.0 8 (memory consistency model: a generic-proxy write and an async-proxy read are ordered "
     "through a proxy fence in their base causality order), 9.7.13.4 (fence.proxy.async); CUDA C++ "
     "Programming Guide, TMA (fence.proxy.async.shared::cta before a TMA store of data the threads wrote)")
-DEFINITIONS = (LANDS, FENCED)
+PAIRS = Definition(
+    "audit.attention.pairs", "Every MMA whose A is in registers computed from an earlier MMA's accumulator "
+    "(attention's P = softmax(S), S = Q K^T, then P V) reads, at A's row m and column k, the element of S at row "
+    "m and at the column whose row of K is the row of B (V) at k: each key's probability meets that key's value.",
+    "PTX ISA 9.0 9.7.15.5.1 (wgmma: A in registers, its fragment; the accumulator's fragment), 9.7.15.5.2 "
+    "(D = A x B + D summed over k)")
+DEFINITIONS = (LANDS, FENCED, PAIRS)
 
 MAX_CELLS = 8_000_000          # shared and global bytes recorded per run (then: unknown)
 MAX_NOTES = 64
@@ -241,6 +247,7 @@ class RegisterA:
     origin: Optional[int] = None   # the wgmma whose accumulator rows A's rows are
     problem: Optional[str] = None  # why not (unknown), or None
     mismatch: Optional[dict] = None   # a lane's A row that holds another row's element (refuted)
+    pairs: tuple = ()              # (A's k, the accumulator's column it holds), each distinct one
 
 
 def _register_a(statement: int, ins, warp, order: int) -> RegisterA:
@@ -254,7 +261,7 @@ def _register_a(statement: int, ins, warp, order: int) -> RegisterA:
         found.problem = f"line {ins.line}: A in registers of {a_type} (only 16-bit A fragments are followed)"
         return found
     values = [warp.read(name, 32) for name in registers_in(ins.operands[1])]
-    origins = set()
+    origins, pairs = set(), set()
     for lane in range(32):
         if not warp.active[lane]:
             continue
@@ -265,8 +272,9 @@ def _register_a(statement: int, ins, warp, order: int) -> RegisterA:
                 found.problem = f"line {ins.line}: A's element {i} in lane {lane} is no accumulator element followed"
                 return found
             origins.add(element[0])
-            row = fragment.accumulator_position(warp.index % fragment.WARPS_PER_GROUP, lane, i)[0]
-            held = fragment.accumulator_position(warp.index % fragment.WARPS_PER_GROUP, lane, element[1])[0]
+            row, k = fragment.accumulator_position(warp.index % fragment.WARPS_PER_GROUP, lane, i)
+            held, column = fragment.accumulator_position(warp.index % fragment.WARPS_PER_GROUP, lane, element[1])
+            pairs.add((k, column))
             if held != row and found.mismatch is None:
                 found.mismatch = {"what": f"A's row {row} (lane {lane}, element {i}) holds row {held} of the "
                                           f"accumulator it is computed from", "line": ins.line, "warp": warp.index,
@@ -275,6 +283,7 @@ def _register_a(statement: int, ins, warp, order: int) -> RegisterA:
         found.problem = f"line {ins.line}: A's registers hold the elements of {len(origins)} accumulators"
         return found
     found.origin = origins.pop()
+    found.pairs = tuple(sorted(pairs))
     return found
 
 
@@ -293,6 +302,69 @@ def _rows_through_registers(trace: Trace, rows: dict, lands: Tally) -> None:
         j = bisect.bisect_left(before, (use.visit,)) - 1
         if j >= 0 and "a" in before[j][1] and "a" not in visits[k][1]:
             visits[k][1]["a"] = before[j][1]["a"]
+
+
+def decide_pairs(trace: Optional[Trace], rows: dict, run, statements: list) -> Property:
+    """audit.attention.pairs over every wgmma visit reading A from registers."""
+    pairs = Tally(PAIRS)
+    if trace is None:
+        return pairs.result("the run did not follow the accumulators")
+    in_tmem = next((s.instruction for s in statements if s.instruction is not None and
+                    s.instruction.opcode.startswith("tcgen05.mma") and len(s.instruction.operands) > 1 and
+                    s.instruction.operands[1].strip().startswith("[")), None)
+    if in_tmem is not None:       # (sm_100 attention: P in tensor memory, which the tags do not follow)
+        pairs.unknown(f"line {in_tmem.line}: a tcgen05.mma reads A from tensor memory, which is not followed")
+    stopped = next((w for w in run.warps if w.stopped), None)
+    if stopped is not None:
+        pairs.unknown(f"warp {stopped.warp} stopped ({stopped.stopped})")
+    if not trace.register_a:
+        if pairs.reason is None:
+            return Property(PAIRS.id, "proved", PAIRS.statement, PAIRS.source,
+                            reason="no MMA of the run reads A from registers: nothing to pair")
+        return pairs.result("")
+    for use in trace.register_a:
+        if use.mismatch is not None:
+            pairs.refuted(use.mismatch)
+            continue
+        if use.problem is not None:
+            pairs.unknown(use.problem)
+            continue
+        visits = rows.get((use.warp, use.statement), [])
+        k = bisect.bisect_left(visits, (use.visit,))
+        before = rows.get((use.warp, use.origin), [])
+        j = bisect.bisect_left(before, (use.visit,)) - 1
+        if k >= len(visits) or visits[k][0] != use.visit or j < 0:
+            pairs.unknown(f"line {use.line}: the MMA or the one its A came from was not traced")
+            continue
+        v, s = visits[k][1], before[j][1]
+        if "b_first_row" not in v or "b" not in s or "b_k_dims" not in s:
+            pairs.unknown(f"line {use.line}: B of the MMA, or of the one its A came from, was not traced")
+            continue
+        _check_pairs(use, s, v, trace, pairs)
+    return pairs.result("")
+
+
+def _check_pairs(use: RegisterA, s: dict, v: dict, trace: Trace, pairs: Tally) -> None:
+    """A's column k holds S's column c: K's row c (S's B) and V's row at k (this MMA's B) are one row of
+    the same index space: equal on every global dimension but the ones K's k and V's n run along."""
+    s_dims = [d for d in range(len(s["b"][0]) + len(s["b_k_dims"])) if d not in s["b_k_dims"]]
+    for k, column in use.pairs:
+        if column >= len(s["b"]) or k >= len(v["b_first_row"]):
+            pairs.unknown(f"line {use.line}: A's column {k} holds column {column}, past what was traced")
+            return
+        key = dict(zip(s_dims, s["b"][column]))
+        value = v["b_first_row"][k]
+        shared = sorted(key)
+        if set(key) != set(range(len(value))) - set(v["b_n_dims"]):
+            pairs.unknown(f"line {use.line}: K's and V's maps do not share their dimensions")
+            return
+        if any(key[d] != value[d] for d in shared):
+            pairs.refuted({"what": f"A's column {k} holds the probability of the key at K's global row "
+                                   f"{[key[d] for d in shared]}, but B's row at k {k} is V's global row "
+                                   f"{[value[d] for d in shared]}", "mma_line": use.line, "warp": use.warp,
+                           "score_mma_line": trace.lines.get(use.origin), "k": k, "score_column": column})
+            return
+    pairs.proved()
 
 
 def _lane_value(value, lane: int):

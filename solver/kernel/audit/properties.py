@@ -82,7 +82,8 @@ def decide(kernel: Kernel) -> list:
     rows: dict = {}
     reads = decide_reads(kernel, rows)
     return [decide_maps(kernel), decide_legal(kernel), decide_bytes(kernel), *reads,
-            *epilogue.decide(kernel.trace, kernel.run, kernel.statements, kernel.params, kernel.maps, rows)]
+            *epilogue.decide(kernel.trace, kernel.run, kernel.statements, kernel.params, kernel.maps, rows),
+            epilogue.decide_pairs(kernel.trace, rows, kernel.run, kernel.statements)]
 
 
 def source_text(source: operations.ParamSource) -> str:
@@ -333,10 +334,16 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
 
 
 def _rows(accumulations, site, traced: dict, loads: list, maps: dict) -> dict:
-    """{role: the global rows its operand reads} of an MMA whose descriptor operands were all traced."""
+    """{role: the global rows its operand reads} of an MMA whose descriptor operands were all traced, and of
+    B (for the attention pairing, epilogue.py): "b_k_dims" and "b_n_dims", the global dimensions that follow
+    its k and its n, and "b_first_row", the global elements of its row n = 0 for each k."""
     roles = [role for role, op in site.operands.items() if op.source == "descriptor"]
     shape = accumulations.shape(roles, traced, loads, maps)
-    return shape[0] if shape else {}
+    found = dict(shape[0]) if shape else {}
+    if "b" in found:
+        along_k, along_n, _ = compose.operand_dimensions(traced["b"], loads, maps)
+        found.update(b_k_dims=along_k, b_n_dims=along_n, b_first_row=compose.first_row(traced["b"], loads, maps))
+    return found
 
 
 def _phase_loads(barrier, index: int) -> list:
