@@ -207,3 +207,26 @@ def test_following_the_accumulators_changes_nothing_the_run_records(example_text
     traced, run = visits(lambda function: epilogue.Trace(function.statements))
     assert plain == traced and len(plain) > 100
     assert not any(w.stopped for w in run.warps)
+
+
+def _attention():
+    corpus = os.path.join(ROOT, "tests", "fixtures", "ptx", "corpus")
+    entry = next(e for e in json.load(open(os.path.join(corpus, "audit.json")))["kernels"]
+                 if e["file"].endswith("tut06_attn_fwd_f16_d64_128x64_s3_w4_sm_90a.ptx.xz"))
+    return entry, lzma.open(os.path.join(corpus, entry["file"]), "rt").read()
+
+
+@pytest.mark.parametrize("dimension, broken", [(1, "audit.attention.pairs"), (0, "audit.gemm.same_tile")])
+def test_attention_with_v_moved_is_refuted(dimension, broken):
+    """V's box moved along its keys (dimension 1): P's keys no longer meet their values (pairs); along d
+    (dimension 0): the output's columns change between key blocks, through the online softmax's rescales
+    (same_tile)."""
+    from solver.kernel.audit import mutate
+    entry, text = _attention()
+    original = lp.audit(text, entry["tensormaps"], entry["params"], grid=entry["grid"], kernel=entry["kernel"])
+    assert _status(original, "audit.attention.pairs").status == "proved"
+    assert _status(original, "audit.attention.pairs").checked > 0
+    moved = [m for m in mutate.mutants(text, entry["tensormaps"], entry["kernel"])
+             if m.kind == "coordinate" and m.name.startswith(f"coordinate {dimension}+")][-1]   # the last V load
+    report = lp.audit(moved.text, moved.tensormaps, entry["params"], grid=entry["grid"], kernel=entry["kernel"])
+    assert _status(report, broken).status == "refuted", moved.name
