@@ -164,28 +164,32 @@ def test_a_broken_epilogue_is_refuted_with_its_element(example_text, name, old, 
     assert not others, (name, others)
 
 
-def test_a_direct_global_store_is_proved_with_its_strides_and_a_moved_one_refuted():
+def _corpus(stem: str) -> tuple:
+    """(the corpus entry, its PTX text) of the kernel whose file is STEM.ptx.xz."""
     corpus = os.path.join(ROOT, "tests", "fixtures", "ptx", "corpus")
     entry = next(e for e in json.load(open(os.path.join(corpus, "audit.json")))["kernels"]
-                 if e["file"].endswith("tl_sm90_gemm_f16_64x128x32_s4_kA_nB.ptx.xz"))
-    text = lzma.open(os.path.join(corpus, entry["file"]), "rt").read()
-    report = lp.audit(text, entry["tensormaps"], entry["params"], grid=entry["grid"], kernel=entry["kernel"])
+                 if e["file"].endswith(stem + ".ptx.xz"))
+    return entry, lzma.open(os.path.join(corpus, entry["file"]), "rt").read()
+
+
+def _audit(entry: dict, text: str):
+    return lp.audit(text, entry["tensormaps"], entry["params"], grid=entry["grid"], kernel=entry["kernel"])
+
+
+def test_a_direct_global_store_is_proved_with_its_strides_and_a_moved_one_refuted():
+    entry, text = _corpus("tl_sm90_gemm_f16_64x128x32_s4_kA_nB")
+    report = _audit(entry, text)
     lands = _status(report, "audit.epilogue.lands")
     assert lands.status == "proved" and lands.checked == 64 * 128
     assert "2048*m[0] + 2*n[0]" in lands.reason        # C row-major, 1024 f16 a row
     first = "st.global.u32 \t[%rd28+16], %r93;"           # the third store: columns 8, 9 of its rows
     assert text.count(first) == 1
-    moved = text.replace(first, "st.global.u32 \t[%rd28+20], %r93;")
-    report = lp.audit(moved, entry["tensormaps"], entry["params"], grid=entry["grid"], kernel=entry["kernel"])
+    report = _audit(entry, text.replace(first, "st.global.u32 \t[%rd28+20], %r93;"))
     assert _status(report, "audit.epilogue.lands").status == "refuted"
 
 
 def test_a_register_a_operand_reads_the_rows_of_its_accumulator():
-    corpus = os.path.join(ROOT, "tests", "fixtures", "ptx", "corpus")
-    entry = next(e for e in json.load(open(os.path.join(corpus, "audit.json")))["kernels"]
-                 if e["file"].endswith("tut06_attn_fwd_causal_f16_d128_128x128_s3_w8_sm_90a.ptx.xz"))
-    text = lzma.open(os.path.join(corpus, entry["file"]), "rt").read()
-    report = lp.audit(text, entry["tensormaps"], entry["params"], grid=entry["grid"], kernel=entry["kernel"])
+    report = _audit(*_corpus("tut06_attn_fwd_causal_f16_d128_128x128_s3_w8_sm_90a"))
     lands = _status(report, "audit.epilogue.lands")
     assert lands.status == "proved", lands       # O's rows are Q's, through P = softmax(S) in registers
 
@@ -209,21 +213,14 @@ def test_following_the_accumulators_changes_nothing_the_run_records(example_text
     assert not any(w.stopped for w in run.warps)
 
 
-def _attention():
-    corpus = os.path.join(ROOT, "tests", "fixtures", "ptx", "corpus")
-    entry = next(e for e in json.load(open(os.path.join(corpus, "audit.json")))["kernels"]
-                 if e["file"].endswith("tut06_attn_fwd_f16_d64_128x64_s3_w4_sm_90a.ptx.xz"))
-    return entry, lzma.open(os.path.join(corpus, entry["file"]), "rt").read()
-
-
 @pytest.mark.parametrize("dimension, broken", [(1, "audit.attention.pairs"), (0, "audit.gemm.same_tile")])
 def test_attention_with_v_moved_is_refuted(dimension, broken):
     """V's box moved along its keys (dimension 1): P's keys no longer meet their values (pairs); along d
     (dimension 0): the output's columns change between key blocks, through the online softmax's rescales
     (same_tile)."""
     from solver.kernel.audit import mutate
-    entry, text = _attention()
-    original = lp.audit(text, entry["tensormaps"], entry["params"], grid=entry["grid"], kernel=entry["kernel"])
+    entry, text = _corpus("tut06_attn_fwd_f16_d64_128x64_s3_w4_sm_90a")
+    original = _audit(entry, text)
     assert _status(original, "audit.attention.pairs").status == "proved"
     assert _status(original, "audit.attention.pairs").checked > 0
     moved = [m for m in mutate.mutants(text, entry["tensormaps"], entry["kernel"])
