@@ -97,7 +97,11 @@ LANE_QUARTER = rule(
     "accessible to a single warp of a warpgroup.",
     subject="tmem_access", enforced_by="nobody",
     note="The address is a register in real code, so ptxas cannot see the lanes; CUTLASS asserts it in "
-         "debug builds (copy_traits_sm100.hpp, copy_unpack).")
+         "debug builds (copy_traits_sm100.hpp, copy_unpack). What breaking it does: in a release build the "
+         "hardware routes each warp to its own quarter whatever the address's lane bits say; a -G build "
+         "turns on a strict warp tensor-memory access check that traps (deepseek-ai/DeepGEMM#341, which sets "
+         "the lane bits under __CUDACC_DEBUG__ for that reason). TileLang 0.1.15's sm_100 GEMMs pass lane 0 "
+         "from every warp (layoutproof audit, tests/test_audit_corpus.py).")
 
 
 @LANE_QUARTER.checker

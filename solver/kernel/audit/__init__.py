@@ -21,7 +21,7 @@ from spec.rule import SpecError, shown
 from spec.tma import tensormap
 
 from solver.kernel import analysis as kernel_analysis
-from solver.kernel.audit import epilogue, operations, phases, properties
+from solver.kernel.audit import epilogue, operations, phases, properties, tmem
 from solver.kernel.audit.report import KernelAudit, Property, Report
 from solver.kernel.concrete import executor
 from solver.kernel.symbolic import evaluate
@@ -46,6 +46,13 @@ ASSUMPTIONS = (
      "statement": "One accumulation covers the whole K of the problem (no split-K or stream-K across CTAs): "
                   "audit.gemm.k_once refutes an accumulation that reads part of K.",
      "evidence": "the GEMMs and attention kernels of the corpus (tests/fixtures/ptx/corpus/audit.json)"},
+    {"id": "audit.assume.tmem_base",
+     "statement": "The CTA's first tcgen05.alloc returns lane 0, column 0 (the address the kernel reads back from "
+                  "shared memory). Its lane field is 0 by the manual; the column is the allocator's: the lane "
+                  "quarters (audit.tmem.access) and every comparison of tensor-memory addresses (same_tile, "
+                  "k_once) are the same for any column, a column range check is not.",
+     "evidence": "PTX ISA 9.0 9.7.16.7.1 (tcgen05.alloc: whole columns, all 128 lanes), 9.7.16.1.1 (the address "
+                 "layout); not confirmed on a GPU (no Blackwell here)"},
     {"id": "audit.assume.one_cta",
      "statement": "The run is one CTA (--cta) of the launch; bytes other CTAs multicast into it are not counted "
                   "(such phases are unknown).",
@@ -100,7 +107,7 @@ def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] =
     launch = launch or executor.Launch(params=dict(params or {}))
     accumulators = operations.accumulator_registers(text)
     result = kernel_analysis.analyse(text, smem_base, kernel, params, launch, max_steps, any_launch="never",
-                                     record=operations.is_recorded,
+                                     record=lambda ins: operations.is_recorded(ins) or tmem.is_recorded(ins),
                                      mark=lambda ins: operations.writes_accumulator(ins, accumulators),
                                      tracer=lambda function: epilogue.Trace(function.statements))
     functions = [f for f in result.module.functions if f.name in result.functions and f.kind == "entry"]
@@ -139,7 +146,7 @@ def _audit_function(result, function, maps: dict, arch: Optional[str], launch, a
     markers = {i for i, s in enumerate(function.statements)
                if s.instruction is not None and operations.writes_accumulator(s.instruction, accumulators)}
     found = properties.Kernel(function.name, arch, function.statements, function.params, run, timeline, sites, maps,
-                              unread, markers, result.tracers.get(function.name))
+                              unread, markers, result.tracers.get(function.name), tuple(result.module.targets))
     return KernelAudit(function.name, properties.decide(found), launch_doc)
 
 

@@ -65,6 +65,8 @@ PAIRS = Definition(
     "(D = A x B + D summed over k)")
 DEFINITIONS = (LANDS, FENCED, PAIRS)
 
+VACUOUS = "the kernel has no"   # how a property true for want of any instance begins its reason (static)
+TMEM_BASE = 0                  # audit.assume.tmem_base: the first allocation's address (lane 0, column 0)
 MAX_CELLS = 8_000_000          # shared and global bytes recorded per run (then: unknown)
 MAX_NOTES = 64
 _BARRIER = re.compile(r"^(bar|barrier)(\.cta)?\.(sync|red)(\.|$)")
@@ -118,12 +120,18 @@ class Trace(executor.Tracer):
     elements: dict = field(default_factory=dict)        # wgmma statement -> (elements per lane, N)
     lines: dict = field(default_factory=dict)           # wgmma statement -> its line
     register_a: list = field(default_factory=list)      # RegisterA: a wgmma reading A from registers
+    tmem_slots: dict = field(default_factory=dict)      # shared address -> the tensor-memory address written
+    allocations: int = 0                                # tcgen05.alloc executed (all warps)
     tick: int = 0
     cells: int = 0
     _accumulators: dict = field(default_factory=dict)
 
     def watches(self, ins) -> bool:
-        return watched(ins)
+        return watched(ins) or ins.opcode.startswith("tcgen05.alloc")
+
+    def takes(self, ins) -> bool:
+        return ins.opcode.startswith("wgmma.mma_async") or (bool(self.tmem_slots) and ins.base == "ld" and
+                                                             (ins.has("shared") or ins.has("shared::cta")))
 
     def _note(self, where: list, line: int, why: str) -> None:
         if len(where) < MAX_NOTES:
@@ -139,7 +147,9 @@ class Trace(executor.Tracer):
             return
         lanes = [lane for lane in range(32) if warp.active[lane] and
                  (not isinstance(guard, Lanes) or guard.values[lane])]
-        if _BARRIER.match(ins.opcode):
+        if ins.opcode.startswith("tcgen05.alloc"):
+            self._allocate(ins, warp, lanes)
+        elif _BARRIER.match(ins.opcode):
             self.barriers.setdefault(warp.index, []).append(self.tick)
         elif ins.opcode.startswith("fence.proxy.async"):
             self.fences.setdefault(warp.index, []).append(self.tick)
@@ -149,6 +159,21 @@ class Trace(executor.Tracer):
             self._stmatrix(ins, warp, lanes, order)
         else:
             self._store(ins, warp, lanes, order)
+
+    def _allocate(self, ins, warp, lanes: list) -> None:
+        """tcgen05.alloc [dst], nCols writes the allocated tensor-memory address to shared dst (PTX ISA 9.0
+        9.7.16.7.1). Under audit.assume.tmem_base the CTA's first allocation is lane 0, column 0; a later
+        one's is not known (the slot then reads as any shared load)."""
+        if not lanes:
+            return
+        found = _address(ins.operands[0], warp, lanes[:1], "shared")[0]
+        self.allocations += 1
+        if found is None:
+            return
+        if self.allocations == 1:
+            self.tmem_slots[found[1]] = TMEM_BASE
+        else:
+            self.tmem_slots.pop(found[1], None)
 
     def _tensor_store(self, ins, warp, lanes: list) -> None:
         if not lanes:
@@ -215,7 +240,9 @@ class Trace(executor.Tracer):
             return
         into.append(Write(warp.index, self.tick, order, line, cells))
 
-    def execute(self, statement: int, ins, guard, warp, order: int) -> dict:
+    def execute(self, statement: int, ins, guard, warp, order: int) -> Optional[dict]:
+        if ins.base == "ld" and not tags.reads_tagged(ins, warp.env):
+            return self._load_slot(ins, guard, warp)
         if ins.opcode.startswith("wgmma.mma_async"):
             if len(ins.operands) > 1 and ins.operands[1].strip().startswith("{"):
                 self.register_a.append(_register_a(statement, ins, warp, order))
@@ -235,6 +262,20 @@ class Trace(executor.Tracer):
                 self._note(self.lost, ins.line, value.reason)
                 break
         return result
+
+    def _load_slot(self, ins, guard, warp) -> Optional[dict]:
+        """ld.shared.b32 of the slot a tcgen05.alloc wrote: the address it holds; anything else, None."""
+        if guard is not None and guard != 1 or len(ins.operands) != 2 or ins.width != 32 \
+                or ins.operands[0].strip().startswith("{"):
+            return None
+        lanes = [lane for lane in range(32) if warp.active[lane]]
+        addresses = {a for a in _address(ins.operands[1], warp, lanes, "shared") if a is not None}
+        if len(addresses) != 1 or len(lanes) == 0:
+            return None
+        space, address = addresses.pop()
+        if space != "shared" or address not in self.tmem_slots:
+            return None
+        return {ins.operands[0].strip(): self.tmem_slots[address]}
 
 
 @dataclass
@@ -317,11 +358,11 @@ def decide_pairs(trace: Optional[Trace], rows: dict, run, statements: list) -> P
     stopped = next((w for w in run.warps if w.stopped), None)
     if stopped is not None:
         pairs.unknown(f"warp {stopped.warp} stopped ({stopped.stopped})")
-    if not trace.register_a:
-        if pairs.reason is None:
-            return Property(PAIRS.id, "proved", PAIRS.statement, PAIRS.source,
-                            reason="no MMA of the run reads A from registers: nothing to pair")
-        return pairs.result("")
+    if not any(s.instruction is not None and s.instruction.opcode.startswith("wgmma.mma_async") and
+               len(s.instruction.operands) > 1 and s.instruction.operands[1].strip().startswith("{")
+               for s in statements) and in_tmem is None:
+        return Property(PAIRS.id, "proved", PAIRS.statement, PAIRS.source,
+                        reason=f"{VACUOUS} MMA that reads A from registers or tensor memory: nothing to pair")
     for use in trace.register_a:
         if use.mismatch is not None:
             pairs.refuted(use.mismatch)
@@ -341,7 +382,7 @@ def decide_pairs(trace: Optional[Trace], rows: dict, run, statements: list) -> P
             pairs.unknown(f"line {use.line}: B of the MMA, or of the one its A came from, was not traced")
             continue
         _check_pairs(use, s, v, trace, pairs)
-    return pairs.result("")
+    return pairs.result("no MMA reading A from registers was reached in the run")
 
 
 def _check_pairs(use: RegisterA, s: dict, v: dict, trace: Trace, pairs: Tally) -> None:
@@ -486,7 +527,7 @@ def decide(trace: Optional[Trace], run, statements: list, params: list, maps: di
     if not any(watched(s.instruction) and operations.TMA_OPCODE.match(s.instruction.opcode)
                for s in statements if s.instruction is not None) and fenced.reason is None:
         return [lands.result(nothing), Property(FENCED.id, "proved", FENCED.statement, FENCED.source,
-                                                reason="the kernel has no TMA store: nothing to fence")]
+                                                reason=f"{VACUOUS} TMA store: nothing to fence")]
     return [lands.result(nothing), fenced.result("no TMA store of the run read bytes the warps wrote")]
 
 

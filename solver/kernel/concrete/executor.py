@@ -208,12 +208,17 @@ class Tracer:
     def watches(self, ins) -> bool:
         return False
 
+    def takes(self, ins) -> bool:
+        """Whether `execute` may give what this instruction writes (beside any that reads a Tagged value)."""
+        return False
+
     def observe(self, statement: int, ins, guard, warp: "Warp", order: int) -> None:
         """A watched statement, about to run; order: how many visits the run recorded before it."""
 
-    def execute(self, statement: int, ins, guard, warp: "Warp", order: int) -> dict:
-        """{register: value} the instruction writes; order: how many visits the run recorded before it
-        executes (its own visit, where it has one, included)."""
+    def execute(self, statement: int, ins, guard, warp: "Warp", order: int) -> Optional[dict]:
+        """{register: value} the instruction writes, or None: the semantics' own (only for an instruction
+        that reads no Tagged value); order: how many visits the run recorded before it executes (its own
+        visit, where it has one, included)."""
         return {}
 
 
@@ -574,10 +579,12 @@ def _lanes(active: list) -> str:
 def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Tracer] = None, order: int = 0) -> None:
     if guard is None and fast.ENABLED and fast.run(ins, warp.env, warp.width_of):
         return                          # the optimised path (fast.py): ints only, the same results
-    if tracer is not None and (ins.opcode.startswith("wgmma.mma_async") or tags.reads_tagged(ins, warp.env)):
-        for name, value in tracer.execute(statement, ins, guard, warp, order).items():
-            warp.write(name, value)     # (an accumulator's values: never the integer semantics')
-        return
+    if tracer is not None and (tracer.takes(ins) or tags.reads_tagged(ins, warp.env)):
+        written = tracer.execute(statement, ins, guard, warp, order)
+        if written is not None or tags.reads_tagged(ins, warp.env):
+            for name, value in (written or {}).items():
+                warp.write(name, value)     # (an accumulator's values: never the integer semantics')
+            return
     handler = semantics.handler_of(ins)
     written = destinations(ins)
     result = None
