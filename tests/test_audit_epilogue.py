@@ -197,7 +197,7 @@ def test_a_register_a_operand_reads_the_rows_of_its_accumulator():
 def test_following_the_accumulators_changes_nothing_the_run_records(example_text):
     """The tracer makes the run execute more (the epilogue's data); every visit it records stays the same."""
     from solver.kernel import analysis
-    from solver.kernel.audit import epilogue, operations
+    from solver.kernel.audit import operations, trace
     from solver.kernel.concrete.executor import Launch
     sidecar = json.load(open(os.path.join(EXAMPLE, "triton_tma_gemm_sm90.audit.json")))
     launch = Launch(params=dict(sidecar["params"]))
@@ -208,7 +208,7 @@ def test_following_the_accumulators_changes_nothing_the_run_records(example_text
         run = result.runs["matmul_kernel_tma"]
         return [(v.statement, v.warp, v.iteration, v.values, v.lanes) for v in run.visits], run
     plain, _ = visits(None)
-    traced, run = visits(lambda function: epilogue.Trace(function.statements))
+    traced, run = visits(lambda function: trace.Trace(function.statements))
     assert plain == traced and len(plain) > 100
     assert not any(w.stopped for w in run.warps)
 

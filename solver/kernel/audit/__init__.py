@@ -21,7 +21,7 @@ from spec.rule import SpecError, shown
 from spec.tma import tensormap
 
 from solver.kernel import analysis as kernel_analysis
-from solver.kernel.audit import epilogue, operations, phases, properties, tmem
+from solver.kernel.audit import operations, phases, properties, tmem, trace
 from solver.kernel.audit.report import KernelAudit, Property, Report
 from solver.kernel.concrete import executor
 from solver.kernel.symbolic import evaluate
@@ -109,7 +109,7 @@ def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] =
     result = kernel_analysis.analyse(text, smem_base, kernel, params, launch, max_steps, any_launch="never",
                                      record=lambda ins: operations.is_recorded(ins) or tmem.is_recorded(ins),
                                      mark=lambda ins: operations.writes_accumulator(ins, accumulators),
-                                     tracer=lambda function: epilogue.Trace(function.statements))
+                                     tracer=lambda function: trace.Trace(function.statements))
     functions = [f for f in result.module.functions if f.name in result.functions and f.kind == "entry"]
     named = {n for f in functions for n in f.params}
     for (name, _), _params in given.items():

@@ -12,7 +12,7 @@ from typing import Optional
 from spec.rule import SpecError
 from spec.tma import tensormap
 
-from solver.kernel.audit import accumulate, compose, epilogue, operations, tmem
+from solver.kernel.audit import accumulate, compose, epilogue, operations, pairs, tmem
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import Definition, Tally
 
@@ -57,7 +57,7 @@ SAME_K = Definition(
     "with A in registers or tensor memory, B's elements are rows of its tensor, each k a different global k.",
     "PTX ISA 9.0 9.7.15.5 / 9.7.16.10.9 (D = A x B + D, summed over K)")
 
-CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K, SAME_TILE, K_ONCE, *epilogue.DEFINITIONS,
+CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K, SAME_TILE, K_ONCE, *epilogue.DEFINITIONS, pairs.PAIRS,
              *tmem.DEFINITIONS)
 
 # descriptor swizzle (spec.mma.readmap) -> TMA swizzle (spec.tma.swizzle)
@@ -77,7 +77,7 @@ class Kernel:
     maps: dict                         # operations.ParamSource -> TensorMapParams
     unread: list                       # the site statements the reader did not read ({line, text, reason})
     markers: set                       # statement indexes of other writes to a wgmma accumulator
-    trace: Optional[object] = None     # epilogue.Trace: the accumulators followed to global memory
+    trace: Optional[object] = None     # trace.Trace: the accumulators followed to global memory
     targets: tuple = ()                # the module's .target names (tcgen05's rules take them)
 
 def decide(kernel: Kernel) -> list:
@@ -85,7 +85,7 @@ def decide(kernel: Kernel) -> list:
     reads = decide_reads(kernel, rows)
     return [decide_maps(kernel), decide_legal(kernel), decide_bytes(kernel), *reads,
             *epilogue.decide(kernel.trace, kernel.run, kernel.statements, kernel.params, kernel.maps, rows),
-            epilogue.decide_pairs(kernel.trace, rows, kernel.run, kernel.statements),
+            pairs.decide_pairs(kernel.trace, rows, kernel.run, kernel.statements),
             *tmem.decide(kernel.statements, kernel.run, list(kernel.targets))]
 
 

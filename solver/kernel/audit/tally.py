@@ -8,6 +8,8 @@ from typing import Optional
 
 from solver.kernel.audit.report import Property
 
+VACUOUS = "the kernel has no"   # how a property true for want of any instance begins its reason (from the text)
+
 
 @dataclass(frozen=True)
 class Definition:

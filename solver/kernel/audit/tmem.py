@@ -21,8 +21,8 @@ from spec.tmem import alloc as tmem_alloc
 from spec.tmem import instruction as tmem_instruction
 
 from solver.kernel.audit.report import Property
-from solver.kernel.audit.tally import Definition, Tally
-from solver.kernel.audit import epilogue, operations
+from solver.kernel.audit.tally import VACUOUS, Definition, Tally
+from solver.kernel.audit import operations
 
 ACCESS = Definition(
     "audit.tmem.access", "Every tcgen05.ld / tcgen05.st the run executes, at its address and from its warp, "
@@ -63,7 +63,7 @@ def _stopped(run) -> str:
 
 def _decide_access(statements: list, run, targets: list) -> Property:
     if not any(s.instruction is not None and TMEM_ACCESS.match(s.instruction.opcode) for s in statements):
-        return _vacuous(ACCESS, f"{epilogue.VACUOUS} tcgen05.ld / tcgen05.st")
+        return _vacuous(ACCESS, f"{VACUOUS} tcgen05.ld / tcgen05.st")
     tally = Tally(ACCESS)
     target = next((_TARGETS[t] for t in targets if t in _TARGETS), None)
     if target is None:
@@ -118,7 +118,7 @@ def _address_operand(ins) -> str:
 
 def _decide_alloc(statements: list, run) -> Property:
     if not any(s.instruction is not None and TMEM_ALLOCATION.match(s.instruction.opcode) for s in statements):
-        return _vacuous(ALLOC, f"{epilogue.VACUOUS} tcgen05.alloc / dealloc")
+        return _vacuous(ALLOC, f"{VACUOUS} tcgen05.alloc / dealloc")
     tally = Tally(ALLOC)
     if _stopped(run):
         tally.unknown(_stopped(run) + ": its later allocations were not seen")

@@ -1,0 +1,323 @@
+"""What the audit's run records beside the executor's visits (executor.Tracer): the accumulator's values,
+named byte by byte (solver/kernel/concrete/tags.py), from the wgmma that writes them to every store; the
+stores themselves (st.shared, stmatrix, st / st.global, TMA stores), the CTA barriers and the proxy fences
+each warp passes; the wgmmas whose A is in registers (attention's P . V); the address a tcgen05.alloc
+writes to shared memory (audit.assume.tmem_base). The properties built on it: epilogue.py, pairs.py.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from spec.mma import fragment
+
+from solver.kernel.audit import operations
+from solver.kernel.concrete import executor, tags
+from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown
+from solver.kernel.frontend.instruction import registers_in
+
+TMEM_BASE = 0                  # audit.assume.tmem_base: the first allocation's address (lane 0, column 0)
+MAX_CELLS = 8_000_000          # shared and global bytes recorded per run (then: unknown)
+MAX_NOTES = 64
+BARRIER = re.compile(r"^(bar|barrier)(\.cta)?\.(sync|red)(\.|$)")
+
+
+def watched(ins) -> bool:
+    opcode = ins.opcode
+    if opcode.startswith("st.") or opcode == "st":
+        return not any(ins.has(space) for space in ("local", "param"))
+    if operations.TMA_OPCODE.match(opcode):
+        try:
+            return operations.tma_form(ins).kind in ("store", "reduce")
+        except operations.FormError:
+            return False
+    return opcode.startswith(("stmatrix", "fence.proxy.async")) or BARRIER.match(opcode) is not None
+
+
+@dataclass
+class Write:
+    """Bytes some lanes of a warp stored: (address, piece) with piece (origin, warp, lane, element, byte,
+    width) or None (a byte that is no accumulator element's)."""
+    warp: int
+    tick: int
+    order: int                     # the run's visits recorded before it (the MMA visits before it)
+    line: int
+    cells: list
+
+
+@dataclass
+class TensorStore:
+    warp: int
+    tick: int
+    line: int
+    form: object                   # operations.TmaForm
+    coordinates: tuple             # int | Unknown each
+    smem: object                   # int | Unknown
+
+
+@dataclass
+class Trace(executor.Tracer):
+    """The executor's Tracer for the audit: the accumulator's tags, and every store, barrier and fence."""
+    statements: list
+    shared: list = field(default_factory=list)          # Write into shared memory
+    global_: list = field(default_factory=list)         # Write into global memory
+    tensor_stores: list = field(default_factory=list)   # TensorStore
+    barriers: dict = field(default_factory=dict)        # warp -> [tick]
+    fences: dict = field(default_factory=dict)          # warp -> [tick]
+    lost: list = field(default_factory=list)            # (line, why) where tagged values stopped being followed
+    unfollowed: list = field(default_factory=list)      # (line, why): a store whose bytes are not known
+    elements: dict = field(default_factory=dict)        # wgmma statement -> (elements per lane, N)
+    lines: dict = field(default_factory=dict)           # wgmma statement -> its line
+    register_a: list = field(default_factory=list)      # RegisterA: a wgmma reading A from registers
+    tmem_slots: dict = field(default_factory=dict)      # shared address -> the tensor-memory address written
+    allocations: int = 0                                # tcgen05.alloc executed (all warps)
+    tick: int = 0
+    cells: int = 0
+    _accumulators: dict = field(default_factory=dict)
+
+    def watches(self, ins) -> bool:
+        return watched(ins) or ins.opcode.startswith("tcgen05.alloc")
+
+    def takes(self, ins) -> bool:
+        return ins.opcode.startswith("wgmma.mma_async") or (bool(self.tmem_slots) and ins.base == "ld" and
+                                                             (ins.has("shared") or ins.has("shared::cta")))
+
+    def _note(self, where: list, line: int, why: str) -> None:
+        if len(where) < MAX_NOTES:
+            where.append((line, why))
+
+    def observe(self, statement: int, ins, guard, warp, order: int) -> None:
+        self.tick += 1
+        if guard is not None and guard == 0:
+            return
+        if isinstance(guard, Unknown):
+            if not ins.opcode.startswith("fence"):
+                self._note(self.unfollowed, ins.line, f"{ins.opcode} under an unknown predicate ({guard.reason})")
+            return
+        lanes = [lane for lane in range(32) if warp.active[lane] and
+                 (not isinstance(guard, Lanes) or guard.values[lane])]
+        if ins.opcode.startswith("tcgen05.alloc"):
+            self._allocate(ins, warp, lanes)
+        elif BARRIER.match(ins.opcode):
+            self.barriers.setdefault(warp.index, []).append(self.tick)
+        elif ins.opcode.startswith("fence.proxy.async"):
+            self.fences.setdefault(warp.index, []).append(self.tick)
+        elif operations.TMA_OPCODE.match(ins.opcode):
+            self._tensor_store(ins, warp, lanes)
+        elif ins.opcode.startswith("stmatrix"):
+            self._stmatrix(ins, warp, lanes, order)
+        else:
+            self._store(ins, warp, lanes, order)
+
+    def _allocate(self, ins, warp, lanes: list) -> None:
+        """tcgen05.alloc [dst], nCols writes the allocated tensor-memory address to shared dst (PTX ISA 9.0
+        9.7.16.7.1). Under audit.assume.tmem_base the CTA's first allocation is lane 0, column 0; a later
+        one's is not known (the slot then reads as any shared load)."""
+        if not lanes:
+            return
+        found = _address(ins.operands[0], warp, lanes[:1], "shared")[0]
+        self.allocations += 1
+        if found is None:
+            return
+        if self.allocations == 1:
+            self.tmem_slots[found[1]] = TMEM_BASE
+        else:
+            self.tmem_slots.pop(found[1], None)
+
+    def _tensor_store(self, ins, warp, lanes: list) -> None:
+        if not lanes:
+            return
+        form = operations.tma_form(ins)
+        coordinates = tuple(_one_value(warp.read(c, 32), lanes) for c in form.coordinates)
+        smem = _address(form.smem, warp, lanes[:1], "shared")[0]
+        smem = smem[1] if smem is not None and smem[0] == "shared" else Unknown(f"{form.smem}: not known")
+        self.tensor_stores.append(TensorStore(warp.index, self.tick, ins.line, form, coordinates, smem))
+
+    def _store(self, ins, warp, lanes: list, order: int) -> None:
+        """st{.space}{.vN}.TYPE [address], value (PTX ISA 9.0 9.7.9.9): the vector's elements one after the
+        other from the address."""
+        if len(ins.operands) != 2 or not lanes:
+            return
+        width = ins.width
+        size = max(1, width // 8)
+        data = ins.operands[1].strip()
+        names = [n.strip() for n in data[1:-1].split(",")] if data.startswith("{") else [data]
+        values = [warp.read(n, width) for n in names]
+        space = "shared" if ins.has("shared") or ins.has("shared::cta") else "global" if ins.has("global") else None
+        addresses = _address(ins.operands[0], warp, lanes, space)
+        spaces = {"shared": [], "global": []}
+        for lane, found in zip(lanes, addresses):
+            if found is None:
+                if any(tags.is_tagged(v) for v in values):
+                    self._note(self.unfollowed, ins.line, f"an accumulator value stored at an address not known "
+                                                          f"({ins.operands[0]})")
+                return
+            where, address = found
+            for k, value in enumerate(values):
+                parts = tags.bytes_of(lane_value(value, lane), width)
+                for b in range(size):
+                    spaces[where].append((address + k * size + b, _absolute(parts[b], warp.index, lane)))
+        self._record(spaces["shared"], self.shared, warp, order, ins.line)
+        if any(piece is not None for _, piece in spaces["global"]):
+            self._record(spaces["global"], self.global_, warp, order, ins.line)
+
+    def _stmatrix(self, ins, warp, lanes: list, order: int) -> None:
+        count = next((int(m[1:]) for m in ins.modifiers if m in ("x1", "x2", "x4")), None)
+        if not ins.has("m8n8") or not ins.has("b16") or count is None or len(lanes) != 32:
+            self._note(self.unfollowed, ins.line, f"{ins.opcode}: only .m8n8 .b16, all lanes, is followed")
+            return
+        names = registers_in(ins.operands[1])
+        addresses = _address(ins.operands[0], warp, list(range(32)), "shared")
+        if any(a is None or a[0] != "shared" for a in addresses[:8 * count]) or len(names) != count:
+            self._note(self.unfollowed, ins.line, f"{ins.opcode}: a row address is not known")
+            return
+        rows = [a[1] for a in addresses[:8 * count]]
+        values = [warp.read(n, 32) for n in names]
+        cells = []
+        for lane, register, half, address in fragment.stmatrix_cells(count, ins.has("trans"), rows):
+            parts = tags.bytes_of(lane_value(values[register], lane), 32)
+            for b in range(2):
+                cells.append((address + b, _absolute(parts[2 * half + b], warp.index, lane)))
+        self._record(cells, self.shared, warp, order, ins.line)
+
+    def _record(self, cells: list, into: list, warp, order: int, line: int) -> None:
+        if not cells:
+            return
+        self.cells += len(cells)
+        if self.cells > MAX_CELLS:
+            self._note(self.unfollowed, line, f"more than {MAX_CELLS} stored bytes recorded")
+            return
+        into.append(Write(warp.index, self.tick, order, line, cells))
+
+    def execute(self, statement: int, ins, guard, warp, order: int) -> Optional[dict]:
+        if ins.base == "ld" and not tags.reads_tagged(ins, warp.env):
+            return self._load_slot(ins, guard, warp)
+        if ins.opcode.startswith("wgmma.mma_async"):
+            if len(ins.operands) > 1 and ins.operands[1].strip().startswith("{"):
+                self.register_a.append(_register_a(statement, ins, warp, order))
+            found = self._accumulators.get(statement)
+            if found is None:
+                found = self._accumulators[statement] = tags.wgmma_accumulator(ins, statement)
+                per = tags.wgmma_elements_per_register(ins.opcode)
+                n = next((int(m.split("n")[1].split("k")[0]) for m in ins.modifiers if m.startswith("m64n")), None)
+                self.elements[statement] = (per * len(found), n)
+                self.lines[statement] = ins.line
+            if guard is None or guard == 1:
+                return found
+            return {name: Unknown(f"line {ins.line}: a wgmma under a predicate") for name in found}
+        result = tags.execute(ins, warp.read, warp.width_of, guard)
+        for value in result.values():
+            if isinstance(value, Unknown) and not tags.is_tagged(value):
+                self._note(self.lost, ins.line, value.reason)
+                break
+        return result
+
+    def _load_slot(self, ins, guard, warp) -> Optional[dict]:
+        """ld.shared.b32 of the slot a tcgen05.alloc wrote: the address it holds; anything else, None."""
+        if guard is not None and guard != 1 or len(ins.operands) != 2 or ins.width != 32 \
+                or ins.operands[0].strip().startswith("{"):
+            return None
+        lanes = [lane for lane in range(32) if warp.active[lane]]
+        addresses = {a for a in _address(ins.operands[1], warp, lanes, "shared") if a is not None}
+        if len(addresses) != 1 or len(lanes) == 0:
+            return None
+        space, address = addresses.pop()
+        if space != "shared" or address not in self.tmem_slots:
+            return None
+        return {ins.operands[0].strip(): self.tmem_slots[address]}
+
+
+@dataclass
+class RegisterA:
+    """A wgmma whose A fragment is in registers (attention's P . V): which accumulator's elements it holds."""
+    statement: int
+    warp: int
+    visit: int                     # the wgmma's visit (the run's visits before it executes, less one)
+    line: int
+    origin: Optional[int] = None   # the wgmma whose accumulator rows A's rows are
+    problem: Optional[str] = None  # why not (unknown), or None
+    mismatch: Optional[dict] = None   # a lane's A row that holds another row's element (refuted)
+    pairs: tuple = ()              # (A's k, the accumulator's column it holds), each distinct one
+
+
+def _register_a(statement: int, ins, warp, order: int) -> RegisterA:
+    """The rows of a register A fragment (PTX ISA 9.0 9.7.15.5.1, A of .m64nNk16 in registers: element i of
+    lane t at row 16w + t/4 + 8((i/2) mod 2), as the accumulator's): each must hold an element of one earlier
+    wgmma's accumulator on the same row (the softmax's P from S = Q . K^T)."""
+    found = RegisterA(statement, warp.index, order - 1, ins.line)
+    a_type = next((m for m in ins.modifiers[ins.modifiers.index(next(m for m in ins.modifiers
+                                                                      if m.startswith("m64n"))) + 2:]), None)
+    if a_type not in ("f16", "bf16"):
+        found.problem = f"line {ins.line}: A in registers of {a_type} (only 16-bit A fragments are followed)"
+        return found
+    values = [warp.read(name, 32) for name in registers_in(ins.operands[1])]
+    origins, pairs = set(), set()
+    for lane in range(32):
+        if not warp.active[lane]:
+            continue
+        for i in range(2 * len(values)):
+            parts = tags.bytes_of(lane_value(values[i // 2], lane), 32)[2 * (i % 2):2 * (i % 2) + 2]
+            element = tags.whole_element(parts)
+            if element is None:
+                found.problem = f"line {ins.line}: A's element {i} in lane {lane} is no accumulator element followed"
+                return found
+            origins.add(element[0])
+            row, k = fragment.accumulator_position(warp.index % fragment.WARPS_PER_GROUP, lane, i)
+            held, column = fragment.accumulator_position(warp.index % fragment.WARPS_PER_GROUP, lane, element[1])
+            pairs.add((k, column))
+            if held != row and found.mismatch is None:
+                found.mismatch = {"what": f"A's row {row} (lane {lane}, element {i}) holds row {held} of the "
+                                          f"accumulator it is computed from", "line": ins.line, "warp": warp.index,
+                                  "lane": lane}
+    if len(origins) != 1:
+        found.problem = f"line {ins.line}: A's registers hold the elements of {len(origins)} accumulators"
+        return found
+    found.origin = origins.pop()
+    found.pairs = tuple(sorted(pairs))
+    return found
+
+
+def lane_value(value, lane: int):
+    return value.values[lane] if isinstance(value, Lanes) else value
+
+
+def _one_value(value, lanes: list):
+    if isinstance(value, Lanes):
+        seen = {value.values[lane] for lane in lanes}
+        return seen.pop() if len(seen) == 1 else Unknown("the lanes that store hold different coordinates")
+    return value
+
+
+def _absolute(part, warp: int, lane: int):
+    if isinstance(part, tags.Piece):
+        return (part.origin, warp, lane, part.element, part.byte, part.width)
+    return None
+
+
+_ADDRESS = re.compile(r"^\[\s*([%\w$.]+)\s*(?:([+-])\s*(-?\w+))?\s*\]$")      # [reg], [reg+imm], [reg+-imm]
+
+
+def _address(operand: str, warp, lanes: list, space: Optional[str] = None) -> list:
+    """Per lane: ("shared" | "global", address) or None. space: the instruction's state space (None: a
+    generic address, PTX ISA 9.0 6.4.1: a SharedGeneric one is shared, any other global)."""
+    m = _ADDRESS.match(operand.strip())
+    if m is None:
+        return [None] * len(lanes)
+    base_text, sign, offset_text = m.groups()
+    offset = int(offset_text, 0) if offset_text else 0
+    offset = -offset if sign == "-" else offset
+    base = warp.read(base_text, 64)
+    out = []
+    for lane in lanes:
+        value = lane_value(base, lane)
+        if isinstance(value, SharedGeneric):
+            out.append(("shared", value.offset + offset))
+        elif isinstance(value, int):
+            out.append((space or "global", value + offset))
+        else:
+            out.append(None)
+    return out
+
+
+# --- the decision ---------------------------------------------------------------------------------------
