@@ -57,3 +57,15 @@ def test_an_allocation_not_freed_as_allocated_is_refuted(kernel, change, rule):
     changed = text.replace(DEALLOC, change)
     alloc = _properties(entry, changed)["audit.tmem.alloc"]
     assert alloc.status == "refuted" and alloc.witness["rule"] == rule, alloc
+
+
+def test_the_epilogue_through_tensor_memory_is_proved_and_a_shifted_load_refuted(kernel):
+    """tcgen05.mma's accumulator (spec.tmem.accumulator: layout D, row m in lane m, column n) read back by
+    tcgen05.ld (spec.tmem.ld_st.fragment_map), converted, stored through shared memory and a TMA store."""
+    entry, text = kernel
+    lands = _properties(entry, text)["audit.epilogue.lands"]
+    assert lands.status == "proved" and lands.checked == 128 * 256, lands
+    load = next(line for line in text.splitlines() if line.strip().startswith("tcgen05.ld"))
+    shifted = f"{{ .reg .b32 %lp_columns; add.s32 %lp_columns, %r245, 8;\n{load.replace('[%r245 + 0]', '[%lp_columns]')}\n}}"
+    lands = _properties(entry, text.replace(load, shifted))["audit.epilogue.lands"]
+    assert lands.status == "refuted", lands

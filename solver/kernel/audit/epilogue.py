@@ -35,7 +35,10 @@ from typing import Optional
 
 from spec.mma import fragment
 from spec.rule import SpecError
+from spec.tmem import accumulator, ld_st
+from spec.tmem import address as tmem_address
 
+from solver.kernel import mma
 from solver.kernel.audit import compose, operations, pairs
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import VACUOUS, Definition, Tally
@@ -97,13 +100,139 @@ class Memory:
 @dataclass
 class Landing:
     """One accumulator element stored to global memory."""
-    key: tuple                     # (wgmma statement, warp, lane, element, the MMA visit)
+    accumulator: tuple             # which accumulator (Sources.resolve)
+    element: tuple                 # which element of it
     place: tuple                   # the global coordinates (TMA), or (address,) (st.global)
     source: tuple                  # A's row coordinates + B's row coordinates
     where: dict
 
 
-def decide(trace: Optional[Trace], run, statements: list, params: list, maps: dict, rows: dict) -> list:
+class Sources:
+    """Which accumulator element a stored piece is, and the global rows of A and B behind it:
+    * a wgmma's (Piece origin: its statement): element e of lane t in warp w is D[row][column] of its
+      64 x N tile (spec/mma/fragment.py), the wgmma's last visit by w before the store;
+    * a tcgen05.mma's (Piece origin ("tmem", k): the k-th tcgen05.ld, element j its register j): the cell
+      register j of thread t reads (spec.tmem.ld_st.fragment_map), in the accumulator of the tcgen05.mmas
+      that wrote that cell (spec.tmem.accumulator.d_locations, the issuing CTA's rows; _tmem says which)."""
+
+    def __init__(self, trace: Trace, rows: dict, run, sites: dict):
+        self.trace, self.rows, self.run, self.sites = trace, rows, run, sites
+        self.layouts: dict = {}          # tmem write index -> ({(lane, column): (m, n)}, M, N) or a reason
+        self.shapes: dict = {}           # (M, N, cta_group, ws, sparse) -> that layout, computed once
+        self.grouped = None              # _groups()
+
+    def resolve(self, origin, warp: int, lane: int, element: int, order: int):
+        """(accumulator, element, row, column, traced rows, the MMA's line), or the reason it is not known."""
+        if isinstance(origin, tuple):
+            return self._tmem(origin[1], lane, element)
+        visits = self.rows.get((warp, origin), [])
+        k = bisect.bisect_left(visits, (order,)) - 1
+        if k < 0:
+            return "the wgmma that wrote the element was not traced before the store"
+        index, traced = visits[k]
+        row, column = fragment.accumulator_position(warp % fragment.WARPS_PER_GROUP, lane, element)
+        return ("wgmma", origin, warp, index), (lane, element), row, column, traced, self.trace.lines.get(origin)
+
+    def _tmem(self, k: int, lane: int, register: int):
+        """The element a tcgen05.ld register holds. The executor runs one warp after another, and the MMAs
+        tell the loading warps they are done through mbarriers (tcgen05.commit), not modelled here: which
+        of the run's MMAs a load reads after is not known. So every tcgen05.mma of the run that wrote the
+        cell is taken, and the element is known only when they all hold the same global rows of A and B
+        there (one output tile per CTA; a persistent kernel's next tile in the same cells is unknown)."""
+        load = self.trace.tmem_loads[k]
+        cell = ld_st.fragment_map(load.shape, load.num)[lane][2 * register]
+        at = ((load.address >> 16) + cell[0], (load.address & 0xFFFF) + cell[1])
+        if at[0] not in tmem_address.lane_quarter(load.warp):
+            return f"the tcgen05.ld at line {load.line} (warp {load.warp}) names lane {at[0]}, outside its lane " \
+                   "quarter (audit.tmem.access): what it reads is not the manual's to say"
+        groups = self._groups()
+        if isinstance(groups, str):
+            return groups
+        chosen, identities = None, set()
+        for address, inverse, writes in groups:
+            found = inverse.get((at[0] - (address >> 16), at[1] - (address & 0xFFFF)))
+            if found is None:
+                continue
+            for w, tick, line, traced in writes:
+                a, b = traced.get("a"), traced.get("b")
+                identities.add((tuple(a[found[0]]) if a and found[0] < len(a) else None,
+                                tuple(b[found[1]]) if b and found[1] < len(b) else None))
+                if chosen is None or tick < load.tick:
+                    chosen = (("tmem", w), found, found[0], found[1], traced, line)
+        if chosen is None:
+            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which no tcgen05.mma " \
+                   "of the run wrote"
+        if len(identities) > 1:
+            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which MMAs of " \
+                   f"{len(identities)} output tiles wrote: which one it reads is told by mbarriers, not modelled"
+        return chosen
+
+    def _groups(self):
+        """The run's tcgen05.mma writes grouped by accumulator address and layout: [(address, {(lane,
+        column): (m, n)}, [(write index, tick, line, traced rows)], one per distinct traced rows, the
+        latest kept)], computed once; or the reason a write is not known."""
+        if self.grouped is None:
+            groups: dict = {}
+            for w, write in enumerate(self.trace.tmem_writes):
+                layout = self._layout(w)
+                if isinstance(layout, str):
+                    self.grouped = layout
+                    return layout
+                entries = self.rows.get((write.warp, write.statement), [])
+                j = bisect.bisect_left(entries, (write.order,))
+                traced = entries[j][1] if j < len(entries) and entries[j][0] == write.order else {}
+                group = groups.setdefault((write.address, id(layout[0])), (write.address, layout[0], {}))
+                rows_key = tuple(id(traced.get(role)) for role in ("a", "b"))
+                group[2][rows_key] = (w, write.tick, write.line, traced)      # (the latest of each)
+            self.grouped = [(address, inverse, list(kept.values())) for address, inverse, kept in groups.values()]
+        return self.grouped
+
+    def _layout(self, w: int):
+        found = self.layouts.get(w)
+        if found is None:
+            write = self.trace.tmem_writes[w]
+            visit = self.run.visits[write.order] if write.order < len(self.run.visits) else None
+            site = self.sites.get(write.line)
+            if write.address is None or visit is None or site is None or visit.line != write.line:
+                found = f"line {write.line}: the tcgen05.mma's accumulator address or shape is not known"
+            else:
+                now = mma.at_visit(site, visit.values)
+                # (a block-scaled kind's instruction descriptor has no D type: .kind::mxf8f6f4, ::mxf4 and
+                # ::mxf4nvf4 accumulate into .f32, PTX ISA 9.0 9.7.16.10.9)
+                d_type = now.d_type or ("f32" if now.block_scale else None)
+                if now.m is None or now.n is None or d_type not in ("f32", "s32"):
+                    found = f"line {write.line}: the tcgen05.mma's shape or 32-bit accumulator type is not known"
+                else:
+                    shape = (now.m, now.n, now.cta_group, now.ws, now.sparse)
+                    found = self.shapes.get(shape)
+                    if found is None:
+                        try:
+                            places = accumulator.d_locations(*shape[:4], 0, now.sparse)
+                        except SpecError as error:
+                            found = f"line {write.line}: {error}"
+                        else:
+                            found = ({(lane, column): mn for mn, (cta, lane, column) in places.items() if cta == 0},
+                                     now.m, now.n)
+                        self.shapes[shape] = found
+            self.layouts[w] = found
+        return found
+
+    def expected(self, accumulator_key: tuple) -> set:
+        """Every element of the accumulator that the issuing CTA holds."""
+        if accumulator_key[0] == "wgmma":
+            count, _ = self.trace.elements.get(accumulator_key[1], (0, None))
+            return {(lane, e) for lane in range(32) for e in range(count)}
+        layout = self._layout(accumulator_key[1])
+        return set(layout[0].values()) if not isinstance(layout, str) else set()
+
+    def position(self, accumulator_key: tuple, element: tuple) -> tuple:
+        if accumulator_key[0] == "wgmma":
+            return fragment.accumulator_position(accumulator_key[2] % fragment.WARPS_PER_GROUP, *element)
+        return element
+
+
+def decide(trace: Optional[Trace], run, statements: list, params: list, maps: dict, rows: dict,
+           sites: Optional[dict] = None) -> list:
     """[audit.epilogue.lands, audit.epilogue.fenced]. rows: (warp, wgmma statement) -> [(visit index, {role:
     global rows})] from the MMA checks (properties.decide_reads)."""
     lands, fenced = Tally(LANDS), Tally(FENCED)
@@ -120,14 +249,15 @@ def decide(trace: Optional[Trace], run, statements: list, params: list, maps: di
     pairs.rows_through_registers(trace, rows, lands)
     memory = Memory(trace)
     tensor, plain = [], []
-    sources: dict = {}
+    params_of: dict = {}
+    sources = Sources(trace, rows, run, sites or {})
     for store in trace.tensor_stores:
-        _tensor_landings(store, trace, memory, statements, params, maps, rows, sources, lands, fenced, tensor)
+        _tensor_landings(store, trace, memory, statements, params, maps, sources, params_of, lands, fenced, tensor)
     for write in trace.global_:
-        _global_landings(write, rows, lands, plain, trace.lines)
+        _global_landings(write, sources, lands, plain)
     _check_places(tensor, lands)
     _check_addresses(plain, lands)
-    _check_complete(tensor + plain, trace, lands, other)
+    _check_complete(tensor + plain, trace, sources, lands, other)
     nothing = "no accumulator element reached a store the check follows (st.shared / stmatrix and a TMA " \
               "store, or st.global)"
     if not any(watched(s.instruction) and operations.TMA_OPCODE.match(s.instruction.opcode)
@@ -138,11 +268,11 @@ def decide(trace: Optional[Trace], run, statements: list, params: list, maps: di
 
 
 def _tensor_landings(store: TensorStore, trace: Trace, memory: Memory, statements, params, maps: dict,
-                     rows: dict, sources: dict, lands: Tally, fenced: Tally, out: list) -> None:
+                     sources: Sources, params_of: dict, lands: Tally, fenced: Tally, out: list) -> None:
     form = store.form
-    if form.tensormap not in sources:
-        sources[form.tensormap] = operations.tensormap_source(statements, params, form.tensormap)
-    source, why = sources[form.tensormap]
+    if form.tensormap not in params_of:
+        params_of[form.tensormap] = operations.tensormap_source(statements, params, form.tensormap)
+    source, why = params_of[form.tensormap]
     if source is None:
         lands.unknown(f"line {store.line}: {why}")
         return
@@ -183,7 +313,7 @@ def _tensor_landings(store: TensorStore, trace: Trace, memory: Memory, statement
         for r in read:
             if unfenced is None and not _fenced(trace, r[1], store):
                 unfenced = (r[1], address)
-        landing = _landing(pieces, size, read[0][1], rows, lands, where, place, trace.lines)
+        landing = _landing(pieces, size, read[0][1], sources, lands, where, place)
         if landing is not None:
             out.append(landing)
     if unfenced is None:
@@ -219,8 +349,7 @@ def _fence_between(fences: list, start: int, end: int) -> bool:
     return k < len(fences) and fences[k] < end
 
 
-def _landing(pieces: list, size: int, write: Write, rows: dict, lands: Tally, where: dict, place: tuple,
-             lines: dict):
+def _landing(pieces: list, size: int, write: Write, sources: Sources, lands: Tally, where: dict, place: tuple):
     """The Landing of one stored element, or None (lands says why not)."""
     first = pieces[0]
     origin, warp, lane, element = first[:4]
@@ -229,26 +358,23 @@ def _landing(pieces: list, size: int, write: Write, rows: dict, lands: Tally, wh
                                f"element at another width ({size}-byte elements stored)", **where,
                        "bytes": [list(p) for p in pieces]})
         return None
-    visits = rows.get((warp, origin), [])
-    k = bisect.bisect_left(visits, (write.order,)) - 1
-    if k < 0:
-        lands.unknown(f"line {where.get('store_line', write.line)}: the wgmma that wrote the element was not "
-                      "traced before the store")
+    found = sources.resolve(origin, warp, lane, element, write.order)
+    if isinstance(found, str):
+        lands.unknown(f"line {where.get('store_line', write.line)}: {found}")
         return None
-    index, traced = visits[k]
-    row, column = fragment.accumulator_position(warp % fragment.WARPS_PER_GROUP, lane, element)
+    key, member, row, column, traced, line = found
     a, b = traced.get("a"), traced.get("b")
     if a is None or b is None or row >= len(a) or column >= len(b):
-        lands.unknown(f"line {where.get('store_line', write.line)}: the rows of A and B that the wgmma at line "
-                      f"{lines.get(origin)} (warp {warp}) read are not traced (an operand in registers, or not "
-                      "read from awaited TMA boxes: see audit.reads.written)")
+        lands.unknown(f"line {where.get('store_line', write.line)}: the rows of A and B that the MMA at line "
+                      f"{line} read are not traced (an operand in registers, or not read from awaited TMA "
+                      "boxes: see audit.reads.written)")
         return None
     where = {**where, "element": {"row": row, "column": column, "lane": lane, "warp": warp},
-             "mma_line": lines.get(origin), "a_row": list(a[row]), "b_row": list(b[column])}
-    return Landing((origin, warp, lane, element, index), place, tuple(a[row]) + tuple(b[column]), where)
+             "mma_line": line, "a_row": list(a[row]), "b_row": list(b[column])}
+    return Landing(key, member, place, tuple(a[row]) + tuple(b[column]), where)
 
 
-def _global_landings(write: Write, rows: dict, lands: Tally, out: list, lines: dict) -> None:
+def _global_landings(write: Write, sources: Sources, lands: Tally, out: list) -> None:
     """st.global of accumulator elements: the element's bytes must sit in order at consecutive addresses."""
     by_element: dict = {}
     for address, piece in write.cells:
@@ -262,7 +388,7 @@ def _global_landings(write: Write, rows: dict, lands: Tally, out: list, lines: d
                           "its bytes out of order")
             continue
         pieces = [(origin, warp, lane, element, b, size) for b in range(size)]
-        landing = _landing(pieces, size, write, rows, lands, {**where, "global_address": hex(first)}, (first,), lines)
+        landing = _landing(pieces, size, write, sources, lands, {**where, "global_address": hex(first)}, (first,))
         if landing is not None:
             out.append(landing)
 
@@ -296,7 +422,7 @@ def _check_distinct(landings: list, lands: Tally) -> None:
     at: dict = {}
     for x in landings:
         other = at.setdefault(x.place, x)
-        if other.key[:4] != x.key[:4] and other.source != x.source:
+        if (other.accumulator, other.element) != (x.accumulator, x.element) and other.source != x.source:
             lands.refuted({"what": f"two accumulator elements (A row {other.where['a_row']}, B row "
                                    f"{other.where['b_row']} and A row {x.where['a_row']}, B row {x.where['b_row']}) "
                                    f"land on global {list(x.place)}", **x.where})
@@ -343,26 +469,25 @@ def _source_name(index: int, landing) -> str:
     return f"m[{index}]" if index < rank_a else f"n[{index - rank_a}]"
 
 
-def _check_complete(landings: list, trace: Trace, lands: Tally, other) -> None:
-    """Every element of each accumulator (wgmma visit, warp) that reaches global memory reaches it."""
+def _check_complete(landings: list, trace: Trace, sources: Sources, lands: Tally, other) -> None:
+    """Every element of each accumulator (a wgmma visit's, per warp; a tcgen05.mma's) that reaches global
+    memory reaches it."""
     stored: dict = {}
     for x in landings:
-        origin, warp, lane, element, index = x.key
-        stored.setdefault((origin, warp, index), set()).add((lane, element))
-    for (origin, warp, index), found in stored.items():
-        count, _ = trace.elements.get(origin, (0, None))
-        for lane in range(32):
-            for element in range(count):
-                if (lane, element) not in found:
-                    row, column = fragment.accumulator_position(warp % fragment.WARPS_PER_GROUP, lane, element)
-                    why = trace.lost[0] if trace.lost else None
-                    if why is not None or other is not None:
-                        lands.unknown(f"accumulator D[{row}][{column}] of warp {warp} (the wgmma at line "
-                                      f"{trace.lines.get(origin)}) reaches no store the check follows"
-                                      + (f" (line {why[0]}: {why[1]})" if why else f" ({other.opcode} at line "
-                                                                                   f"{other.line} is not followed)"))
-                    else:
-                        lands.refuted({"what": f"accumulator D[{row}][{column}] of warp {warp} is never stored",
-                                       "warp": warp, "element": {"row": row, "column": column, "lane": lane},
-                                       "mma_line": trace.lines.get(origin)})
-                    return
+        stored.setdefault(x.accumulator, (set(), x.where.get("mma_line")))[0].add(x.element)
+    for key, (found, line) in stored.items():
+        missing = sorted(sources.expected(key) - found)
+        if not missing:
+            continue
+        row, column = sources.position(key, missing[0])
+        why = trace.lost[0] if trace.lost else None
+        if lands.reason is not None:            # an element stored that could not be told: it may be this one
+            return
+        if why is not None or other is not None:
+            lands.unknown(f"accumulator D[{row}][{column}] (the MMA at line {line}) reaches no store the check "
+                          "follows" + (f" (line {why[0]}: {why[1]})" if why else f" ({other.opcode} at line "
+                                                                                 f"{other.line} is not followed)"))
+        else:
+            lands.refuted({"what": f"accumulator D[{row}][{column}] of the MMA at line {line} is never stored",
+                           "element": {"row": row, "column": column}, "mma_line": line})
+        return

@@ -84,7 +84,8 @@ def decide(kernel: Kernel) -> list:
     rows: dict = {}
     reads = decide_reads(kernel, rows)
     return [decide_maps(kernel), decide_legal(kernel), decide_bytes(kernel), *reads,
-            *epilogue.decide(kernel.trace, kernel.run, kernel.statements, kernel.params, kernel.maps, rows),
+            *epilogue.decide(kernel.trace, kernel.run, kernel.statements, kernel.params, kernel.maps, rows,
+                             kernel.sites),
             pairs.decide_pairs(kernel.trace, rows, kernel.run, kernel.statements),
             *tmem.decide(kernel.statements, kernel.run, list(kernel.targets))]
 

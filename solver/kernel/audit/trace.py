@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from spec.mma import fragment
+from spec.tmem import ld_st
 
 from solver.kernel.audit import operations
 from solver.kernel.concrete import executor, tags
@@ -71,17 +72,19 @@ class Trace(executor.Tracer):
     lines: dict = field(default_factory=dict)           # wgmma statement -> its line
     register_a: list = field(default_factory=list)      # RegisterA: a wgmma reading A from registers
     tmem_slots: dict = field(default_factory=dict)      # shared address -> the tensor-memory address written
+    tmem_writes: list = field(default_factory=list)     # TmemWrite: a tcgen05.mma's accumulator, where it is
+    tmem_loads: list = field(default_factory=list)      # TmemLoad: a tcgen05.ld, what its registers hold
     allocations: int = 0                                # tcgen05.alloc executed (all warps)
     tick: int = 0
     cells: int = 0
     _accumulators: dict = field(default_factory=dict)
 
     def watches(self, ins) -> bool:
-        return watched(ins) or ins.opcode.startswith("tcgen05.alloc")
+        return watched(ins) or ins.opcode.startswith(("tcgen05.alloc", "tcgen05.mma"))
 
     def takes(self, ins) -> bool:
-        return ins.opcode.startswith("wgmma.mma_async") or (bool(self.tmem_slots) and ins.base == "ld" and
-                                                             (ins.has("shared") or ins.has("shared::cta")))
+        return ins.opcode.startswith(("wgmma.mma_async", "tcgen05.ld")) or \
+            (bool(self.tmem_slots) and ins.base == "ld" and (ins.has("shared") or ins.has("shared::cta")))
 
     def _note(self, where: list, line: int, why: str) -> None:
         if len(where) < MAX_NOTES:
@@ -99,6 +102,10 @@ class Trace(executor.Tracer):
                  (not isinstance(guard, Lanes) or guard.values[lane])]
         if ins.opcode.startswith("tcgen05.alloc"):
             self._allocate(ins, warp, lanes)
+        elif ins.opcode.startswith("tcgen05.mma"):
+            if lanes:
+                address = _tmem_address(ins.operands[0], warp, lanes)
+                self.tmem_writes.append(TmemWrite(self.tick, order, statement, warp.index, ins.line, address))
         elif BARRIER.match(ins.opcode):
             self.barriers.setdefault(warp.index, []).append(self.tick)
         elif ins.opcode.startswith("fence.proxy.async"):
@@ -193,6 +200,8 @@ class Trace(executor.Tracer):
     def execute(self, statement: int, ins, guard, warp, order: int) -> Optional[dict]:
         if ins.base == "ld" and not tags.reads_tagged(ins, warp.env):
             return self._load_slot(ins, guard, warp)
+        if ins.opcode.startswith("tcgen05.ld"):
+            return self._load_tmem(ins, guard, warp)
         if ins.opcode.startswith("wgmma.mma_async"):
             if len(ins.operands) > 1 and ins.operands[1].strip().startswith("{"):
                 self.register_a.append(_register_a(statement, ins, warp, order))
@@ -213,6 +222,32 @@ class Trace(executor.Tracer):
                 break
         return result
 
+    def _load_tmem(self, ins, guard, warp) -> dict:
+        """tcgen05.ld.SHAPE.NUM{.pack::16b}.b32 {r...}, [taddr] (PTX ISA 9.0 9.7.16.8.3): register j of thread
+        t holds the cell spec.tmem.ld_st.fragment_map gives, relative to taddr. Each register is named
+        (Piece origin ("tmem", the load), element j): what the cell holds is resolved once the run is done
+        (epilogue.py: the tcgen05.mma that last wrote it)."""
+        self.tick += 1
+        names = registers_in(ins.operands[0])
+        lanes = [lane for lane in range(32) if warp.active[lane]]
+        shape = next((m for m in ins.modifiers if m in ld_st.SHAPES), None)
+        num = next((int(m[1:]) for m in ins.modifiers if re.fullmatch(r"x\d+", m)), None)
+        address = _tmem_address(next((o for o in ins.operands if o.strip().startswith("[")), ""), warp, lanes)
+        why = None
+        if guard is not None and guard != 1:
+            why = "a tcgen05.ld under a predicate"
+        elif shape is None or num is None or shape == "16x32bx2" or ins.has("pack::16b") or ins.has("red"):
+            why = f"{ins.opcode}: only the unpacked .32x32b, .16x64b, .16x128b and .16x256b loads are followed"
+        elif address is None:
+            why = "the tensor-memory address is not known"
+        if why is not None:
+            self._note(self.unfollowed, ins.line, why)
+            return {name: Unknown(f"line {ins.line}: {why}") for name in names}
+        k = len(self.tmem_loads)
+        self.tmem_loads.append(TmemLoad(self.tick, warp.index, ins.line, address, shape, num))
+        return {name: tags.Tagged("an accumulator value", tags.element_parts(("tmem", k), j, 4))
+                for j, name in enumerate(names)}
+
     def _load_slot(self, ins, guard, warp) -> Optional[dict]:
         """ld.shared.b32 of the slot a tcgen05.alloc wrote: the address it holds; anything else, None."""
         if guard is not None and guard != 1 or len(ins.operands) != 2 or ins.width != 32 \
@@ -226,6 +261,35 @@ class Trace(executor.Tracer):
         if space != "shared" or address not in self.tmem_slots:
             return None
         return {ins.operands[0].strip(): self.tmem_slots[address]}
+
+
+@dataclass
+class TmemWrite:
+    """A tcgen05.mma: it writes its accumulator at `address` (lane << 16 | column), or None when not known."""
+    tick: int
+    order: int                     # its visit's index among the run's visits
+    statement: int
+    warp: int
+    line: int
+    address: Optional[int]
+
+
+@dataclass
+class TmemLoad:
+    tick: int
+    warp: int
+    line: int
+    address: int
+    shape: str
+    num: int
+
+
+def _tmem_address(operand: str, warp, lanes: list) -> Optional[int]:
+    """The tensor-memory address [taddr] or [taddr + imm] names, the same in every lane given, or None."""
+    found = {a for a in _address(operand, warp, lanes, "tmem") if a is not None}
+    if len(found) != 1:
+        return None
+    return found.pop()[1] & 0xFFFFFFFF
 
 
 @dataclass
