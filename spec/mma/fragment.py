@@ -12,8 +12,9 @@ PTX ISA 9.0:
   (high half). With .trans the matrix is stored transposed: the element at row r, column c of the
   fragment goes to the row c that the addresses give, at column r.
 
-Both are checked on the H100: the audit proves, through these, that the Triton kernels whose results the
-GPU computed right (tests/hardware/audit_kernels_sm90.json.gz) store every element where it belongs.
+Both are checked on a Hopper GPU (an H200, sm_90a like the H100): through these the audit proves that the
+Triton and TileLang kernels the GPU ran right store every element where it belongs, and refutes each of 15
+epilogue bugs that made the GPU compute a wrong product (tests/hardware/audit_epilogue_sm90.json.gz).
 """
 from __future__ import annotations
 

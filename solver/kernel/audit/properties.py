@@ -14,7 +14,7 @@ from spec.tma import tensormap
 
 from solver.kernel.audit import accumulate, compose, epilogue, operations, pairs, tmem
 from solver.kernel.audit.report import Property
-from solver.kernel.audit.tally import Definition, Tally
+from solver.kernel.audit.tally import Definition, Tally, first_time
 
 MAX_MMA_CHECKS = 20_000        # distinct MMA visits traced per kernel (then: unknown)
 MAX_LEGALITY_CHECKS = 2_000    # distinct (map, destination, coordinates) checked by tma rules (then: unknown)
@@ -132,13 +132,11 @@ def decide_legal(kernel: Kernel) -> Property:
         if not isinstance(load.smem, int) or any(not isinstance(c, int) for c in load.coordinates):
             tally.unknown(f"line {load.line}: the load's destination or coordinates are unknown")
             continue
-        key = (id(params), load.smem, load.coordinates)
-        if key in checked:
-            continue
-        if len(checked) >= MAX_LEGALITY_CHECKS:
-            tally.unknown(f"more than {MAX_LEGALITY_CHECKS} distinct loads")
+        new = first_time(checked, (id(params), load.smem, load.coordinates), MAX_LEGALITY_CHECKS, tally, "loads")
+        if new is None:
             break
-        checked.add(key)
+        if not new:
+            continue
         placed = dataclasses.replace(params, smem_address=load.smem, coordinates=_signed(load.coordinates))
         broken = _broken(placed, kernel.arch)
         if broken:

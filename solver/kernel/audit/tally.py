@@ -52,3 +52,15 @@ class Tally:
         said = "".join(f"; {detail}" for detail in self.details)
         return Property(d.id, "proved", d.statement, d.source, reason=f"{self.checked} checked{said}",
                         checked=self.checked)
+
+
+def first_time(seen: set, key, limit: int, tally: Tally, what: str) -> Optional[bool]:
+    """True the first time `key` comes (it is added to `seen`), False after; None once `limit` distinct keys
+    were checked (the tally is then unknown: more than `limit` distinct `what`)."""
+    if key in seen:
+        return False
+    if len(seen) >= limit:
+        tally.unknown(f"more than {limit} distinct {what}")
+        return None
+    seen.add(key)
+    return True

@@ -21,7 +21,7 @@ from spec.tmem import alloc as tmem_alloc
 from spec.tmem import instruction as tmem_instruction
 
 from solver.kernel.audit.report import Property
-from solver.kernel.audit.tally import VACUOUS, Definition, Tally
+from solver.kernel.audit.tally import VACUOUS, Definition, Tally, first_time
 from solver.kernel.audit import operations
 
 ACCESS = Definition(
@@ -80,13 +80,11 @@ def _decide_access(statements: list, run, targets: list) -> Property:
         if not isinstance(address, int):
             tally.unknown(f"line {visit.line}: the tensor-memory address is not known ({address.reason})")
             continue
-        key = (visit.statement, address, visit.warp % 4)
-        if key in done:
-            continue
-        if len(done) >= MAX_ACCESS_CHECKS:
-            tally.unknown(f"more than {MAX_ACCESS_CHECKS} distinct accesses")
+        new = first_time(done, (visit.statement, address, visit.warp % 4), MAX_ACCESS_CHECKS, tally, "accesses")
+        if new is None:
             break
-        done.add(key)
+        if not new:
+            continue
         try:
             verdict = tmem_instruction.check(_unguarded(ins.text), target, warp=visit.warp, address=address)
         except SpecError as error:
