@@ -120,6 +120,8 @@ class Sources:
         self.layouts: dict = {}          # tmem write index -> ({(lane, column): (m, n)}, M, N) or a reason
         self.shapes: dict = {}           # (M, N, cta_group, ws, sparse) -> that layout, computed once
         self.grouped = None              # _groups()
+        self.cells: dict = {}            # (lane, column) -> _writers(...)
+        self.fragments: dict = {}        # (shape, num) -> spec.tmem.ld_st.fragment_map
 
     def resolve(self, origin, warp: int, lane: int, element: int, order: int):
         """(accumulator, element, row, column, traced rows, the MMA's line), or the reason it is not known."""
@@ -140,15 +142,36 @@ class Sources:
         cell is taken, and the element is known only when they all hold the same global rows of A and B
         there (one output tile per CTA; a persistent kernel's next tile in the same cells is unknown)."""
         load = self.trace.tmem_loads[k]
-        cell = ld_st.fragment_map(load.shape, load.num)[lane][2 * register]
+        form = (load.shape, load.num)
+        if form not in self.fragments:
+            self.fragments[form] = ld_st.fragment_map(*form)
+        cell = self.fragments[form][lane][2 * register]
         at = ((load.address >> 16) + cell[0], (load.address & 0xFFFF) + cell[1])
         if at[0] not in tmem_address.lane_quarter(load.warp):
             return f"the tcgen05.ld at line {load.line} (warp {load.warp}) names lane {at[0]}, outside its lane " \
                    "quarter (audit.tmem.access): what it reads is not the manual's to say"
+        written = self.cells.get(at)
+        if written is None:
+            written = self.cells[at] = self._writers(at)
+        if isinstance(written, str):
+            return written
+        identities, writers = written
+        if not writers:
+            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which no tcgen05.mma " \
+                   "of the run wrote"
+        if identities > 1:
+            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which MMAs of " \
+                   f"{identities} output tiles wrote: which one it reads is told by mbarriers, not modelled"
+        before = [w for w in writers if w[0] < load.tick]
+        return (before[-1] if before else writers[0])[1]
+
+    def _writers(self, at: tuple):
+        """(how many distinct (A row, B row) the run's MMAs that wrote cell `at` hold there, [(tick, the
+        resolution)] by tick), or the reason a write is not known."""
         groups = self._groups()
         if isinstance(groups, str):
             return groups
-        chosen, identities = None, set()
+        identities, writers = set(), []
         for address, inverse, writes in groups:
             found = inverse.get((at[0] - (address >> 16), at[1] - (address & 0xFFFF)))
             if found is None:
@@ -157,15 +180,8 @@ class Sources:
                 a, b = traced.get("a"), traced.get("b")
                 identities.add((tuple(a[found[0]]) if a and found[0] < len(a) else None,
                                 tuple(b[found[1]]) if b and found[1] < len(b) else None))
-                if chosen is None or tick < load.tick:
-                    chosen = (("tmem", w), found, found[0], found[1], traced, line)
-        if chosen is None:
-            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which no tcgen05.mma " \
-                   "of the run wrote"
-        if len(identities) > 1:
-            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which MMAs of " \
-                   f"{len(identities)} output tiles wrote: which one it reads is told by mbarriers, not modelled"
-        return chosen
+                writers.append((tick, (("tmem", w), found, found[0], found[1], traced, line)))
+        return len(identities), sorted(writers, key=lambda x: x[0])
 
     def _groups(self):
         """The run's tcgen05.mma writes grouped by accumulator address and layout: [(address, {(lane,
