@@ -236,7 +236,7 @@ class Sources:
     def expected(self, accumulator_key: tuple) -> set:
         """Every element of the accumulator that the issuing CTA holds."""
         if accumulator_key[0] == "wgmma":
-            count, _ = self.trace.elements.get(accumulator_key[1], (0, None))
+            count = self.trace.elements.get(accumulator_key[1], 0)
             return {(lane, e) for lane in range(32) for e in range(count)}
         layout = self._layout(accumulator_key[1])
         return set(layout[0].values()) if not isinstance(layout, str) else set()

@@ -30,7 +30,7 @@ TMA_OPCODE = re.compile(r"^(cp\.async\.bulk\.tensor|cp\.reduce\.async\.bulk\.ten
                         r"(\.|$)")
 BARRIER_OPCODE = re.compile(r"^mbarrier\.(init|expect_tx|arrive_drop|arrive|try_wait|test_wait)(\.|$)")
 _DIM = re.compile(r"^([1-5])d$")
-_ADDRESS = re.compile(r"^\[\s*([%\w$.]+)\s*(?:([+-])\s*(\w+))?\s*\]$")
+ADDRESS = re.compile(r"^\[\s*([%\w$.]+)\s*(?:([+-])\s*(-?\w+))?\s*\]$")      # [reg], [reg+imm], [reg+-imm]
 _MAP_AND_COORDS = re.compile(r"^\[\s*([%\w$.]+)\s*,\s*\{([^}]*)\}\s*\]$")
 
 
@@ -146,7 +146,7 @@ def value_of(operand: str, values: dict, width_mask: int = (1 << 64) - 1):
 
 def address_of(operand: str, values: dict, symbols: dict):
     """The shared-memory address of [reg], [reg+imm], [symbol], [symbol+imm] in a visit, or an Unknown."""
-    m = _ADDRESS.match(operand.strip())
+    m = ADDRESS.match(operand.strip())
     if m is None:
         return Unknown(f"{operand}: not an [address] operand")
     base_text, sign, offset_text = m.groups()

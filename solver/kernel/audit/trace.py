@@ -16,7 +16,7 @@ from spec.tmem import ld_st
 from solver.kernel.audit import operations
 from solver.kernel.concrete import executor, tags
 from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown
-from solver.kernel.frontend.instruction import registers_in
+from solver.kernel.frontend.instruction import parse_integer, registers_in
 
 TMEM_BASE = 0                  # audit.assume.tmem_base: the first allocation's address (lane 0, column 0)
 MAX_CELLS = 8_000_000          # shared and global bytes recorded per run (then: unknown)
@@ -68,16 +68,17 @@ class Trace(executor.Tracer):
     fences: dict = field(default_factory=dict)          # warp -> [tick]
     lost: list = field(default_factory=list)            # (line, why) where tagged values stopped being followed
     unfollowed: list = field(default_factory=list)      # (line, why): a store whose bytes are not known
-    elements: dict = field(default_factory=dict)        # wgmma statement -> (elements per lane, N)
+    elements: dict = field(default_factory=dict)        # wgmma statement -> its accumulator's elements per lane
     lines: dict = field(default_factory=dict)           # wgmma statement -> its line
     register_a: list = field(default_factory=list)      # RegisterA: a wgmma reading A from registers
-    tmem_slots: dict = field(default_factory=dict)      # shared address -> the tensor-memory address written
+    tmem_slots: dict = field(default_factory=dict)      # shared address -> [(warp, epoch, tick, value | None)]
     tmem_writes: list = field(default_factory=list)     # TmemWrite: a tcgen05.mma's accumulator, where it is
     tmem_loads: list = field(default_factory=list)      # TmemLoad: a tcgen05.ld, what its registers hold
     allocations: int = 0                                # tcgen05.alloc executed (all warps)
     tick: int = 0
     cells: int = 0
     _accumulators: dict = field(default_factory=dict)
+    _pairs: dict = field(default_factory=dict)
 
     def watches(self, ins) -> bool:
         return watched(ins) or ins.opcode.startswith(("tcgen05.alloc", "tcgen05.mma"))
@@ -127,10 +128,7 @@ class Trace(executor.Tracer):
         self.allocations += 1
         if found is None:
             return
-        if self.allocations == 1:
-            self.tmem_slots[found[1]] = TMEM_BASE
-        else:
-            self.tmem_slots.pop(found[1], None)
+        self._slot_write(found[1], warp.index, TMEM_BASE if self.allocations == 1 else None)
 
     def _tensor_store(self, ins, warp, lanes: list) -> None:
         if not lanes:
@@ -156,7 +154,12 @@ class Trace(executor.Tracer):
         spaces = {"shared": [], "global": []}
         for lane, found in zip(lanes, addresses):
             if found is None:
-                if any(tags.is_tagged(v) for v in values):
+                if space != "global":       # (it may have overwritten any shared byte, a tcgen05.alloc slot too)
+                    for slot in list(self.tmem_slots):
+                        self._slot_write(slot, warp.index, None)
+                    self._note(self.unfollowed, ins.line, f"a store to shared memory at an address not known "
+                                                          f"({ins.operands[0]})")
+                elif any(tags.is_tagged(v) for v in values):
                     self._note(self.unfollowed, ins.line, f"an accumulator value stored at an address not known "
                                                           f"({ins.operands[0]})")
                 return
@@ -177,6 +180,8 @@ class Trace(executor.Tracer):
         names = registers_in(ins.operands[1])
         addresses = _address(ins.operands[0], warp, list(range(32)), "shared")
         if any(a is None or a[0] != "shared" for a in addresses[:8 * count]) or len(names) != count:
+            for slot in list(self.tmem_slots):
+                self._slot_write(slot, warp.index, None)
             self._note(self.unfollowed, ins.line, f"{ins.opcode}: a row address is not known")
             return
         rows = [a[1] for a in addresses[:8 * count]]
@@ -191,6 +196,10 @@ class Trace(executor.Tracer):
     def _record(self, cells: list, into: list, warp, order: int, line: int) -> None:
         if not cells:
             return
+        if into is self.shared and self.tmem_slots:     # a slot tcgen05.alloc wrote, written over: not known
+            written = {address for address, _ in cells}
+            for slot in [s for s in self.tmem_slots if any(s + b in written for b in range(4))]:
+                self._slot_write(slot, warp.index, None)
         self.cells += len(cells)
         if self.cells > MAX_CELLS:
             self._note(self.unfollowed, line, f"more than {MAX_CELLS} stored bytes recorded")
@@ -204,13 +213,13 @@ class Trace(executor.Tracer):
             return self._load_tmem(ins, guard, warp)
         if ins.opcode.startswith("wgmma.mma_async"):
             if len(ins.operands) > 1 and ins.operands[1].strip().startswith("{"):
-                self.register_a.append(_register_a(statement, ins, warp, order))
+                use = _register_a(statement, ins, warp, order)
+                use.pairs = self._pairs.setdefault(use.pairs, use.pairs)     # (one tuple per distinct pairing)
+                self.register_a.append(use)
             found = self._accumulators.get(statement)
             if found is None:
                 found = self._accumulators[statement] = tags.wgmma_accumulator(ins, statement)
-                per = tags.wgmma_elements_per_register(ins.opcode)
-                n = next((int(m.split("n")[1].split("k")[0]) for m in ins.modifiers if m.startswith("m64n")), None)
-                self.elements[statement] = (per * len(found), n)
+                self.elements[statement] = tags.wgmma_elements_per_register(ins.opcode) * len(found)
                 self.lines[statement] = ins.line
             if guard is None or guard == 1:
                 return found
@@ -260,7 +269,29 @@ class Trace(executor.Tracer):
         space, address = addresses.pop()
         if space != "shared" or address not in self.tmem_slots:
             return None
-        return {ins.operands[0].strip(): self.tmem_slots[address]}
+        value = self._slot_read(address, warp.index)
+        return None if value is None else {ins.operands[0].strip(): value}
+
+    def _epoch(self, warp: int) -> int:
+        return len(self.barriers.get(warp, []))
+
+    def _slot_write(self, address: int, warp: int, value) -> None:
+        self.tmem_slots.setdefault(address, []).append((warp, self._epoch(warp), self.tick, value))
+
+    def _slot_read(self, address: int, warp: int):
+        """What a read of the slot by `warp` now sees, as Memory (epilogue.py) orders shared writes: the
+        warp's own earlier writes, and other warps' from before a CTA barrier both passed (epochs); None when
+        that is not one known value (the executor runs warp after warp, so a later warp's overwrite of the
+        slot comes before an earlier warp's read in the run, not in the kernel)."""
+        epoch = self._epoch(warp)
+        seen = [w for w in self.tmem_slots[address] if w[0] == warp or w[1] < epoch]
+        if not seen:
+            return None
+        top = max(w[1] for w in seen)
+        latest = [w for w in seen if w[1] == top]
+        own = [w for w in latest if w[0] == warp]
+        values = {max(own, key=lambda w: w[2])[3]} if own else {w[3] for w in latest}
+        return values.pop() if len(values) == 1 else None
 
 
 @dataclass
@@ -359,17 +390,18 @@ def _absolute(part, warp: int, lane: int):
     return None
 
 
-_ADDRESS = re.compile(r"^\[\s*([%\w$.]+)\s*(?:([+-])\s*(-?\w+))?\s*\]$")      # [reg], [reg+imm], [reg+-imm]
 
 
 def _address(operand: str, warp, lanes: list, space: Optional[str] = None) -> list:
     """Per lane: ("shared" | "global", address) or None. space: the instruction's state space (None: a
     generic address, PTX ISA 9.0 6.4.1: a SharedGeneric one is shared, any other global)."""
-    m = _ADDRESS.match(operand.strip())
+    m = operations.ADDRESS.match(operand.strip())
     if m is None:
         return [None] * len(lanes)
     base_text, sign, offset_text = m.groups()
-    offset = int(offset_text, 0) if offset_text else 0
+    offset = parse_integer(offset_text) if offset_text else 0
+    if offset is None:
+        return [None] * len(lanes)
     offset = -offset if sign == "-" else offset
     base = warp.read(base_text, 64)
     out = []
