@@ -36,7 +36,7 @@ class Analysis:
 def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Optional[str] = None,
             params: Optional[dict] = None, launch: Optional[executor.Launch] = None,
             max_steps: int = executor.MAX_STEPS_PER_WARP, any_launch: str = "needed", record=None,
-            mark=None, tracer=None) -> Analysis:
+            mark=None, tracer=None, extent=None) -> Analysis:
     """Parse, evaluate each function's first iteration over partly known words (symbolic/evaluate.py),
     run it for every warp of one CTA over every iteration (concrete/executor.py) with the launch given
     (its params default to `params`), and the sets of values of every iteration for any launch
@@ -44,7 +44,8 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
     "always", or "never". `record(instruction)`: more statements whose visits the run keeps (the audit's
     barrier operations), beside the sites; `mark(instruction)`: statements whose visits are kept without
     their operands joining the run's slice (executor.run's is_marker); `tracer(function)`: an
-    executor.Tracer for the function's run (the audit's epilogue), kept in Analysis.tracers."""
+    executor.Tracer for the function's run (the audit's epilogue), kept in Analysis.tracers;
+    `extent(function)`: the run's extent (executor.run: the bytes a TMA load writes)."""
     if any_launch not in ("needed", "always", "never"):
         raise ValueError(f"any_launch: needed, always or never, not {any_launch!r}")
     if smem_base < 0 or smem_base >= 1 << 32:
@@ -79,7 +80,8 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
         if tracer is not None:
             tracers[function.name] = tracer(function)
         run = executor.run(function, shared[function.name], launch, recorded, run_graph, max_steps=max_steps,
-                           is_marker=mark, tracer=tracers.get(function.name))
+                           is_marker=mark, tracer=tracers.get(function.name),
+                           extent=None if extent is None else extent(function))
         runs[function.name] = run
         summary = iterations_mod.summarise(run, function.statements)
         found.update(summary)

@@ -14,6 +14,7 @@ problem the parameters give. What the proofs rest on is in ASSUMPTIONS, and ever
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Optional
 
@@ -109,7 +110,8 @@ def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] =
     result = kernel_analysis.analyse(text, smem_base, kernel, params, launch, max_steps, any_launch="never",
                                      record=lambda ins: operations.is_recorded(ins) or tmem.is_recorded(ins),
                                      mark=lambda ins: operations.writes_accumulator(ins, accumulators),
-                                     tracer=lambda function: trace.Trace(function.statements))
+                                     tracer=lambda function: trace.Trace(function.statements),
+                                     extent=lambda function: _extent(function, _bind(function, given)))
     functions = [f for f in result.module.functions if f.name in result.functions and f.kind == "entry"]
     named = {n for f in functions for n in f.params}
     for (name, _), _params in given.items():
@@ -121,6 +123,30 @@ def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] =
     for function in functions:
         kernels.append(_audit_function(result, function, _bind(function, given), arch, launch, accumulators))
     return Report(kernels, [dict(a) for a in ASSUMPTIONS])
+
+
+def _extent(function, maps: dict):
+    """The executor's extent (memory.py): a tiled TMA load writes at most the product of its map's box
+    dimensions, in elements of the map's type, from its destination (PTX ISA 9.0 5.5.1 tensor copies; the
+    CUDA Driver API, cuTensorMapEncodeTiled boxDim), with the map given for its parameter (--tensormap:
+    the audit's premise). None where that is not known."""
+    sources: dict = {}
+
+    def extent(ins, warp) -> Optional[int]:
+        try:
+            form = operations.tma_form(ins)
+        except operations.FormError:
+            return None
+        if form.kind != "load" or form.mode != "tile":
+            return None
+        if form.tensormap not in sources:
+            sources[form.tensormap] = operations.tensormap_source(function.statements, function.params,
+                                                                  form.tensormap)[0]
+        params = maps.get(sources[form.tensormap])
+        if params is None or params.encode != "tiled" or params.dtype.bits % 8 or params.interleave != "NONE":
+            return None
+        return math.prod(params.box_dim) * params.dtype.bits // 8
+    return extent
 
 
 def _inside(function, line: int, functions: list) -> bool:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from solver.kernel.audit import operations
+from solver.kernel.concrete import memory
 from solver.kernel.concrete.executor import MAX_VISITS
 from solver.kernel.concrete.values import Unknown
 
@@ -242,6 +243,7 @@ def _pair_waits(run, events: list, barriers: dict, symbols: dict, is_mma) -> tup
     waited: dict = {}
     order = {id(v): (k, item) for k, (v, item) in enumerate(events)}
     current: dict = {}                 # warp -> {barrier: phase}
+    others: list = []                  # (warp, clock, barrier, phase): every wait paired so far
     for visit in run.visits:
         entry = order.get(id(visit))
         if entry is not None:
@@ -251,7 +253,22 @@ def _pair_waits(run, events: list, barriers: dict, symbols: dict, is_mma) -> tup
                 if isinstance(address, int) and address in barriers:
                     phases = current.setdefault(visit.warp, {})
                     phases[address] = phases.get(address, -1) + 1
+                    others.append((visit.warp, visit.clock, address, phases[address]))
             continue
         if is_mma(visit):
-            waited[id(visit)] = dict(current.get(visit.warp, {}))
+            waited[id(visit)] = {**_waited_by_others(run, others, visit), **current.get(visit.warp, {})}
     return waited, problems
+
+
+def _waited_by_others(run, waits: list, visit) -> dict:
+    """{barrier: phase} that other warps waited for before a CTA barrier the visit's warp passed after
+    them (memory.ordered: a bar.sync with no thread count; PTX ISA 9.0 9.7.13.1): the data of the phase
+    are visible to the visit's warp through that barrier (causality order, 8.x of the memory model) —
+    Triton's warp-specialized attention waits for Q in one warp, then dispatches the MMA warp."""
+    finals = {w.warp: w.clock for w in run.warps}
+    untrusted = set().union(*(w.distrusted for w in run.warps)) if run.warps else set()
+    found: dict = {}
+    for warp, clock, barrier, phase in waits:
+        if warp != visit.warp and memory.ordered(clock, finals.get(warp), visit.clock, untrusted):
+            found[barrier] = max(found.get(barrier, -1), phase)
+    return found

@@ -7,7 +7,7 @@ writes to shared memory (audit.assume.tmem_base). The properties built on it: ep
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Optional
 
 from spec.mma import fragment
@@ -79,6 +79,12 @@ class Trace(executor.Tracer):
     cells: int = 0
     _accumulators: dict = field(default_factory=dict)
     _pairs: dict = field(default_factory=dict)
+
+    def restart(self) -> None:
+        """Everything but the statements back to its start (the executor runs again: memory.py)."""
+        for f in fields(self):
+            if f.name != "statements":
+                setattr(self, f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
 
     def watches(self, ins) -> bool:
         return watched(ins) or ins.opcode.startswith(("tcgen05.alloc", "tcgen05.mma"))

@@ -6,7 +6,10 @@ What it is given: the kernel's parameters (by .param name), the CTA's position, 
 .reqntid / .maxntid, or given), optionally the grid and cluster shapes. What it assumes:
 * every mbarrier wait completes when polled (semantics.wait): the run followed is one where the data
   each wait stands for has arrived; wait loops (cfg.Loop.wait) are left at once;
-* values loaded from memory are Unknown, with the line that loaded them (values.py);
+* values loaded from memory are Unknown, with the line that loaded them (values.py), except a load from
+  shared memory of bytes another warp stored before a CTA barrier both passed (memory.py): a warp that
+  stops on a branch on such a value (Triton's warp-specialized kernels dispatch each warp so) makes the
+  run go again, answering those loads, until the answers agree with the writes (run, memory.py);
 * a warp runs its lanes together; where a branch splits them, each group of lanes follows its side to
   where the sides meet again (the branch block's immediate post-dominator, inside every loop holding the
   branch), and there the lanes are one warp again, each register holding each lane's own value; where
@@ -23,7 +26,7 @@ from typing import Optional
 
 from spec.rule import SpecError
 
-from solver.kernel.concrete import fast, semantics, tags
+from solver.kernel.concrete import fast, memory, semantics, tags
 from solver.kernel.concrete.values import WARP, Lanes, Unknown, lane_of, mask, select, uniform
 from solver.kernel.frontend import cfg
 from solver.kernel.frontend.instruction import (FLOAT_BITS, REG_DECLARATION, SYMBOL_OFFSET, TYPE_BITS, destinations,
@@ -56,6 +59,7 @@ class Visit:
     iteration: tuple               # the iteration of each (non-wait) loop holding it, outermost first
     values: dict                   # register operand text -> int | "varying" | Unknown
     lanes: Optional[int] = None    # the lanes that executed it (active, guard true); None: the guard is unknown
+    clock: Optional[tuple] = None  # the warp's CTA-barrier arrivals before it (memory.arrive); None: not known
 
 
 @dataclass
@@ -64,6 +68,8 @@ class WarpRun:
     steps: int = 0
     stopped: Optional[str] = None  # why it stopped before the function's end, or None
     notes: list = field(default_factory=list)
+    clock: Optional[tuple] = None  # its CTA-barrier arrivals at its end (memory.arrive); None: not known
+    distrusted: set = field(default_factory=set)    # barrier ids it arrives at that order nothing (memory.py)
 
 
 @dataclass
@@ -221,37 +227,111 @@ class Tracer:
         visit, where it has one, included)."""
         return {}
 
+    def restart(self) -> None:
+        """Forget what the run showed: it starts again (run's passes, memory.py)."""
+
 
 def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Graph] = None,
         warps: Optional[list] = None, max_steps: int = MAX_STEPS_PER_WARP, is_marker=None,
-        tracer: Optional[Tracer] = None) -> Run:
+        tracer: Optional[Tracer] = None, extent=None, shared_loads: str = "when stopped") -> Run:
     """Run every warp of the CTA (or those listed) through the function; is_site(instruction) says which
     statements to record. is_marker(instruction): statements whose visits are recorded too, without
     their operands joining what the run computes (the audit marks the writes to an MMA's accumulator).
-    tracer: follows accumulator values (Tracer)."""
+    tracer: follows accumulator values (Tracer). extent(instruction, warp): the bytes a TMA load writes
+    at its destination, where the caller knows them (memory.py; else to the window's end).
+
+    shared_loads: "when stopped" (a warp that stops makes the run go again with its loads from shared
+    memory answered from the writes of the run before, memory.py, until a run's writes are the ones its
+    answers came from: at most memory.MAX_PASSES runs; else the first run, with no answers, stands),
+    "always" (so, whether a warp stops or not), "never" (every such load Unknown)."""
+    if shared_loads not in ("when stopped", "always", "never"):
+        raise ValueError(f"shared_loads: 'when stopped', 'always' or 'never', not {shared_loads!r}")
     block = block_shape(function, launch)
     graph = graph or cfg.build(function.statements)
-    widths = declared_widths(function.statements)
-    count = -(-block[0] * block[1] * block[2] // WARP)
-    chosen = list(range(count)) if warps is None else [w for w in warps if 0 <= w < count]
-    result = Run(function.name, block, [], [], graph.loops)
-    left = MAX_STEPS_PER_RUN
     watched = set() if tracer is None else \
         {i for i, s in enumerate(graph.statements) if s.instruction is not None and tracer.watches(s.instruction)}
-    needed = needed_statements(graph, is_site, watched)
-    sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and
-             (is_site(s.instruction) or (is_marker is not None and is_marker(s.instruction)))}
-    shared: dict = {}                # per run: each block's statements that matter (_WarpWalk._relevant)
-    for index in chosen:
-        warp = Warp(index, block, launch, symbols, widths)
-        if left <= 0:
-            result.warps.append(WarpRun(index, 0, f"not run: the run's {MAX_STEPS_PER_RUN} statements are spent"))
+    noted = _memory_statements(graph)
+    plain = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
+                    watched, noted["barriers"], extent)
+    loads = plain.needed & noted["loads"]
+    if not loads or not noted["writes"] or shared_loads == "never":
+        return plain.run(None)
+    runner = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
+                     watched, noted["writes"] | noted["barriers"], extent)
+    shared = memory.SharedMemory(None)
+    result = runner.run(shared)
+    if shared_loads == "when stopped" and not any(w.stopped for w in result.warps):
+        return result
+    for _ in range(memory.MAX_PASSES - 1):
+        answering = memory.SharedMemory(shared.log)
+        result = runner.run(answering)
+        if answering.log.same(shared.log):
+            if answering.justified():
+                return result
+            break
+        shared = answering
+    return plain.run(None)
+
+
+def _memory_statements(graph: cfg.Graph) -> dict:
+    """The statements the shared memory (memory.py) follows: barriers, writes, loads from shared memory."""
+    found = {"barriers": set(), "writes": set(), "loads": set()}
+    for i, s in enumerate(graph.statements):
+        ins = s.instruction
+        if ins is None:
             continue
-        walk = _WarpWalk(graph, warp, is_site, result.visits, min(max_steps, left), needed, sites, shared,
-                         tracer, watched)
-        result.warps.append(walk.run())
-        left -= result.warps[-1].steps
-    return result
+        if memory.BARRIER.match(ins.opcode):
+            found["barriers"].add(i)
+        elif ins.base == "ld" and memory.state_space(ins) in ("shared", None):
+            found["loads"].add(i)
+        elif memory.writes_shared(ins):
+            found["writes"].add(i)
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+class _Runner:
+    """One run of the CTA's warps, again as often as run's passes need (the tracer restarted each time)."""
+
+    def __init__(self, function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
+                 watched, noted: frozenset, extent):
+        self.function, self.symbols, self.launch, self.is_site, self.graph = function, symbols, launch, is_site, graph
+        self.max_steps, self.tracer, self.block, self.watched, self.noted = max_steps, tracer, block, watched, noted
+        self.extent = extent
+        self.widths = declared_widths(function.statements)
+        count = -(-block[0] * block[1] * block[2] // WARP)
+        self.chosen = list(range(count)) if warps is None else [w for w in warps if 0 <= w < count]
+        self.needed = needed_statements(graph, is_site, watched,
+                                        [r for i in noted for r in _address_registers(graph.statements[i].instruction)])
+        self.sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and
+                      (is_site(s.instruction) or (is_marker is not None and is_marker(s.instruction)))}
+
+    def run(self, shared: Optional[memory.SharedMemory]) -> Run:
+        if self.tracer is not None:
+            self.tracer.restart()
+        result = Run(self.function.name, self.block, [], [], self.graph.loops)
+        left = MAX_STEPS_PER_RUN
+        relevant: dict = {}              # per run: each block's statements that matter (_WarpWalk._relevant)
+        for index in self.chosen:
+            warp = Warp(index, self.block, self.launch, self.symbols, self.widths)
+            if left <= 0:
+                result.warps.append(WarpRun(index, 0, f"not run: the run's {MAX_STEPS_PER_RUN} statements are spent"))
+                if shared is not None:
+                    shared.end(index, Unknown("not run"), True)
+                continue
+            walk = _WarpWalk(self.graph, warp, self.is_site, result.visits, min(self.max_steps, left), self.needed,
+                             self.sites, relevant, self.tracer, self.watched)
+            walk.memory, walk.noted, walk.extent = shared, self.noted, self.extent
+            result.warps.append(walk.run())
+            left -= result.warps[-1].steps
+        return result
+
+
+def _address_registers(ins) -> list:
+    """The registers a memory statement's addresses and guard read (its data, not: memory.py)."""
+    found = [r for operand in ins.operands if operand.strip().startswith("[") for r in registers_in(operand)]
+    if memory.BARRIER.match(ins.opcode):
+        found += [r for operand in ins.operands for r in registers_in(operand)]
+    return found + ([ins.guard] if ins.guard else [])
 
 
 MAX_FORKS_PER_WARP = 4096         # branches on Unknown values a warp may follow both ways
@@ -288,16 +368,117 @@ class _WarpWalk:
         self.sites = sites if sites is not None else \
             {i for i, s in enumerate(graph.statements) if s.instruction is not None and is_site(s.instruction)}
         self.relevant: dict = shared if shared is not None else {}
+        self.memory: Optional[memory.SharedMemory] = None    # set by _Runner: what shared memory reads back
+        self.noted: frozenset = frozenset()                   # the barriers and writes it follows
+        self.extent = None
+        self.events = 0                     # this warp's memory events so far (its order, memory.py)
+        self.maybe = 0                      # inside a side of a branch on an unknown value
+        self.open_end = None                # the clock where lanes were left behind (memory.py)
 
     def run(self) -> WarpRun:
         if self.graph.blocks:
+            self.warp.env[memory.CLOCK] = ()
             path = _Path(self.warp.env, self.warp.active, {}, None)
             self._walk(0, None, path)
+        clock = self.warp.env.get(memory.CLOCK, ())
+        self.record.clock = None if isinstance(clock, Unknown) else clock
+        if self.memory is not None:
+            opened = self.record.stopped is not None or self.open_end is not None
+            self.memory.end(self.warp.index, self.open_end if self.open_end is not None else clock, opened)
         return self.record
 
     def _stop(self, reason: str) -> None:
         if self.record.stopped is None:
             self.record.stopped = reason
+
+    # -- shared memory (memory.py) --
+    def _left_behind(self, before: list) -> None:
+        """Lanes a branch dropped (_follow_leader) go on unseen: what they write is not known."""
+        if self.warp.active != before and self.open_end is None:
+            self.open_end = self.warp.env.get(memory.CLOCK, ())
+
+    def _remember(self, ins, guard) -> None:
+        """A barrier moves the warp's clock; a write is logged, byte by byte where it is known."""
+        warp, shared = self.warp, self.memory
+        clock = warp.env.get(memory.CLOCK, ())
+        if memory.BARRIER.match(ins.opcode):
+            warp.env[memory.CLOCK], distrusted = memory.arrive(clock, ins, guard, warp.read)
+            self.record.distrusted |= distrusted
+            if shared is not None:
+                shared.distrust(distrusted)
+            return
+        if shared is None:
+            return
+        lanes = [lane for lane in range(WARP) if warp.active[lane] and
+                 (guard is None or isinstance(guard, Unknown) or lane_of(guard, lane))]
+        if not lanes:
+            return
+        self.events += 1
+        step, known = self.events, None if isinstance(clock, Unknown) else clock
+        if memory.from_other_ctas(ins):
+            shared.span(warp.index, step, known, timeless=True)
+            return
+        space = memory.state_space(ins)
+        addresses = memory.lane_addresses(next((o for o in ins.operands if o.strip().startswith("[")), ""),
+                                          warp, lanes, space)
+        if any(a is None for a in addresses):
+            shared.span(warp.index, step, known, timeless=bool(memory.ASYNC_PROXY.match(ins.opcode)))
+            return
+        # (a .shared::cluster address the run knows is this CTA's: another CTA's comes through mapa, not known)
+        chosen = [(lane, a[1]) for lane, a in zip(lanes, addresses) if a[0] in ("shared", "shared::cluster")]
+        if ins.base == "st" and not ins.has("async") and self.maybe == 0 and not isinstance(guard, Unknown):
+            for lane, address in chosen:
+                for k, byte in enumerate(_stored_bytes(ins, warp, lane)):
+                    shared.write(warp.index, lane, step, known, address + k, byte)
+            return
+        size, timeless = self._bytes_written(ins), bool(memory.ASYNC_PROXY.match(ins.opcode))
+        for address in sorted({a for _, a in chosen}):
+            shared.span(warp.index, step, known, address, None if size is None else address + size, timeless)
+        if timeless and ".mbarrier::" in ins.opcode:    # complete_tx on [mbar], the last address (9.7.9.25)
+            brackets = [o for o in ins.operands if o.strip().startswith("[")]
+            for found in memory.lane_addresses(brackets[-1], warp, lanes[:1], space):
+                low = None if found is None else found[1]
+                shared.span(warp.index, step, known, low or 0, None if low is None else low + 8, True)
+
+    def _bytes_written(self, ins) -> Optional[int]:
+        """How many bytes a (non-st) write touches at its address, where that is known."""
+        for prefix, size in memory.FIXED_BYTES:
+            if ins.opcode.startswith(prefix + "."):
+                return size
+        if ins.base in ("st", "atom", "red"):
+            return ins.width // 8 * _vector_length(ins)
+        if ins.opcode.startswith(("cp.async.bulk.tensor", "cp.reduce.async.bulk.tensor")):
+            return None if self.extent is None else self.extent(ins, self.warp)
+        if ins.base == "cp" and len(ins.operands) > 2:
+            size = self.warp.read(ins.operands[2], 32)
+            return size if isinstance(size, int) else None
+        return None
+
+    def _load(self, ins, guard) -> Optional[dict]:
+        """A shared load's registers, where every byte is known (memory.py); else None."""
+        warp = self.warp
+        if not (guard is None or guard == 1) or ins.has("volatile") or len(ins.operands) != 2:
+            return None
+        lanes = [lane for lane in range(WARP) if warp.active[lane]]
+        addresses = set(memory.lane_addresses(ins.operands[1], warp, lanes, memory.state_space(ins)))
+        if len(addresses) != 1 or not lanes:
+            return None
+        found = addresses.pop()
+        if found is None or found[0] != "shared":
+            return None
+        names = registers_in(ins.operands[0]) if ins.operands[0].strip().startswith("{") else [ins.operands[0].strip()]
+        size = ins.width // 8
+        self.events += 1
+        clock = warp.env.get(memory.CLOCK, ())
+        out = {}
+        for k, name in enumerate(names):
+            value = self.memory.load(warp.index, self.events, clock, found[1] + k * size, size)
+            if value is None:
+                return None
+            if ins.types() and ins.types()[-1].startswith("s") and value >> (8 * size - 1):
+                value -= 1 << (8 * size)        # ld.s8/.s16: sign-extended to the register (9.7.9.8)
+            out[name] = value & mask(warp.width_of(name))
+        return out
 
     def _walk(self, current: Optional[int], until: Optional[int], path: _Path) -> Optional[_Path]:
         """Follow the path from block `current` until block `until` (the path there is returned; that
@@ -330,11 +511,14 @@ class _WarpWalk:
                 if self.record.steps > self.max_steps:
                     self._stop(f"the step budget ({self.max_steps} statements) is spent at line {ins.line}")
                     return None, None
-                if i not in self.needed and i not in self.sites and i not in self.watched and ins.base not in _CONTROL:
+                if i not in self.needed and i not in self.sites and i not in self.watched and i not in self.noted \
+                        and ins.base not in _CONTROL:
                     continue                # writes nothing a site, a branch or a guard reads (needed_statements)
             guard = _guard(ins, warp)
             if ins.base in ("bra", "brx"):
+                before = warp.active
                 following = _branch(ins, block, guard, warp, self.record)
+                self._left_behind(before)
                 path.active = warp.active
                 if following == "stop":
                     return None, None
@@ -355,12 +539,17 @@ class _WarpWalk:
                 continue
             if i in self.watched:
                 self.tracer.observe(i, ins, guard, warp, len(self.visits))
+            if i in self.noted:
+                self._remember(ins, guard)
             if i in self.sites and len(self.visits) < MAX_VISITS and not (guard is not None and guard == 0):
                 holding = [k for k in self.counted if current in graph.loops[k].blocks]
+                clock = warp.env.get(memory.CLOCK, ())
                 self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
-                                         _operand_values(ins, warp), _executing_lanes(guard, warp.active)))
+                                         _operand_values(ins, warp), _executing_lanes(guard, warp.active),
+                                         None if isinstance(clock, Unknown) else clock))
             if i in self.needed:
-                _execute(ins, guard, warp, i, self.tracer, len(self.visits))
+                loader = self._load if self.memory is not None and ins.base == "ld" else None
+                _execute(ins, guard, warp, i, self.tracer, len(self.visits), loader)
         path.previous = current
         return following, path
 
@@ -374,7 +563,8 @@ class _WarpWalk:
             found = self.relevant[block.index] = (
                 len(statements),
                 [(i, ins) for i, ins in statements
-                 if i in self.needed or i in self.sites or i in self.watched or ins.base in _CONTROL])
+                 if i in self.needed or i in self.sites or i in self.watched or i in self.noted
+                 or ins.base in _CONTROL])
         return found
 
     def _split(self, current: int, block, ins, guard: Lanes, path: _Path) -> tuple:
@@ -385,7 +575,9 @@ class _WarpWalk:
         holding = [loop for loop in self.graph.loops if current in loop.blocks]
         if meet is None or any(meet not in loop.blocks for loop in holding) or current in self.forking \
                 or self.forks >= MAX_FORKS_PER_WARP:
+            before = self.warp.active
             following = _follow_leader(ins, block, guard, self.warp, self.record)
+            self._left_behind(before)
             path.active, path.previous = self.warp.active, current
             return following, path
         self.forks += 1
@@ -427,7 +619,9 @@ class _WarpWalk:
         if self.forks > MAX_FORKS_PER_WARP:
             self._stop(f"line {ins.line}: more than {MAX_FORKS_PER_WARP} branches on unknown values followed")
             return None, None
+        self.maybe += 1                     # (a write on either side may not happen: memory.py)
         arrived = self._sides(current, meet, path, ((side, path.active) for side in block.successors))
+        self.maybe -= 1
         if not arrived:
             return None, None               # a stop, or every side ended the thread
         if len(arrived) < len(block.successors) and holding:
@@ -440,14 +634,14 @@ class _WarpWalk:
 _CONTROL = ("bra", "brx") + cfg.ENDS_THREAD
 
 
-def needed_statements(graph: cfg.Graph, is_site, watched: frozenset = frozenset()) -> set:
+def needed_statements(graph: cfg.Graph, is_site, watched: frozenset = frozenset(), wanted: tuple = ()) -> set:
     """The statements whose results can reach what the run observes: a site's register operands, a
     branch's operands, the guard of a branch, of a ret / exit or of a site, every register a watched
     statement (a Tracer's) reads. The others write registers
     nothing observed reads, however the run goes (a backward slice over register names, whatever the
     order), so skipping them changes no recorded value: they are most of a kernel (its data: loads,
-    float math, accumulators)."""
-    wanted: list = []
+    float math, accumulators). wanted: registers wanted besides (shared memory's addresses, memory.py)."""
+    wanted = list(wanted)
     for i, s in enumerate(graph.statements):
         ins = s.instruction
         if ins is None:
@@ -526,6 +720,9 @@ def _merge_lanes(paths: list) -> _Path:
                 continue
             if mine is None:
                 mine = Unknown(f"{name} written by some lanes only, before the branch that split them")
+            if name == memory.CLOCK:        # lanes that passed different barriers: the warp's count is lost
+                env[name] = Unknown("lanes of the warp arrived at different barriers") if any(other.active) else mine
+                continue
             env[name] = uniform(select(lanes, theirs, mine)) if any(other.active) else mine
     active = [any(p.active[lane] for p in paths) for lane in range(WARP)]
     counters = {k: v for k, v in first.counters.items() if all(p.counters.get(k) == v for p in paths[1:])}
@@ -544,8 +741,7 @@ def _branch(ins, block, guard, warp: Warp, record: WarpRun):
     taken, falls = (block.successors[0] if block.successors else None), \
         (block.successors[1] if len(block.successors) > 1 else None)
     if ins.base == "brx":
-        record.stopped = f"line {ins.line}: an indirect branch (brx.idx), not followed"
-        return "stop"
+        return _indirect(ins, block, guard, warp, record)
     if guard is None:
         return taken
     if isinstance(guard, Unknown):
@@ -556,6 +752,24 @@ def _branch(ins, block, guard, warp: Warp, record: WarpRun):
             return "split"                  # (_WarpWalk._split: each group of lanes its side)
         return _follow_leader(ins, block, guard, warp, record)
     return taken if guard else falls
+
+
+def _indirect(ins, block, guard, warp: Warp, record: WarpRun):
+    """brx.idx index, tlist: to the index-th label of the .branchtargets list (PTX ISA 9.0 9.7.12.3;
+    an index past the list's end is undefined behaviour: the warp stops)."""
+    index = warp.read(ins.operands[0], 32) if ins.operands else Unknown("brx.idx with no index")
+    if isinstance(index, Lanes):
+        live = {index.values[lane] for lane, a in enumerate(warp.active) if a}
+        index = live.pop() if len(live) == 1 else Unknown("an index the lanes do not agree on")
+    if guard is not None and guard != 1 or block.targets is None or not isinstance(index, int) \
+            or index >= len(block.targets):
+        why = index.reason if isinstance(index, Unknown) else \
+            "its list of targets is not known" if block.targets is None else \
+            f"index {index} past its {len(block.targets)} targets" if isinstance(index, int) and \
+            (guard is None or guard == 1) else "under a predicate"
+        record.stopped = f"line {ins.line}: an indirect branch (brx.idx), not followed: {why}"
+        return "stop"
+    return block.targets[index]
 
 
 def _follow_leader(ins, block, guard: Lanes, warp: Warp, record: WarpRun):
@@ -576,7 +790,8 @@ def _lanes(active: list) -> str:
     return f"{lanes[0]}..{lanes[-1]}" if lanes == list(range(lanes[0], lanes[-1] + 1)) else ",".join(map(str, lanes))
 
 
-def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Tracer] = None, order: int = 0) -> None:
+def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Tracer] = None, order: int = 0,
+             loader=None) -> None:
     if guard is None and fast.ENABLED and fast.run(ins, warp.env, warp.width_of):
         return                          # the optimised path (fast.py): ints only, the same results
     if tracer is not None and (tracer.takes(ins) or tags.reads_tagged(ins, warp.env)):
@@ -585,6 +800,11 @@ def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Trace
             for name, value in (written or {}).items():
                 warp.write(name, value)     # (an accumulator's values: never the integer semantics')
             return
+    loaded = loader(ins, guard) if loader is not None else None
+    if loaded:
+        for name, value in loaded.items():  # (bytes another warp stored: memory.py)
+            warp.write(name, value)
+        return
     handler = semantics.handler_of(ins)
     written = destinations(ins)
     result = None
@@ -606,6 +826,24 @@ def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Trace
         else:
             old = warp.env.get(name, Unknown(f"{name} not written in every lane (line {ins.line})"))
             warp.write(name, select(guard, value, old))
+
+
+def _stored_bytes(ins, warp: Warp, lane: int) -> list:
+    """st's bytes in one lane, little-endian (PTX ISA 9.0 9.7.9.9: .v2/.v4 store consecutive elements);
+    None for a byte that is not known."""
+    width = ins.width
+    operand = ins.operands[1].strip() if len(ins.operands) > 1 else ""
+    elements = [e.strip() for e in operand.strip("{}").split(",")] if operand.startswith("{") else [operand]
+    out = []
+    for element in elements:
+        value = lane_of(warp.read(element, width), lane)
+        known = isinstance(value, int) and type(value) is int
+        out.extend((value >> (8 * k)) & 0xFF if known else None for k in range(width // 8))
+    return out
+
+
+def _vector_length(ins) -> int:
+    return next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), 1)
 
 
 def _executing_lanes(guard, active: list) -> Optional[int]:

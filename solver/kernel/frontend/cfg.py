@@ -29,6 +29,7 @@ class Block:
     first: int                      # statement indexes [first, last]
     last: int
     successors: list = field(default_factory=list)    # block indexes: taken first, then the fall-through
+    targets: Optional[list] = None  # a brx.idx's: the block of each label of its .branchtargets, in order
 
 
 @dataclass
@@ -154,6 +155,8 @@ def build(statements: list) -> Graph:
             if named is None or any(t not in labels for t in named):
                 indirect = True
                 named = [name for name in labels]
+            else:
+                block.targets = [block_of[labels[t]] for t in named]
             block.successors = sorted({block_of[labels[t]] for t in named}) + \
                 ([falls] if not unguarded and falls is not None else [])
         elif ins.base in ENDS_THREAD and unguarded:
