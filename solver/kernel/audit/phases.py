@@ -243,7 +243,9 @@ def _pair_waits(run, events: list, barriers: dict, symbols: dict, is_mma) -> tup
     waited: dict = {}
     order = {id(v): (k, item) for k, (v, item) in enumerate(events)}
     current: dict = {}                 # warp -> {barrier: phase}
-    others: list = []                  # (warp, clock, barrier, phase): every wait paired so far
+    others: dict = {}                  # barrier -> [(warp, clock, phase)]: every wait paired so far
+    loaded = {address for address, barrier in barriers.items() if any(p.loads for p in barrier.phases)}
+    memo: dict = {}
     for visit in run.visits:
         entry = order.get(id(visit))
         if entry is not None:
@@ -253,22 +255,30 @@ def _pair_waits(run, events: list, barriers: dict, symbols: dict, is_mma) -> tup
                 if isinstance(address, int) and address in barriers:
                     phases = current.setdefault(visit.warp, {})
                     phases[address] = phases.get(address, -1) + 1
-                    others.append((visit.warp, visit.clock, address, phases[address]))
+                    if address in loaded:
+                        others.setdefault(address, []).append((visit.warp, visit.clock, phases[address]))
             continue
         if is_mma(visit):
-            waited[id(visit)] = {**_waited_by_others(run, others, visit), **current.get(visit.warp, {})}
+            own = current.get(visit.warp, {})
+            missing = tuple(sorted(b for b in others if b not in own))
+            key = (visit.warp, visit.clock, missing, tuple(len(others[b]) for b in missing))
+            if key not in memo:
+                memo[key] = _waited_by_others(run, others, missing, visit)
+            waited[id(visit)] = {**memo[key], **own}
     return waited, problems
 
 
-def _waited_by_others(run, waits: list, visit) -> dict:
-    """{barrier: phase} that other warps waited for before a CTA barrier the visit's warp passed after
-    them (memory.ordered: a bar.sync with no thread count; PTX ISA 9.0 9.7.13.1): the data of the phase
-    are visible to the visit's warp through that barrier (causality order, 8.x of the memory model) —
-    Triton's warp-specialized attention waits for Q in one warp, then dispatches the MMA warp."""
+def _waited_by_others(run, others: dict, missing: tuple, visit) -> dict:
+    """{barrier: phase}, for the barriers of TMA loads the visit's warp does not wait on itself: the latest
+    phase another warp waited for before a CTA barrier the visit's warp passed after it (memory.ordered: a
+    bar.sync with no thread count, PTX ISA 9.0 9.7.13.1). That phase's data are visible to the visit's
+    warp through the barrier (causality order, PTX ISA 9.0 8.x, the memory consistency model): Triton's
+    warp-specialized attention waits for Q in one warp, then dispatches the MMA warp."""
     finals = {w.warp: w.clock for w in run.warps}
     untrusted = set().union(*(w.distrusted for w in run.warps)) if run.warps else set()
     found: dict = {}
-    for warp, clock, barrier, phase in waits:
-        if warp != visit.warp and memory.ordered(clock, finals.get(warp), visit.clock, untrusted):
-            found[barrier] = max(found.get(barrier, -1), phase)
+    for barrier in missing:
+        for warp, clock, phase in others[barrier]:
+            if warp != visit.warp and memory.ordered(clock, finals.get(warp), visit.clock, untrusted):
+                found[barrier] = max(found.get(barrier, -1), phase)
     return found

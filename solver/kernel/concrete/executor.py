@@ -253,23 +253,22 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     noted = _memory_statements(graph)
     plain = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
                     watched, noted["barriers"], extent)
-    loads = plain.needed & noted["loads"]
-    if not loads or not noted["writes"] or shared_loads == "never":
-        return plain.run(None)
+    probe = memory.SharedMemory(None)       # answers nothing: it notes which bytes the loads read
+    result = plain.run(probe)
+    if shared_loads == "never" or not noted["writes"] or not probe.loaded or \
+            (shared_loads == "when stopped" and not any(w.stopped for w in result.warps)):
+        return result
     runner = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
                      watched, noted["writes"] | noted["barriers"], extent)
-    shared = memory.SharedMemory(None)
-    result = runner.run(shared)
-    if shared_loads == "when stopped" and not any(w.stopped for w in result.warps):
-        return result
+    bytes_loaded, previous = frozenset(probe.loaded), None
     for _ in range(memory.MAX_PASSES - 1):
-        answering = memory.SharedMemory(shared.log)
-        result = runner.run(answering)
-        if answering.log.same(shared.log):
-            if answering.justified():
+        shared = memory.SharedMemory(previous, bytes_loaded)
+        result = runner.run(shared)
+        if previous is not None and shared.log.same(previous) and shared.loaded <= bytes_loaded:
+            if shared.justified():
                 return result
             break
-        shared = answering
+        bytes_loaded, previous = bytes_loaded | shared.loaded, shared.log
     return plain.run(None)
 
 
@@ -427,9 +426,11 @@ class _WarpWalk:
         # (a .shared::cluster address the run knows is this CTA's: another CTA's comes through mapa, not known)
         chosen = [(lane, a[1]) for lane, a in zip(lanes, addresses) if a[0] in ("shared", "shared::cluster")]
         if ins.base == "st" and not ins.has("async") and self.maybe == 0 and not isinstance(guard, Unknown):
+            size = ins.width // 8 * _vector_length(ins)
             for lane, address in chosen:
-                for k, byte in enumerate(_stored_bytes(ins, warp, lane)):
-                    shared.write(warp.index, lane, step, known, address + k, byte)
+                if shared.watches(address, size):
+                    for k, byte in enumerate(_stored_bytes(ins, warp, lane)):
+                        shared.write(warp.index, lane, step, known, address + k, byte)
             return
         size, timeless = self._bytes_written(ins), bool(memory.ASYNC_PROXY.match(ins.opcode))
         for address in sorted({a for _, a in chosen}):
@@ -470,11 +471,11 @@ class _WarpWalk:
         size = ins.width // 8
         self.events += 1
         clock = warp.env.get(memory.CLOCK, ())
-        out = {}
-        for k, name in enumerate(names):
-            value = self.memory.load(warp.index, self.events, clock, found[1] + k * size, size)
-            if value is None:
-                return None
+        out, values = {}, [self.memory.load(warp.index, self.events, clock, found[1] + k * size, size)
+                            for k in range(len(names))]
+        if None in values:
+            return None
+        for name, value in zip(names, values):
             if ins.types() and ins.types()[-1].startswith("s") and value >> (8 * size - 1):
                 value -= 1 << (8 * size)        # ld.s8/.s16: sign-extended to the register (9.7.9.8)
             out[name] = value & mask(warp.width_of(name))

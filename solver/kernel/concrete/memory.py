@@ -43,7 +43,7 @@ from typing import Optional
 from solver.kernel.concrete.values import SharedGeneric, Unknown, lane_of
 from solver.kernel.frontend.instruction import parse_integer
 
-MAX_PASSES = 4                 # runs, the first (no answers) included
+MAX_PASSES = 5                 # runs, the first (no answers) included
 MAX_WRITES = 2_000_000         # bytes written per run that are logged (more: the memory answers nothing)
 WINDOW = 1 << 32               # the shared window's addresses (a 32-bit offset, PTX ISA 9.0 6.4.1)
 CLOCK = "@barriers"            # the path's clock, kept beside its registers (a name no register has)
@@ -160,11 +160,12 @@ class Log:
     untrusted: set = field(default_factory=set)     # barrier ids that order nothing ("*": all)
     final: dict = field(default_factory=dict)       # warp -> its clock at its end (None: not known)
     open_ends: dict = field(default_factory=dict)   # warp -> its clock where it stopped or dropped lanes
+    watched: frozenset = frozenset()                # the bytes whose writes `writes` holds (the others: not logged)
     overflow: bool = False
 
     def same(self, other: "Log") -> bool:
-        return (self.writes, self.spans, self.untrusted, self.final, self.open_ends, self.overflow) == \
-            (other.writes, other.spans, other.untrusted, other.final, other.open_ends, other.overflow)
+        return (self.writes, self.spans, self.untrusted, self.final, self.open_ends, self.watched, self.overflow) == \
+            (other.writes, other.spans, other.untrusted, other.final, other.open_ends, other.watched, other.overflow)
 
 
 class SharedMemory:
@@ -173,11 +174,20 @@ class SharedMemory:
     passes go on: the run whose log is the one it was answered from must then show that each answer came
     before every warp's open end (justified)."""
 
-    def __init__(self, answers: Optional[Log] = None):
+    def __init__(self, answers: Optional[Log] = None, watched: frozenset = frozenset()):
         self.answers = answers
-        self.log = Log()
+        self.log = Log(watched=watched)
         self.count = 0
-        self.answered: list = []            # Event: each load answered
+        self.answered: list = []            # (warp, step, clock, address, size, value): each load answered
+        self.loaded: set = set()            # the bytes the run's loads read (the next run watches them)
+        self._low = min(watched, default=0)
+        self._high = max(watched, default=-1)
+
+    def watches(self, address: int, size: int) -> bool:
+        """Whether any byte of [address, address + size) has its writes logged (only the bytes some load of
+        a run reads are: the log stays as small as what it answers)."""
+        return address <= self._high and address + size > self._low and \
+            any(address + k in self.log.watched for k in range(size))
 
     def justified(self) -> bool:
         """Each answer is what this run's own log gives, strictly: every warp's arrivals as it shows them,
@@ -188,6 +198,8 @@ class SharedMemory:
 
     # -- recording --
     def write(self, warp: int, lane: int, step: int, clock, address: int, value: Optional[int]) -> None:
+        if address not in self.log.watched:
+            return
         if self.count >= MAX_WRITES:
             self.log.overflow = True
             return
@@ -210,7 +222,10 @@ class SharedMemory:
     def load(self, warp: int, step: int, clock, address: int, size: int) -> Optional[int]:
         """The little-endian value of bytes [address, address + size) that `warp` loads, or
         None when a byte is not known (see the module's docstring)."""
+        self.loaded.update(range(address, address + size))
         if self.answers is None or isinstance(clock, Unknown):
+            return None
+        if any(address + k not in self.answers.watched for k in range(size)):
             return None
         value = self._value(self.answers, warp, step, clock, address, size, strict=False)
         if value is not None:
