@@ -11,7 +11,7 @@ Three measures per file, all in this process:
 * from an eighth of that size to a half (more where that is too fast to time), the command's CPU time
   grows at most GROWTH times (linear: 4; quadratic: 16; a factor of 4 in size, not 2, keeps the two far
   enough apart that a neighbour's load on a 2-core CI box cannot push a linear reader past the bound, as
-  it once did at 2.7 for a size doubled). Each size is timed three times and the fastest
+  it once did at 2.7 for a size doubled). Each size is timed twice and the fastest
   kept, and a growth past GROWTH measured again once, so that a neighbour's load does not make a linear
   file look quadratic.
 """
@@ -58,7 +58,7 @@ def cpu_seconds(path) -> float:
         gc.enable()
 
 
-def fastest(path, tries: int = 3) -> float:
+def fastest(path, tries: int = 2) -> float:
     return min(cpu_seconds(path) for _ in range(tries))
 
 
