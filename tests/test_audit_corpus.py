@@ -22,10 +22,6 @@ ENTRIES = json.load(open(os.path.join(CORPUS, "audit.json")))["kernels"]
 
 # Originals the audit does not prove yet, and why (each reason is a limit the notes state).
 NOT_PROVED = {
-    "a persistent sm_100a kernel's next tile lands in the same tensor-memory cells: which tile a tcgen05.ld reads "
-    "is told by mbarriers (tcgen05.commit), which the epilogue check does not pair": (
-        "tut09_tma_persistent_e4m3_128x256x128_s3_w8_sub_sm_100a", "tut09_tma_persistent_f16_128x128x64_s4_w4_sm_100a",
-        "tut09_tma_persistent_ws_f16_128x256x64_s3_w4_sub_sm_100a"),
     "sm_100a attention: P reaches P V through tensor memory (tcgen05.mma reads A there), not followed": (
         "tut06_attn_fwd_f16_d64_128x64_s3_w4_sm_100a", "tut06_attn_fwd_ws_causal_f16_d128_128x128_s3_w4_sm_100a"),
     "the epilogue's tcgen05.ld names lanes outside its warp's quarter (a finding, tests/audit_findings.py): what it "

@@ -107,10 +107,14 @@ def test_a_byte_no_warp_wrote_is_unknown():
     assert _loaded([[("st", 0, 5), ("bar",)], [("bar",), ("ld", 1)]]) == [[], [None]]
 
 
-def test_a_barrier_with_a_thread_count_orders_nothing():
-    """bar.sync 1, 64: which threads take part is the count's, not the warp's (PTX ISA 9.0 9.7.13.1)."""
+def test_a_barrier_with_a_thread_count_orders_only_when_its_warps_make_up_the_count():
+    """bar.sync 1, b: b threads take part (PTX ISA 9.0 9.7.13.1). Two whole warps arriving with b = 64 are
+    all of them, so each completion has both; with b = 96 a third warp's threads would be needed, and which
+    arrivals complete together is not known."""
     programs = [[("st", 0, 7), ("bar",)], [("bar",), ("ld", 0)]]
-    assert _loaded(programs, barrier="bar.sync 1, 64;") == [[], [None]]
+    assert _loaded(programs, barrier="bar.sync 1, 64;") == [[], [7]]
+    assert _loaded(programs, barrier="bar.sync 1, 96;") == [[], [None]]
+    assert _loaded(programs, barrier="bar.arrive 1, 64;") == [[], [None]]
 
 
 def test_never_answers_nothing():

@@ -39,7 +39,7 @@ from spec.tmem import accumulator, ld_st
 from spec.tmem import address as tmem_address
 
 from solver.kernel import mma
-from solver.kernel.audit import compose, operations, pairs
+from solver.kernel.audit import commits, compose, operations, pairs
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import VACUOUS, Definition, Tally
 from solver.kernel.audit.trace import TensorStore, Trace, Write, watched
@@ -107,6 +107,19 @@ class Landing:
     where: dict
 
 
+@dataclass
+class Writer:
+    """The tcgen05.mmas of one warp on one accumulator with the same traced rows: the first and the latest."""
+    earliest: int                  # tick
+    latest: int                    # tick
+    warp: int
+    line: int
+    earliest_clock: Optional[tuple]
+    index: int                     # the latest's, in Trace.tmem_writes
+    traced: dict                   # its traced rows of A and B
+    group: int                     # its accumulator group (Sources._groups)
+
+
 class Sources:
     """Which accumulator element a stored piece is, and the global rows of A and B behind it:
     * a wgmma's (Piece origin: its statement): element e of lane t in warp w is D[row][column] of its
@@ -120,8 +133,11 @@ class Sources:
         self.layouts: dict = {}          # tmem write index -> ({(lane, column): (m, n)}, M, N) or a reason
         self.shapes: dict = {}           # (M, N, cta_group, ws, sparse) -> that layout, computed once
         self.grouped = None              # _groups()
-        self.cells: dict = {}            # (lane, column) -> _writers(...)
+        self.identities: dict = {}       # (group, m, n) -> one global row of A and of B there (_one_identity)
+        self.merged: dict = {}           # groups -> their writers by tick (_merged)
         self.fragments: dict = {}        # (shape, num) -> spec.tmem.ld_st.fragment_map
+        self.pairing = None              # commits.Pairing, made when MMAs of several tiles share a cell
+        self.paired: dict = {}           # (warp, tick of a tcgen05.ld, writers' signature) -> _paired
 
     def resolve(self, origin, warp: int, lane: int, element: int, order: int):
         """(accumulator, element, row, column, traced rows, the MMA's line), or the reason it is not known."""
@@ -136,11 +152,9 @@ class Sources:
         return ("wgmma", origin, warp, index), (lane, element), row, column, traced, self.trace.lines.get(origin)
 
     def _tmem(self, k: int, lane: int, register: int):
-        """The element a tcgen05.ld register holds. The executor runs one warp after another, and the MMAs
-        tell the loading warps they are done through mbarriers (tcgen05.commit), not modelled here: which
-        of the run's MMAs a load reads after is not known. So every tcgen05.mma of the run that wrote the
-        cell is taken, and the element is known only when they all hold the same global rows of A and B
-        there (one output tile per CTA; a persistent kernel's next tile in the same cells is unknown)."""
+        """The element a tcgen05.ld register holds. When every tcgen05.mma of the run on the cell holds the
+        same global rows of A and B there, theirs (the latest before the load). Otherwise the latest whose
+        completion the load waited for, when every other one is after the load (commits.py)."""
         load = self.trace.tmem_loads[k]
         form = (load.shape, load.num)
         if form not in self.fragments:
@@ -150,43 +164,77 @@ class Sources:
         if at[0] not in tmem_address.lane_quarter(load.warp):
             return f"the tcgen05.ld at line {load.line} (warp {load.warp}) names lane {at[0]}, outside its lane " \
                    "quarter (audit.tmem.access): what it reads is not the manual's to say"
-        written = self.cells.get(at)
-        if written is None:
-            written = self.cells[at] = self._writers(at)
-        if isinstance(written, str):
-            return written
-        identities, writers = written
-        if not writers:
-            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which no tcgen05.mma " \
-                   "of the run wrote"
-        if identities > 1:
-            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which MMAs of " \
-                   f"{identities} output tiles wrote: which one it reads is told by mbarriers, not modelled"
-        before = [w for w in writers if w[0] < load.tick]
-        return (before[-1] if before else writers[0])[1]
-
-    def _writers(self, at: tuple):
-        """(how many distinct (A row, B row) the run's MMAs that wrote cell `at` hold there, [(tick, the
-        resolution)] by tick), or the reason a write is not known."""
         groups = self._groups()
         if isinstance(groups, str):
             return groups
-        identities, writers = set(), []
-        for address, inverse, writes in groups:
-            found = inverse.get((at[0] - (address >> 16), at[1] - (address & 0xFFFF)))
-            if found is None:
-                continue
-            for w, tick, line, traced in writes:
-                a, b = traced.get("a"), traced.get("b")
-                identities.add((tuple(a[found[0]]) if a and found[0] < len(a) else None,
-                                tuple(b[found[1]]) if b and found[1] < len(b) else None))
-                writers.append((tick, (("tmem", w), found, found[0], found[1], traced, line)))
-        return len(identities), sorted(writers, key=lambda x: x[0])
+        found = [(g, place) for g, (address, inverse, writers) in enumerate(groups)
+                 for place in [inverse.get((at[0] - (address >> 16), at[1] - (address & 0xFFFF)))] if place is not None]
+        if not found:
+            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which no tcgen05.mma " \
+                   "of the run wrote"
+        signature = tuple(g for g, _ in found)
+        writers = self._merged(signature)
+        if len(found) == 1 and self._one_identity(found[0][0], *found[0][1]):
+            ticks = [w.latest for w in writers]
+            j = bisect.bisect_left(ticks, load.tick) - 1
+            return self._resolution(writers[max(j, 0)], found[0][1])
+        key = (load.warp, load.tick, signature)      # (the same MMAs on every cell of one accumulator)
+        if key not in self.paired:
+            self.paired[key] = self._paired(load, writers)
+        chosen = self.paired[key]
+        if isinstance(chosen, str):
+            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which MMAs of " \
+                   f"several output tiles wrote: {chosen}"
+        place = next(p for g, p in found if g == writers[chosen].group)
+        return self._resolution(writers[chosen], place)
+
+    @staticmethod
+    def _resolution(writer: "Writer", place: tuple) -> tuple:
+        return ("tmem", writer.index), place, place[0], place[1], writer.traced, writer.line
+
+    def _one_identity(self, group: int, m: int, n: int) -> bool:
+        """Whether every MMA of the group holds one global row of A at m and one of B at n (cached)."""
+        key = (group, m, n)
+        if key not in self.identities:
+            a_rows, b_rows = set(), set()
+            for writer in self._groups()[group][2]:
+                a, b = writer.traced.get("a"), writer.traced.get("b")
+                a_rows.add(tuple(a[m]) if a and m < len(a) else None)
+                b_rows.add(tuple(b[n]) if b and n < len(b) else None)
+            self.identities[key] = len(a_rows) == 1 and len(b_rows) == 1 and None not in a_rows | b_rows
+        return self.identities[key]
+
+    def _merged(self, signature: tuple) -> list:
+        """The writers of the groups named, by their latest tick (cached)."""
+        if signature not in self.merged:
+            groups = self._groups()
+            self.merged[signature] = sorted((w for g in signature for w in groups[g][2]), key=lambda w: w.latest)
+        return self.merged[signature]
+
+    def _paired(self, load, writers: list):
+        """Of MMAs of several output tiles on one cell: the index of the latest complete before the load,
+        all others after it (commits.py); else the reason not."""
+        if self.pairing is None:
+            self.pairing = commits.Pairing(self.trace.mbarriers, self.run)
+        limits = self.pairing.complete_before(load)
+        done = []
+        for k, writer in enumerate(writers):
+            if writer.latest < limits.get(writer.warp, -1):
+                done.append(k)
+            elif not self.pairing.after(load, writer.warp, writer.earliest, writer.earliest_clock):
+                why = self.pairing.unpaired()
+                return f"the MMA at line {writer.line} is neither complete before it (tcgen05.commit, a wait) " \
+                       f"nor after it{f' ({why})' if why else ''}"
+        if not done:
+            return "none of them complete before it (tcgen05.commit, a wait)"
+        if len({writers[k].warp for k in done}) > 1:
+            return "MMAs of several warps complete before it"
+        return max(done, key=lambda k: writers[k].latest)
 
     def _groups(self):
         """The run's tcgen05.mma writes grouped by accumulator address and layout: [(address, {(lane,
-        column): (m, n)}, [(write index, tick, line, traced rows)], one per distinct traced rows, the
-        latest kept)], computed once; or the reason a write is not known."""
+        column): (m, n)}, [Writer: one per issuing warp and distinct traced rows, by latest tick])],
+        computed once; or the reason a write is not known."""
         if self.grouped is None:
             groups: dict = {}
             for w, write in enumerate(self.trace.tmem_writes):
@@ -198,9 +246,14 @@ class Sources:
                 j = bisect.bisect_left(entries, (write.order,))
                 traced = entries[j][1] if j < len(entries) and entries[j][0] == write.order else {}
                 group = groups.setdefault((write.address, id(layout[0])), (write.address, layout[0], {}))
-                rows_key = tuple(id(traced.get(role)) for role in ("a", "b"))
-                group[2][rows_key] = (w, write.tick, write.line, traced)      # (the latest of each)
-            self.grouped = [(address, inverse, list(kept.values())) for address, inverse, kept in groups.values()]
+                rows_key = (write.warp,) + tuple(id(traced.get(role)) for role in ("a", "b"))
+                first = group[2][rows_key][0] if rows_key in group[2] else write
+                group[2][rows_key] = (first, w, write, traced)      # (the first and the latest)
+            self.grouped = []
+            for g, (address, inverse, kept) in enumerate(groups.values()):
+                writers = sorted((Writer(first.tick, write.tick, write.warp, write.line, first.clock, w, traced, g)
+                                  for first, w, write, traced in kept.values()), key=lambda x: x.latest)
+                self.grouped.append((address, inverse, writers))
         return self.grouped
 
     def _layout(self, w: int):

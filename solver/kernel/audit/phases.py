@@ -275,7 +275,7 @@ def _waited_by_others(run, others: dict, missing: tuple, visit) -> dict:
     warp through the barrier (causality order, PTX ISA 9.0 8.x, the memory consistency model): Triton's
     warp-specialized attention waits for Q in one warp, then dispatches the MMA warp."""
     finals = {w.warp: w.clock for w in run.warps}
-    untrusted = set().union(*(w.distrusted for w in run.warps)) if run.warps else set()
+    untrusted = memory.untrusted_ids({w.warp: w.barrier_uses for w in run.warps})
     found: dict = {}
     for barrier in missing:
         for warp, clock, phase in others[barrier]:

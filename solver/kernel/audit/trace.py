@@ -13,8 +13,8 @@ from typing import Optional
 from spec.mma import fragment
 from spec.tmem import ld_st
 
-from solver.kernel.audit import operations
-from solver.kernel.concrete import executor, tags
+from solver.kernel.audit import commits, operations
+from solver.kernel.concrete import executor, memory, tags
 from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown
 from solver.kernel.frontend.instruction import parse_integer, registers_in
 
@@ -75,6 +75,7 @@ class Trace(executor.Tracer):
     tmem_writes: list = field(default_factory=list)     # TmemWrite: a tcgen05.mma's accumulator, where it is
     tmem_loads: list = field(default_factory=list)      # TmemLoad: a tcgen05.ld, what its registers hold
     allocations: int = 0                                # tcgen05.alloc executed (all warps)
+    mbarriers: list = field(default_factory=list)       # MbarrierEvent: init, arrive, commit, wait (commits.py)
     tick: int = 0
     cells: int = 0
     _accumulators: dict = field(default_factory=dict)
@@ -87,7 +88,8 @@ class Trace(executor.Tracer):
                 setattr(self, f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
 
     def watches(self, ins) -> bool:
-        return watched(ins) or ins.opcode.startswith(("tcgen05.alloc", "tcgen05.mma"))
+        return watched(ins) or ins.opcode.startswith(("tcgen05.alloc", "tcgen05.mma", "tcgen05.commit")) or \
+            (ins.opcode.startswith("mbarrier.") and commits.kind_of(ins) is not None)
 
     def takes(self, ins) -> bool:
         return ins.opcode.startswith(("wgmma.mma_async", "tcgen05.ld")) or \
@@ -112,7 +114,11 @@ class Trace(executor.Tracer):
         elif ins.opcode.startswith("tcgen05.mma"):
             if lanes:
                 address = _tmem_address(ins.operands[0], warp, lanes)
-                self.tmem_writes.append(TmemWrite(self.tick, order, statement, warp.index, ins.line, address))
+                self.tmem_writes.append(TmemWrite(self.tick, order, statement, warp.index, ins.line, address,
+                                                  _clock(warp)))
+        elif ins.opcode.startswith(("tcgen05.commit", "mbarrier.")):
+            if lanes:
+                self.mbarriers.append(commits.observe(ins, warp, lanes, self.tick))
         elif BARRIER.match(ins.opcode):
             self.barriers.setdefault(warp.index, []).append(self.tick)
         elif ins.opcode.startswith("fence.proxy.async"):
@@ -259,7 +265,7 @@ class Trace(executor.Tracer):
             self._note(self.unfollowed, ins.line, why)
             return {name: Unknown(f"line {ins.line}: {why}") for name in names}
         k = len(self.tmem_loads)
-        self.tmem_loads.append(TmemLoad(self.tick, warp.index, ins.line, address, shape, num))
+        self.tmem_loads.append(TmemLoad(self.tick, warp.index, ins.line, address, shape, num, _clock(warp)))
         return {name: tags.Tagged("an accumulator value", tags.element_parts(("tmem", k), j, 4))
                 for j, name in enumerate(names)}
 
@@ -309,6 +315,7 @@ class TmemWrite:
     warp: int
     line: int
     address: Optional[int]
+    clock: Optional[tuple] = None  # the warp's CTA-barrier arrivals (memory.arrive)
 
 
 @dataclass
@@ -319,6 +326,12 @@ class TmemLoad:
     address: int
     shape: str
     num: int
+    clock: Optional[tuple] = None  # the warp's CTA-barrier arrivals (memory.arrive)
+
+
+def _clock(warp) -> Optional[tuple]:
+    clock = warp.env.get(memory.CLOCK, ())
+    return None if isinstance(clock, Unknown) else clock
 
 
 def _tmem_address(operand: str, warp, lanes: list) -> Optional[int]:

@@ -69,7 +69,7 @@ class WarpRun:
     stopped: Optional[str] = None  # why it stopped before the function's end, or None
     notes: list = field(default_factory=list)
     clock: Optional[tuple] = None  # its CTA-barrier arrivals at its end (memory.arrive); None: not known
-    distrusted: set = field(default_factory=set)    # barrier ids it arrives at that order nothing (memory.py)
+    barrier_uses: set = field(default_factory=set)  # (barrier id, count) it arrives with (memory.untrusted_ids)
 
 
 @dataclass
@@ -315,7 +315,7 @@ class _Runner:
             if left <= 0:
                 result.warps.append(WarpRun(index, 0, f"not run: the run's {MAX_STEPS_PER_RUN} statements are spent"))
                 if shared is not None:
-                    shared.end(index, Unknown("not run"), True)
+                    shared.end(index, Unknown("not run"), True, {("*", memory.ARRIVE)})
                 continue
             walk = _WarpWalk(self.graph, warp, self.is_site, result.visits, min(self.max_steps, left), self.needed,
                              self.sites, relevant, self.tracer, self.watched)
@@ -383,7 +383,8 @@ class _WarpWalk:
         self.record.clock = None if isinstance(clock, Unknown) else clock
         if self.memory is not None:
             opened = self.record.stopped is not None or self.open_end is not None
-            self.memory.end(self.warp.index, self.open_end if self.open_end is not None else clock, opened)
+            self.memory.end(self.warp.index, self.open_end if self.open_end is not None else clock, opened,
+                            self.record.barrier_uses)
         return self.record
 
     def _stop(self, reason: str) -> None:
@@ -401,10 +402,9 @@ class _WarpWalk:
         warp, shared = self.warp, self.memory
         clock = warp.env.get(memory.CLOCK, ())
         if memory.BARRIER.match(ins.opcode):
-            warp.env[memory.CLOCK], distrusted = memory.arrive(clock, ins, guard, warp.read)
-            self.record.distrusted |= distrusted
-            if shared is not None:
-                shared.distrust(distrusted)
+            lanes = sum(1 for lane in range(WARP) if warp.active[lane] and (guard is None or lane_of(guard, lane)))
+            warp.env[memory.CLOCK], use = memory.arrive(clock, ins, guard, warp.read, lanes)
+            self.record.barrier_uses.add(use)
             return
         if shared is None:
             return

@@ -13,9 +13,9 @@ is requested by this thread before the barrier completes". With no thread count,
 takes part, so the k-th arrival of every warp at barrier a is in a's k-th completion. Then a write made
 before its warp's k-th arrival at a comes before a load made after its own warp's k-th (or a later)
 arrival at a; and a load made before its warp's k-th arrival comes before a write made after the
-writer's k-th. A barrier id that any warp uses with a thread count (bar.sync a, b; bar.arrive, which
-always has one), with an id that is not known, or under a predicate that is not known, orders nothing
-here. Within one warp, the executor's order is the program's: it runs a warp's lanes together.
+writer's k-th. A thread count b (bar.sync a, b) orders so when the warps that arrive with it make up b
+(untrusted_ids); a bar.arrive, an id not known, or a predicate not known orders nothing here. Within one
+warp, the executor's order is the program's: it runs a warp's lanes together.
 
 What counts as a write (`writes_shared`):
 * st.shared, st with a generic address inside the shared window: per lane and byte, with its value where
@@ -31,8 +31,9 @@ What counts as a write (`writes_shared`):
 
 The passes (executor.run): a run answers its loads from the log of the run before it, and records its own.
 When a run's log is the log it was answered from, each answer rests on writes that this run made, with
-the order this run shows; that run is the result, if its answers are justified. Otherwise, after MAX_PASSES runs, the first run (no
-answers) stands.
+the order this run shows; that run is the result, if its answers are justified. Otherwise, after
+MAX_PASSES runs, the first run (no answers) stands. Only the bytes some load of a run read have their
+writes logged (SharedMemory.watches).
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from typing import Optional
 from solver.kernel.concrete.values import SharedGeneric, Unknown, lane_of
 from solver.kernel.frontend.instruction import parse_integer
 
-MAX_PASSES = 5                 # runs, the first (no answers) included
+MAX_PASSES = 8                 # runs, the first (no answers) included
 MAX_WRITES = 2_000_000         # bytes written per run that are logged (more: the memory answers nothing)
 WINDOW = 1 << 32               # the shared window's addresses (a 32-bit offset, PTX ISA 9.0 6.4.1)
 CLOCK = "@barriers"            # the path's clock, kept beside its registers (a name no register has)
@@ -111,22 +112,51 @@ def from_other_ctas(ins) -> bool:
 
 
 # --- the clock --------------------------------------------------------------------------------------------
-def arrive(clock, ins, guard, read) -> tuple:
-    """(the clock after this barrier instruction, the ids it makes order nothing): the clock is
-    ((id, uncounted sync arrivals), ...) sorted, or an Unknown once the warp's arrivals are not known."""
+def arrive(clock, ins, guard, read, lanes: int) -> tuple:
+    """(the clock after this barrier instruction, how it used the barrier). The clock counts, per barrier
+    id and thread count (None: none given), the warp's waiting arrivals: ((id, count), arrivals), ...)
+    sorted, or an Unknown once they are not known. The use is (id, count), the count ARRIVE for a
+    bar.arrive or an arrival with lanes missing (it orders nothing). untrusted_ids judges a run's uses."""
     operands = [o.strip() for o in ins.operands if o.strip()]
-    if ins.opcode.startswith(("bar.red", "barrier.red", "barrier.cta.red", "bar.cta.red")):
-        operands = operands[1:]                 # bar.red.op d, a{, b}, {!}c: the destination first
-        operands = operands[:-1]                # ... and the predicate last
+    if ".red" in ins.opcode:
+        operands = operands[1:-1]               # bar.red.op d, a{, b}, {!}c: the destination, the predicate
     ident = read(operands[0], 32) if operands else Unknown("a barrier with no id")
     if not isinstance(ident, int) or isinstance(clock, Unknown):
-        return Unknown(f"line {ins.line}: a barrier whose id is not known"), {"*"}
-    counted = ".arrive" in ins.opcode or len(operands) > 1
-    if counted or not (guard is None or guard == 1):
-        return clock, {ident}
+        return Unknown(f"line {ins.line}: a barrier whose id is not known"), ("*", ARRIVE)
+    count = read(operands[1], 32) if len(operands) > 1 else None
+    if ".arrive" in ins.opcode or not (guard is None or guard == 1) or lanes != 32 or isinstance(count, Unknown):
+        return clock, (ident, ARRIVE)
     counts = dict(clock)
-    counts[ident] = counts.get(ident, 0) + 1
-    return tuple(sorted(counts.items())), set()
+    counts[(ident, count)] = counts.get((ident, count), 0) + 1
+    return tuple(sorted(counts.items(), key=lambda item: (item[0][0], -1 if item[0][1] is None else item[0][1]))), \
+        (ident, count)
+
+
+ARRIVE = "arrive"
+
+
+def untrusted_ids(uses: dict) -> set:
+    """The (id, count) barriers whose k-th arrival of a warp is not known to be in their k-th completion,
+    from each warp's uses {(id, count)}. Every warp that arrives must take part in each completion: with
+    no thread count (the whole CTA: PTX ISA 9.0 9.7.13.1 "all threads in the CTA participate"), or with a
+    count b that the warps arriving with it make up exactly (32 threads each: a named barrier of one
+    group of warps, Triton's and CUTLASS's epilogue warpgroup). One id used with two counts is two
+    barriers, one after the other (a completion needs one count). Not trusted: an id some warp reaches
+    with bar.arrive or with lanes missing; "*": an id not known (no barrier then)."""
+    warps: dict = {}
+    arrived_only = set()
+    for warp, used in uses.items():
+        for ident, count in used:
+            if count == ARRIVE:
+                arrived_only.add(ident)
+            else:
+                warps.setdefault((ident, count), set()).add(warp)
+    found = {"*"} if "*" in arrived_only else set()
+    for key, group in warps.items():
+        ident, count = key
+        if ident in arrived_only or (count is not None and count != 32 * len(group)):
+            found.add(key)
+    return found
 
 
 @dataclass(frozen=True)
@@ -157,15 +187,22 @@ class Log:
     """One run's shared-memory writes, and how far each warp's arrivals are known."""
     writes: dict = field(default_factory=dict)      # address -> [Event]
     spans: list = field(default_factory=list)       # Span
-    untrusted: set = field(default_factory=set)     # barrier ids that order nothing ("*": all)
+    uses: dict = field(default_factory=dict)        # warp -> {(barrier id, count)} (arrive, untrusted_ids)
     final: dict = field(default_factory=dict)       # warp -> its clock at its end (None: not known)
     open_ends: dict = field(default_factory=dict)   # warp -> its clock where it stopped or dropped lanes
     watched: frozenset = frozenset()                # the bytes whose writes `writes` holds (the others: not logged)
     overflow: bool = False
+    _untrusted: Optional[tuple] = field(default=None, compare=False, repr=False)
 
     def same(self, other: "Log") -> bool:
-        return (self.writes, self.spans, self.untrusted, self.final, self.open_ends, self.watched, self.overflow) == \
-            (other.writes, other.spans, other.untrusted, other.final, other.open_ends, other.watched, other.overflow)
+        return (self.writes, self.spans, self.uses, self.final, self.open_ends, self.watched, self.overflow) == \
+            (other.writes, other.spans, other.uses, other.final, other.open_ends, other.watched, other.overflow)
+
+    @property
+    def untrusted(self) -> set:
+        if self._untrusted is None or self._untrusted[0] != len(self.uses):
+            self._untrusted = (len(self.uses), untrusted_ids(self.uses))
+        return self._untrusted[1]
 
 
 class SharedMemory:
@@ -210,11 +247,9 @@ class SharedMemory:
              timeless: bool = False) -> None:
         self.log.spans.append(Span(warp, step, clock, low, high, timeless))
 
-    def distrust(self, ids: set) -> None:
-        self.log.untrusted |= ids
-
-    def end(self, warp: int, clock, open_end: bool) -> None:
+    def end(self, warp: int, clock, open_end: bool, uses: set) -> None:
         self.log.final[warp] = None if isinstance(clock, Unknown) else clock
+        self.log.uses[warp] = frozenset(uses)
         if open_end:
             self.log.open_ends[warp] = None if isinstance(clock, Unknown) else clock
 
@@ -277,8 +312,9 @@ class SharedMemory:
 
 def ordered(first: Optional[tuple], first_final: Optional[tuple], then: Optional[tuple], untrusted: set) -> bool:
     """An event at clock `first` of a warp whose arrivals end at `first_final` happens before an event at
-    clock `then` of another warp: a trusted barrier id a and a k with the first before its warp's (k+1)-th
-    arrival at a, that warp arriving there, and the second after its own warp's (k+1)-th (a sync)."""
+    clock `then` of another warp: a trusted barrier a (an (id, count)) and a k with the first before its
+    warp's (k+1)-th arrival at a, that warp arriving there, and the second after its own warp's (k+1)-th
+    (a sync)."""
     if first is None or then is None or first_final is None or "*" in untrusted:
         return False
     mine, arrived = dict(first), dict(first_final)

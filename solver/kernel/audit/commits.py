@@ -1,0 +1,192 @@
+"""Which tcgen05.mma results a tcgen05.ld reads: those whose completion it waited for.
+
+A tcgen05.mma is asynchronous. `tcgen05.commit.mbarrier::arrive::one [mbar]` "makes the mbarrier object
+track the completion of all prior asynchronous tcgen05 operations ... initiated by the executing thread":
+its arrive-on happens when they are done (PTX ISA 9.0 9.7.16.11.2 tcgen05.commit; 9.7.13.15 mbarrier). A
+warp that waits for that phase of the mbarrier (9.7.13.15.16 try_wait.parity), or passes a CTA barrier
+after a warp that did (memory.ordered, 9.7.13.1), reads their results. An MMA issued after a CTA barrier
+the loading warp passed after its load (or later in the loading warp itself) is after the load. Any other
+MMA that wrote the cell may race with the load: what it reads is then not known.
+
+The executor runs one warp after another (executor.py), so this is read from each warp's own order: a
+barrier's phases from its mbarrier.init count and the commits that arrive on it (n lanes: n arrivals;
+phase j completes at the commit that brings its arrivals to the count); a warp's j-th wait with parity
+j mod 2 is for phase j. A barrier that anything else arrives on, that several warps commit to, whose count
+is not known, or a wait that skips a phase, pairs nothing. The MMAs a commit covers are taken per warp
+(the elected lane that issues them commits them: Triton, CUTLASS, TileLang).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from solver.kernel.audit import operations
+from solver.kernel.concrete import memory
+from solver.kernel.concrete.values import Unknown
+
+
+@dataclass(frozen=True)
+class MbarrierEvent:
+    kind: str                      # "init", "commit", "arrive", "expect_tx", "wait", "other" (arrive_drop, a
+                                   # multicast commit: pairs nothing)
+    tick: int
+    warp: int
+    line: int
+    barrier: Optional[int]         # its shared address, None when not known
+    amount: Optional[int]          # init: the count; commit: arrivals (lanes); wait: the parity
+    clock: Optional[tuple]         # the warp's CTA-barrier arrivals then
+
+
+def kind_of(ins) -> Optional[str]:
+    if ins.opcode.startswith("tcgen05.commit"):
+        return "commit" if ".mbarrier::arrive" in ins.opcode and ".multicast" not in ins.opcode else "other"
+    m = operations.BARRIER_OPCODE.match(ins.opcode)
+    if m is None:
+        return None
+    return {"init": "init", "try_wait": "wait", "test_wait": "wait", "arrive": "arrive", "expect_tx": "expect_tx"
+            }.get(m.group(1), "other")
+
+
+def observe(ins, warp, lanes: list, tick: int) -> MbarrierEvent:
+    """The event an mbarrier statement or a tcgen05.commit makes, read from the warp's registers."""
+    kind = kind_of(ins)
+    brackets = [o for o in ins.operands if o.strip().startswith("[")]
+    found = memory.lane_addresses(brackets[0], warp, lanes[:1], "shared")[0] if brackets else None
+    barrier = found[1] if found is not None and found[0] in ("shared", "shared::cluster") else None
+    amount = None
+    after = list(ins.operands[ins.operands.index(brackets[0]) + 1:]) if brackets else []
+    if kind == "init" and after:
+        amount = warp.read(after[0], 32)
+    elif kind == "commit":
+        amount = len(lanes)
+    elif kind == "arrive":          # one arrival per thread, or the count operand's (PTX ISA 9.0 9.7.13.15.13)
+        count = warp.read(after[0], 32) if after and not ins.has("expect_tx") else 1
+        amount = len(lanes) * count if isinstance(count, int) else None
+    elif kind == "wait" and after and ins.has("parity"):
+        amount = warp.read(after[0], 32)
+    clock = warp.env.get(memory.CLOCK, ())
+    return MbarrierEvent(kind, tick, warp.index, ins.line, barrier, amount if isinstance(amount, int) else None,
+                         None if isinstance(clock, Unknown) else clock)
+
+
+@dataclass
+class Phases:
+    """One mbarrier's phases as the run shows them: each arrival's phase, each wait's phase."""
+    address: int
+    count: Optional[int] = None
+    committer: Optional[int] = None                # the warp whose tcgen05.commits arrive on it (one at most)
+    completes: dict = field(default_factory=dict)  # phase -> the tick of the committer's commit that completes it
+    arrivals: dict = field(default_factory=dict)   # warp -> [(tick, phase, clock)]
+    waits: dict = field(default_factory=dict)      # warp -> [(tick, clock, phase)] (phase -1: the one before the first)
+    unpaired: Optional[str] = None
+
+
+class Pairing:
+    """The mbarriers of a run, paired: for a tcgen05.ld, the MMAs complete before it and those after it."""
+
+    def __init__(self, events: list, run):
+        self.finals = {w.warp: w.clock for w in run.warps}
+        self.untrusted = memory.untrusted_ids({w.warp: w.barrier_uses for w in run.warps})
+        by_barrier: dict = {}
+        for event in events:
+            by_barrier.setdefault(event.barrier, []).append(event)
+        self.barriers = {address: _phases(address, found) for address, found in by_barrier.items()
+                         if address is not None}
+
+    def _waited(self, barrier: Phases, warp: int, tick: int, clock) -> int:
+        """The latest phase of the barrier that `warp` waited for before `tick`, itself or through another
+        warp's wait before a CTA barrier it passed after (memory.ordered); -2 for none."""
+        phase = max((p for t, c, p in barrier.waits.get(warp, ()) if t < tick), default=-2)
+        for other, waits in barrier.waits.items():
+            if other != warp:
+                phase = max([phase] + [p for t, c, p in waits
+                                       if memory.ordered(c, self.finals.get(other), clock, self.untrusted)])
+        return phase
+
+    def complete_before(self, load) -> dict:
+        """{warp: tick}: that warp's MMAs issued before the tick are complete when `load` (a TmemLoad)
+        reads: a commit after them completed a phase the load's warp waited for."""
+        limits: dict = {}
+        for barrier in self.barriers.values():
+            if barrier.unpaired is not None or barrier.committer is None:
+                continue
+            phase = self._waited(barrier, load.warp, load.tick, load.clock)
+            done = [tick for p, tick in barrier.completes.items() if p <= phase]
+            if done:
+                limits[barrier.committer] = max(limits.get(barrier.committer, -1), max(done))
+        return limits
+
+    def after(self, load, warp: int, tick: int, clock: Optional[tuple]) -> bool:
+        """An MMA (by `warp`, at `tick` and `clock`) issued after the load: later in the loading warp, after
+        a CTA barrier the loading warp passed after the load, or after the MMA's warp waited for a phase
+        the loading warp arrived on after the load, or another warp after a CTA barrier the loading warp
+        passed after it (the epilogue's "accumulator free" barrier, arrived on by one of its warps)."""
+        if warp == load.warp:
+            return tick > load.tick
+        if memory.ordered(load.clock, self.finals.get(load.warp), clock, self.untrusted):
+            return True
+        for barrier in self.barriers.values():
+            if barrier.unpaired is not None:
+                continue
+            arrived = [p for other, arrivals in barrier.arrivals.items() for t, p, c in arrivals
+                       if (t > load.tick if other == load.warp else
+                           memory.ordered(load.clock, self.finals.get(load.warp), c, self.untrusted))]
+            if arrived and self._waited(barrier, warp, tick, clock) >= min(arrived):
+                return True
+        return False
+
+    def unpaired(self) -> Optional[str]:
+        return next((b.unpaired for b in self.barriers.values() if b.unpaired is not None), None)
+
+
+def _phases(address: int, events: list) -> Phases:
+    """Arrivals: a warp's n-th arrival is in phase n when every phase takes one arrival of each arriving
+    warp (their lanes add up to the count); a single warp's commits, each completing a phase when its
+    arrivals reach the count. Waits: a warp's j-th wait, with parity j mod 2, is for phase j; with parity
+    (j + 1) mod 2 from its first on, for phase j - 1 (a producer's first wait passes on a fresh barrier:
+    PTX ISA 9.0 9.7.13.15.16, the phase before the current one counts as complete)."""
+    barrier = Phases(address)
+    events = sorted(events, key=lambda e: e.tick)
+    inits = [e for e in events if e.kind == "init"]
+    if len(inits) != 1 or inits[0].amount is None:
+        barrier.unpaired = f"barrier {address:#x}: {'its count' if inits else 'no mbarrier.init'} is not known"
+        return barrier
+    barrier.count = count = inits[0].amount
+    other = next((e for e in events if e.kind == "other"), None)
+    if other is not None:
+        barrier.unpaired = f"line {other.line}: barrier {address:#x} is arrived on in a way not paired here"
+        return barrier
+    arrivals = [e for e in events if e.kind in ("arrive", "commit")]
+    committers = {e.warp for e in arrivals if e.kind == "commit"}
+    if committers and (len(committers) > 1 or any(e.kind != "commit" for e in arrivals)):
+        barrier.unpaired = f"barrier {address:#x}: tcgen05.commits of warps {sorted(committers)} and other arrivals"
+        return barrier
+    if committers:
+        barrier.committer, arrived, phase = committers.pop(), 0, 0
+        for event in arrivals:
+            barrier.arrivals.setdefault(event.warp, []).append((event.tick, phase, event.clock))
+            arrived += event.amount or 0
+            if event.amount is None or arrived > count:
+                barrier.unpaired = f"line {event.line}: arrivals on barrier {address:#x} past its count {count}"
+                return barrier
+            if arrived == count:
+                barrier.completes[phase], arrived, phase = event.tick, 0, phase + 1
+    else:
+        lanes: dict = {}
+        for event in arrivals:
+            mine = barrier.arrivals.setdefault(event.warp, [])
+            mine.append((event.tick, len(mine), event.clock))
+            lanes.setdefault(event.warp, set()).add(event.amount)
+        if any(len(v) != 1 or None in v for v in lanes.values()) or sum(v.pop() for v in lanes.values()) != count:
+            barrier.unpaired = f"barrier {address:#x}: its arrivals are not one of each arriving warp per phase"
+            return barrier
+    for warp in sorted({e.warp for e in events if e.kind == "wait"}):
+        waits = [e for e in events if e.kind == "wait" and e.warp == warp]
+        offset = 0 if waits[0].amount == 0 else -1
+        for j, event in enumerate(waits):
+            if event.amount is None or event.amount & 1 != (j + offset) % 2:
+                barrier.unpaired = (f"line {event.line}: warp {warp}'s wait number {j} on barrier {address:#x} "
+                                    "skips a phase, or waits on a state")
+                return barrier
+            barrier.waits.setdefault(warp, []).append((event.tick, event.clock, j + offset))
+    return barrier
