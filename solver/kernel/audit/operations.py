@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from solver.kernel.concrete.memory import ADDRESS
 from solver.kernel.concrete.values import Unknown
 from solver.kernel.frontend.instruction import destinations, parse_integer, registers_in
 
@@ -30,7 +31,6 @@ TMA_OPCODE = re.compile(r"^(cp\.async\.bulk\.tensor|cp\.reduce\.async\.bulk\.ten
                         r"(\.|$)")
 BARRIER_OPCODE = re.compile(r"^mbarrier\.(init|expect_tx|arrive_drop|arrive|try_wait|test_wait)(\.|$)")
 _DIM = re.compile(r"^([1-5])d$")
-ADDRESS = re.compile(r"^\[\s*([%\w$.]+)\s*(?:([+-])\s*(-?\w+))?\s*\]$")      # [reg], [reg+imm], [reg+-imm]
 _MAP_AND_COORDS = re.compile(r"^\[\s*([%\w$.]+)\s*,\s*\{([^}]*)\}\s*\]$")
 
 

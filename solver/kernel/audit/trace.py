@@ -15,8 +15,8 @@ from spec.tmem import ld_st
 
 from solver.kernel.audit import commits, operations
 from solver.kernel.concrete import executor, memory, tags
-from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown
-from solver.kernel.frontend.instruction import parse_integer, registers_in
+from solver.kernel.concrete.values import Lanes, Unknown, lane_of
+from solver.kernel.frontend.instruction import registers_in
 
 TMEM_BASE = 0                  # audit.assume.tmem_base: the first allocation's address (lane 0, column 0)
 MAX_CELLS = 8_000_000          # shared and global bytes recorded per run (then: unknown)
@@ -136,7 +136,7 @@ class Trace(executor.Tracer):
         one's is not known (the slot then reads as any shared load)."""
         if not lanes:
             return
-        found = _address(ins.operands[0], warp, lanes[:1], "shared")[0]
+        found = memory.lane_addresses(ins.operands[0], warp, lanes[:1], "shared")[0]
         self.allocations += 1
         if found is None:
             return
@@ -147,7 +147,7 @@ class Trace(executor.Tracer):
             return
         form = operations.tma_form(ins)
         coordinates = tuple(_one_value(warp.read(c, 32), lanes) for c in form.coordinates)
-        smem = _address(form.smem, warp, lanes[:1], "shared")[0]
+        smem = memory.lane_addresses(form.smem, warp, lanes[:1], "shared")[0]
         smem = smem[1] if smem is not None and smem[0] == "shared" else Unknown(f"{form.smem}: not known")
         self.tensor_stores.append(TensorStore(warp.index, self.tick, ins.line, form, coordinates, smem))
 
@@ -162,7 +162,7 @@ class Trace(executor.Tracer):
         names = [n.strip() for n in data[1:-1].split(",")] if data.startswith("{") else [data]
         values = [warp.read(n, width) for n in names]
         space = "shared" if ins.has("shared") or ins.has("shared::cta") else "global" if ins.has("global") else None
-        addresses = _address(ins.operands[0], warp, lanes, space)
+        addresses = memory.lane_addresses(ins.operands[0], warp, lanes, space)
         spaces = {"shared": [], "global": []}
         for lane, found in zip(lanes, addresses):
             if found is None:
@@ -177,7 +177,7 @@ class Trace(executor.Tracer):
                 return
             where, address = found
             for k, value in enumerate(values):
-                parts = tags.bytes_of(lane_value(value, lane), width)
+                parts = tags.bytes_of(lane_of(value, lane), width)
                 for b in range(size):
                     spaces[where].append((address + k * size + b, _absolute(parts[b], warp.index, lane)))
         self._record(spaces["shared"], self.shared, warp, order, ins.line)
@@ -190,7 +190,7 @@ class Trace(executor.Tracer):
             self._note(self.unfollowed, ins.line, f"{ins.opcode}: only .m8n8 .b16, all lanes, is followed")
             return
         names = registers_in(ins.operands[1])
-        addresses = _address(ins.operands[0], warp, list(range(32)), "shared")
+        addresses = memory.lane_addresses(ins.operands[0], warp, list(range(32)), "shared")
         if any(a is None or a[0] != "shared" for a in addresses[:8 * count]) or len(names) != count:
             for slot in list(self.tmem_slots):
                 self._slot_write(slot, warp.index, None)
@@ -200,7 +200,7 @@ class Trace(executor.Tracer):
         values = [warp.read(n, 32) for n in names]
         cells = []
         for lane, register, half, address in fragment.stmatrix_cells(count, ins.has("trans"), rows):
-            parts = tags.bytes_of(lane_value(values[register], lane), 32)
+            parts = tags.bytes_of(lane_of(values[register], lane), 32)
             for b in range(2):
                 cells.append((address + b, _absolute(parts[2 * half + b], warp.index, lane)))
         self._record(cells, self.shared, warp, order, ins.line)
@@ -275,7 +275,7 @@ class Trace(executor.Tracer):
                 or ins.operands[0].strip().startswith("{"):
             return None
         lanes = [lane for lane in range(32) if warp.active[lane]]
-        addresses = {a for a in _address(ins.operands[1], warp, lanes, "shared") if a is not None}
+        addresses = {a for a in memory.lane_addresses(ins.operands[1], warp, lanes, "shared") if a is not None}
         if len(addresses) != 1 or len(lanes) == 0:
             return None
         space, address = addresses.pop()
@@ -336,7 +336,7 @@ def _clock(warp) -> Optional[tuple]:
 
 def _tmem_address(operand: str, warp, lanes: list) -> Optional[int]:
     """The tensor-memory address [taddr] or [taddr + imm] names, the same in every lane given, or None."""
-    found = {a for a in _address(operand, warp, lanes, "tmem") if a is not None}
+    found = {a for a in memory.lane_addresses(operand, warp, lanes, "tmem") if a is not None}
     if len(found) != 1:
         return None
     return found.pop()[1] & 0xFFFFFFFF
@@ -371,7 +371,7 @@ def _register_a(statement: int, ins, warp, order: int) -> RegisterA:
         if not warp.active[lane]:
             continue
         for i in range(2 * len(values)):
-            parts = tags.bytes_of(lane_value(values[i // 2], lane), 32)[2 * (i % 2):2 * (i % 2) + 2]
+            parts = tags.bytes_of(lane_of(values[i // 2], lane), 32)[2 * (i % 2):2 * (i % 2) + 2]
             element = tags.whole_element(parts)
             if element is None:
                 found.problem = f"line {ins.line}: A's element {i} in lane {lane} is no accumulator element followed"
@@ -392,10 +392,6 @@ def _register_a(statement: int, ins, warp, order: int) -> RegisterA:
     return found
 
 
-def lane_value(value, lane: int):
-    return value.values[lane] if isinstance(value, Lanes) else value
-
-
 def _one_value(value, lanes: list):
     if isinstance(value, Lanes):
         seen = {value.values[lane] for lane in lanes}
@@ -409,30 +405,6 @@ def _absolute(part, warp: int, lane: int):
     return None
 
 
-
-
-def _address(operand: str, warp, lanes: list, space: Optional[str] = None) -> list:
-    """Per lane: ("shared" | "global", address) or None. space: the instruction's state space (None: a
-    generic address, PTX ISA 9.0 6.4.1: a SharedGeneric one is shared, any other global)."""
-    m = operations.ADDRESS.match(operand.strip())
-    if m is None:
-        return [None] * len(lanes)
-    base_text, sign, offset_text = m.groups()
-    offset = parse_integer(offset_text) if offset_text else 0
-    if offset is None:
-        return [None] * len(lanes)
-    offset = -offset if sign == "-" else offset
-    base = warp.read(base_text, 64)
-    out = []
-    for lane in lanes:
-        value = lane_value(base, lane)
-        if isinstance(value, SharedGeneric):
-            out.append(("shared", value.offset + offset))
-        elif isinstance(value, int):
-            out.append((space or "global", value + offset))
-        else:
-            out.append(None)
-    return out
 
 
 # --- the decision ---------------------------------------------------------------------------------------
