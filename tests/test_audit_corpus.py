@@ -33,8 +33,6 @@ NOT_PROVED = {
         "tut06_attn_fwd_ws_f16_d128_128x128_s3_w4_sm_100a",),
     "packed fp4 operands (sub-byte elements are not placed)": (
         "tut10_block_scaled_mxfp4_128x256x256_s4_w4_sm_100a", "tut10_block_scaled_nvfp4_128x256x256_s4_w4_sm_100a"),
-    "a causal mask written into the accumulator before the MMA (-inf where masked): where the accumulation "
-    "starts is unknown, so k_once is not checked": ("tl_sm90_mha_fwd_bshd_f16_d64_causal_128x128_s2",),
 }
 SHORTFALL = {name: why for why, names in NOT_PROVED.items() for name in names}
 

@@ -4,7 +4,9 @@ audit.gemm.k_once, solver/kernel/audit/properties.py).
 An accumulation starts where its accumulator is overwritten: by an MMA that does not add (wgmma scale-d
 0, tcgen05.mma enable-input-d false: PTX ISA 9.0 9.7.15.5.2, 9.7.16.10.9), or, for a wgmma accumulator in
 registers, by zeros written into every register of it (`mov.f32 %f, 0f00000000`, or a copy of a register
-so zeroed: what Triton and TileLang emit before a tile). A register multiplied into itself (attention's
+so zeroed: what Triton and TileLang emit before a tile), or by constants (`selp.f32 %f, 0fFF800000,
+0f00000000, %p`, or a copy: TileLang's causal attention writes its mask, -inf or 0, into the scores'
+accumulator before Q . K^T adds to it; a constant holds no earlier sum). A register multiplied into itself (attention's
 rescaling, `mul.f32 %f, %f, x`) holds the same element, scaled: the accumulation goes on and same_tile
 still compares its MMAs, but k_once is not checked on it. Any other write into an accumulator register
 leaves where the accumulation started unknown, and k_once is not checked on it. An accumulation ends where
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from solver.kernel.audit import compose, operations
-from solver.kernel.frontend.instruction import destinations, parse_integer, registers_in
+from solver.kernel.frontend.instruction import FLOAT_BITS, destinations, parse_integer, registers_in
 
 _ZERO = {"0f00000000", "0f80000000", "0d0000000000000000", "0d8000000000000000"}
 
@@ -39,12 +41,24 @@ def writes_zero(ins) -> bool:
     return value in _ZERO or parse_integer(value) == 0
 
 
+def _constant(operand: str) -> bool:
+    operand = operand.strip()
+    return FLOAT_BITS.match(operand) is not None or parse_integer(operand) is not None
+
+
+def writes_constant(ins) -> bool:
+    """A mov of a constant, or a selp between two constants (whatever its predicate: PTX ISA 9.0 9.7.8.1)."""
+    if ins.base == "mov" and len(ins.operands) == 2:
+        return _constant(ins.operands[1])
+    return ins.base == "selp" and len(ins.operands) == 4 and _constant(ins.operands[1]) and _constant(ins.operands[2])
+
+
 @dataclass
 class Chain:
     rows: dict                     # role -> the global rows (off K) of the operand
     line: int
     iteration: list
-    start: Optional[str]           # "overwritten" | "zeroed" | None (unknown)
+    start: Optional[str]           # "overwritten" | "zeroed" | "constants" | None (unknown)
     first: dict = field(default_factory=dict)   # where it started: {mma_line, warp, iteration}
     ks: list = field(default_factory=list)      # the global k of every k each MMA read
     extent: Optional[int] = None                # K: A's (or B's) map extent along its K dimension
@@ -55,15 +69,19 @@ class Accumulations:
     def __init__(self, same_tile, k_once):
         self.same_tile, self.k_once = same_tile, k_once
         self.chains: dict = {}                 # (warp, accumulator key) -> Chain
-        self.written: dict = {}                # warp -> {register: "zero" | "other"} since its last MMA
+        self.written: dict = {}                # warp -> {register: "zero" | "constant" | "rescale" | "other"}
+                                               # since its last MMA
 
     def marker(self, warp: int, ins) -> None:
-        """Another instruction wrote accumulator registers: zeros when it moves the constant 0, or a register
-        the warp zeroed since its last MMA (TileLang zeroes one register and copies it)."""
+        """Another instruction wrote accumulator registers: zeros when it moves the constant 0, constants
+        (a mov of one, a selp between two), or a copy of a register the warp so wrote since its last MMA
+        (TileLang zeroes one register and copies it)."""
         kinds = self.written.setdefault(warp, {})
-        copied = ins.base == "mov" and len(ins.operands) == 2 and kinds.get(ins.operands[1].strip()) == "zero"
+        copied = kinds.get(ins.operands[1].strip()) if ins.base == "mov" and len(ins.operands) == 2 else None
         for register in destinations(ins):
-            kinds[register] = "zero" if writes_zero(ins) or copied else "rescale" if rescales(ins) else "other"
+            kinds[register] = "zero" if writes_zero(ins) or copied == "zero" else \
+                "constant" if writes_constant(ins) or copied == "constant" else \
+                "rescale" if rescales(ins) else "other"
 
     def mma(self, ins, visit, site, traced: dict, loads: list, maps: dict, where: dict) -> None:
         key, adds = operations.accumulator(ins, visit.values)
@@ -76,6 +94,8 @@ class Accumulations:
             if adds and seen:
                 if len(seen) == len(registers) and all(k == "zero" for k in seen):
                     start = "zeroed"
+                elif len(seen) == len(registers) and all(k in ("zero", "constant") for k in seen):
+                    start = "constants"
                 elif all(k == "rescale" for k in seen):
                     start = "rescaled"          # the same tile, scaled row by row: the accumulation goes on
                 else:
@@ -83,7 +103,7 @@ class Accumulations:
         roles = [role for role, op in site.operands.items() if op.source == "descriptor"]
         shape = self.shape(roles, traced, loads, maps)
         previous = self.chains.get(chain_key)
-        if adds is not True or start in ("zeroed", "unknown") or previous is None or shape is None:
+        if adds is not True or start in ("zeroed", "constants", "unknown") or previous is None or shape is None:
             if previous is not None:
                 self._finish(previous)
             if shape is None:
@@ -91,7 +111,8 @@ class Accumulations:
                 return
             rows, ks, extent = shape
             self.chains[chain_key] = Chain(rows, visit.line, list(visit.iteration),
-                                           start if start in ("overwritten", "zeroed") else None, dict(where), ks,
+                                           start if start in ("overwritten", "zeroed", "constants") else None,
+                                           dict(where), ks,
                                            extent, ks is not None)
             if adds is None:
                 self.same_tile.unknown(f"line {visit.line}: whether the MMA adds to its accumulator (scale-d / "

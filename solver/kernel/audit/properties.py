@@ -47,7 +47,8 @@ SAME_TILE = Definition(
     "of B (n) as the MMA before it into that accumulator: one output tile per accumulation.",
     "PTX ISA 9.0 9.7.15.5.2 (wgmma scale-d: D = A x B + D), 9.7.16.10.9 (tcgen05.mma enable-input-d)")
 K_ONCE = Definition(
-    "audit.gemm.k_once", "Every accumulation that starts from an overwritten or zeroed accumulator reads each "
+    "audit.gemm.k_once", "Every accumulation that starts from an overwritten, zeroed or constant (a mask) "
+    "accumulator reads each "
     "global k below K exactly once (K: the extent of A's map along its K dimension; k at or past K reads the "
     "map's zero fill).", "PTX ISA 9.0 9.7.15.5.2, 9.7.16.10.9 (D = A x B + D, summed over K); 5.5.3 (out of "
     "bounds: zero fill)")
@@ -331,8 +332,8 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
     accumulations.finish()
     return [written.result(nothing), swizzle.result(nothing), same_k.result(nothing),
             same_tile.result("no MMA added to an accumulator an earlier MMA of the run wrote"),
-            k_once.result("no accumulation whose start the run shows (an overwriting MMA, or zeros written) was "
-                          "followed to its end")]
+            k_once.result("no accumulation whose start the run shows (an overwriting MMA, or zeros or constants "
+                          "written) was followed to its end")]
 
 
 def _rows(accumulations, site, traced: dict, loads: list, maps: dict) -> dict:
