@@ -10,7 +10,7 @@ from solver.kernel.frontend.instruction import parse_instruction
 
 
 def _ins(text: str):
-    return parse_instruction(1, text)
+    return parse_instruction(1, text.rstrip(";"))
 
 
 @pytest.mark.parametrize("text, constant", [
