@@ -69,3 +69,16 @@ def test_the_epilogue_through_tensor_memory_is_proved_and_a_shifted_load_refuted
     shifted = f"{{ .reg .b32 %lp_columns; add.s32 %lp_columns, %r245, 8;\n{load.replace('[%r245 + 0]', '[%lp_columns]')}\n}}"
     lands = _properties(entry, text.replace(load, shifted))["audit.epilogue.lands"]
     assert lands.status == "refuted", lands
+
+
+def test_a_store_into_the_accumulator_before_the_epilogue_load_is_not_proved(kernel):
+    """The kernel zeroes its accumulator with tcgen05.st before the MMAs. The same store again right before
+    the epilogue's tcgen05.ld (after the MMAs completed) makes the load read zeros, not D: the epilogue must
+    not be proved (commits.py: a store not after the load must come before the MMA the load reads)."""
+    entry, text = kernel
+    store = next(line for line in text.splitlines() if line.strip().startswith("@%p36 tcgen05.st"))
+    load = next(line for line in text.splitlines() if line.strip().startswith("tcgen05.ld"))
+    zeroed = text.replace(load, f"{store}\n\ttcgen05.wait::st.sync.aligned;\n{load}")
+    lands = _properties(entry, zeroed)["audit.epilogue.lands"]
+    assert lands.status != "proved", lands
+    assert "tcgen05.st" in (lands.reason or ""), lands

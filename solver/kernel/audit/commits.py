@@ -135,6 +135,13 @@ class Pairing:
                 return True
         return False
 
+    def ordered(self, warp: int, tick: int, clock, then_warp: int, then_tick: int, then_clock) -> bool:
+        """An event of `warp` (at tick, clock) happens before one of `then_warp`: earlier in one warp, or
+        through a CTA barrier (memory.ordered)."""
+        if warp == then_warp:
+            return tick < then_tick
+        return memory.ordered(clock, self.finals.get(warp), then_clock, self.untrusted)
+
     def unpaired(self) -> Optional[str]:
         return next((b.unpaired for b in self.barriers.values() if b.unpaired is not None), None)
 

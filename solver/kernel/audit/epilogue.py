@@ -115,6 +115,7 @@ class Writer:
     warp: int
     line: int
     earliest_clock: Optional[tuple]
+    latest_clock: Optional[tuple]
     index: int                     # the latest's, in Trace.tmem_writes
     traced: dict                   # its traced rows of A and B
     group: int                     # its accumulator group (Sources._groups)
@@ -137,7 +138,8 @@ class Sources:
         self.merged: dict = {}           # groups -> their writers by tick (_merged)
         self.fragments: dict = {}        # (shape, num) -> spec.tmem.ld_st.fragment_map
         self.pairing = None              # commits.Pairing, made when MMAs of several tiles share a cell
-        self.paired: dict = {}           # (warp, tick of a tcgen05.ld, writers' signature) -> _paired
+        self.paired: dict = {}           # (warp, tick of a tcgen05.ld, writers' signature, stores) -> _paired
+        self.stores = None               # ({cell: [TmemStore]}, [TmemStore over columns or not known])
 
     def resolve(self, origin, warp: int, lane: int, element: int, order: int):
         """(accumulator, element, row, column, traced rows, the MMA's line), or the reason it is not known."""
@@ -174,19 +176,41 @@ class Sources:
                    "of the run wrote"
         signature = tuple(g for g, _ in found)
         writers = self._merged(signature)
-        if len(found) == 1 and self._one_identity(found[0][0], *found[0][1]):
+        stores = tuple(store for store in self._stores_on(at) if not self._pairing().after(load, store.warp,
+                                                                                           store.tick, store.clock))
+        if not stores and len(found) == 1 and self._one_identity(found[0][0], *found[0][1]):
             ticks = [w.latest for w in writers]
             j = bisect.bisect_left(ticks, load.tick) - 1
             return self._resolution(writers[max(j, 0)], found[0][1])
-        key = (load.warp, load.tick, signature)      # (the same MMAs on every cell of one accumulator)
-        if key not in self.paired:
-            self.paired[key] = self._paired(load, writers)
+        key = (load.warp, load.tick, signature, tuple(id(store) for store in stores))
+        if key not in self.paired:        # (the same MMAs and stores on every cell of one accumulator)
+            self.paired[key] = self._paired(load, writers, stores)
         chosen = self.paired[key]
         if isinstance(chosen, str):
-            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which MMAs of " \
-                   f"several output tiles wrote: {chosen}"
+            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which " \
+                   f"{'MMAs of several output tiles' if not stores else 'tcgen05.st / tcgen05.cp and MMAs'} " \
+                   f"wrote: {chosen}"
         place = next(p for g, p in found if g == writers[chosen].group)
         return self._resolution(writers[chosen], place)
+
+    def _pairing(self) -> commits.Pairing:
+        if self.pairing is None:
+            self.pairing = commits.Pairing(self.trace.mbarriers, self.run)
+        return self.pairing
+
+    def _stores_on(self, at: tuple) -> list:
+        """The run's tcgen05.st and tcgen05.cp that may write cell `at` (trace.TmemStore)."""
+        if self.stores is None:
+            self.stores = ({}, [])
+            for store in self.trace.tmem_stores:
+                if isinstance(store.cells, frozenset):
+                    for cell in store.cells:
+                        self.stores[0].setdefault(cell, []).append(store)
+                else:
+                    self.stores[1].append(store)
+        exact, ranges = self.stores
+        return exact.get(at, []) + [store for store in ranges if store.cells is None or
+                                    store.cells[1] <= at[1] < store.cells[2]]
 
     @staticmethod
     def _resolution(writer: "Writer", place: tuple) -> tuple:
@@ -211,25 +235,31 @@ class Sources:
             self.merged[signature] = sorted((w for g in signature for w in groups[g][2]), key=lambda w: w.latest)
         return self.merged[signature]
 
-    def _paired(self, load, writers: list):
-        """Of MMAs of several output tiles on one cell: the index of the latest complete before the load,
-        all others after it (commits.py); else the reason not."""
-        if self.pairing is None:
-            self.pairing = commits.Pairing(self.trace.mbarriers, self.run)
-        limits = self.pairing.complete_before(load)
+    def _paired(self, load, writers: list, stores: tuple = ()):
+        """Of MMAs (of several output tiles, or beside tcgen05.st / tcgen05.cp) on one cell: the index of the
+        latest complete before the load, every other MMA after the load, every store not after the load
+        before that MMA (commits.py); else the reason not."""
+        pairing = self._pairing()
+        limits = pairing.complete_before(load)
         done = []
         for k, writer in enumerate(writers):
             if writer.latest < limits.get(writer.warp, -1):
                 done.append(k)
-            elif not self.pairing.after(load, writer.warp, writer.earliest, writer.earliest_clock):
-                why = self.pairing.unpaired()
+            elif not pairing.after(load, writer.warp, writer.earliest, writer.earliest_clock):
+                why = pairing.unpaired()
                 return f"the MMA at line {writer.line} is neither complete before it (tcgen05.commit, a wait) " \
                        f"nor after it{f' ({why})' if why else ''}"
         if not done:
-            return "none of them complete before it (tcgen05.commit, a wait)"
+            return "none of the MMAs complete before it (tcgen05.commit, a wait)"
         if len({writers[k].warp for k in done}) > 1:
             return "MMAs of several warps complete before it"
-        return max(done, key=lambda k: writers[k].latest)
+        chosen = max(done, key=lambda k: writers[k].latest)
+        for store in stores:
+            if not pairing.ordered(store.warp, store.tick, store.clock, writers[chosen].warp, writers[chosen].latest,
+                                   writers[chosen].latest_clock):
+                return f"the tcgen05.st or tcgen05.cp at line {store.line} is neither before the MMA it follows " \
+                       f"(line {writers[chosen].line}) nor after the load"
+        return chosen
 
     def _groups(self):
         """The run's tcgen05.mma writes grouped by accumulator address and layout: [(address, {(lane,
@@ -251,7 +281,8 @@ class Sources:
                 group[2][rows_key] = (first, w, write, traced)      # (the first and the latest)
             self.grouped = []
             for g, (address, inverse, kept) in enumerate(groups.values()):
-                writers = sorted((Writer(first.tick, write.tick, write.warp, write.line, first.clock, w, traced, g)
+                writers = sorted((Writer(first.tick, write.tick, write.warp, write.line, first.clock, write.clock, w,
+                                         traced, g)
                                   for first, w, write, traced in kept.values()), key=lambda x: x.latest)
                 self.grouped.append((address, inverse, writers))
         return self.grouped

@@ -74,6 +74,7 @@ class Trace(executor.Tracer):
     tmem_slots: dict = field(default_factory=dict)      # shared address -> [(warp, epoch, tick, value | None)]
     tmem_writes: list = field(default_factory=list)     # TmemWrite: a tcgen05.mma's accumulator, where it is
     tmem_loads: list = field(default_factory=list)      # TmemLoad: a tcgen05.ld, what its registers hold
+    tmem_stores: list = field(default_factory=list)     # TmemStore: a tcgen05.st or tcgen05.cp, where it writes
     allocations: int = 0                                # tcgen05.alloc executed (all warps)
     mbarriers: list = field(default_factory=list)       # MbarrierEvent: init, arrive, commit, wait (commits.py)
     tick: int = 0
@@ -88,7 +89,8 @@ class Trace(executor.Tracer):
                 setattr(self, f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
 
     def watches(self, ins) -> bool:
-        return watched(ins) or ins.opcode.startswith(("tcgen05.alloc", "tcgen05.mma", "tcgen05.commit")) or \
+        return watched(ins) or ins.opcode.startswith(("tcgen05.alloc", "tcgen05.mma", "tcgen05.commit", "tcgen05.st",
+                                                      "tcgen05.cp")) or \
             (ins.opcode.startswith("mbarrier.") and commits.kind_of(ins) is not None)
 
     def takes(self, ins) -> bool:
@@ -106,6 +108,8 @@ class Trace(executor.Tracer):
         if isinstance(guard, Unknown):
             if not ins.opcode.startswith("fence"):
                 self._note(self.unfollowed, ins.line, f"{ins.opcode} under an unknown predicate ({guard.reason})")
+            if ins.opcode.startswith(("tcgen05.st", "tcgen05.cp")):
+                self.tmem_stores.append(TmemStore(self.tick, warp.index, ins.line, None, _clock(warp)))
             return
         lanes = [lane for lane in range(32) if warp.active[lane] and
                  (not isinstance(guard, Lanes) or guard.values[lane])]
@@ -115,6 +119,10 @@ class Trace(executor.Tracer):
             if lanes:
                 address = _tmem_address(ins.operands[0], warp, lanes)
                 self.tmem_writes.append(TmemWrite(self.tick, order, statement, warp.index, ins.line, address,
+                                                  _clock(warp)))
+        elif ins.opcode.startswith(("tcgen05.st", "tcgen05.cp")):
+            if lanes:
+                self.tmem_stores.append(TmemStore(self.tick, warp.index, ins.line, _tmem_cells(ins, warp, lanes),
                                                   _clock(warp)))
         elif ins.opcode.startswith(("tcgen05.commit", "mbarrier.")):
             if lanes:
@@ -327,6 +335,38 @@ class TmemLoad:
     shape: str
     num: int
     clock: Optional[tuple] = None  # the warp's CTA-barrier arrivals (memory.arrive)
+
+
+@dataclass
+class TmemStore:
+    """A tcgen05.st or tcgen05.cp: the cells it writes ((lane, column) set; for tcgen05.cp ("columns", first,
+    end), every lane), or None where that is not known (the epilogue then reads no cell as known)."""
+    tick: int
+    warp: int
+    line: int
+    cells: object
+    clock: Optional[tuple] = None
+
+
+CP_COLUMNS = 8     # the widest tcgen05.cp, .128x256b: 256 bits of each lane, 8 columns (PTX ISA 9.0 9.7.16.9.1)
+
+
+def _tmem_cells(ins, warp, lanes: list):
+    """What a tcgen05.st (PTX ISA 9.0 9.7.16.8.4: thread t's register p goes to the cell
+    spec.tmem.ld_st.fragment_map gives) or tcgen05.cp writes; None when not known."""
+    brackets = [o for o in ins.operands if o.strip().startswith("[")]
+    address = _tmem_address(brackets[0], warp, lanes) if brackets else None
+    if address is None:
+        return None
+    lane, column = address >> 16, address & 0xFFFF
+    if ins.opcode.startswith("tcgen05.cp"):
+        return ("columns", column, column + CP_COLUMNS)
+    shape = next((m for m in ins.modifiers if m in ld_st.SHAPES), None)
+    num = next((int(m[1:]) for m in ins.modifiers if re.fullmatch(r"x\d+", m)), None)
+    if shape is None or num is None or shape == "16x32bx2":
+        return None
+    pieces = ld_st.fragment_map(shape, num, ins.has("unpack::16b"))
+    return frozenset((lane + cell[0], column + cell[1]) for t in lanes for cell in pieces[t])
 
 
 def _clock(warp) -> Optional[tuple]:
