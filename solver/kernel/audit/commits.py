@@ -92,6 +92,7 @@ class Pairing:
             by_barrier.setdefault(event.barrier, []).append(event)
         self.barriers = {address: _phases(address, found) for address, found in by_barrier.items()
                          if address is not None}
+        self.arrivals_after: dict = {}      # (warp, tick) of a load -> _arrived_after
 
     def _waited(self, barrier: Phases, warp: int, tick: int, clock) -> int:
         """The latest phase of the barrier that `warp` waited for before `tick`, itself or through another
@@ -125,15 +126,24 @@ class Pairing:
             return tick > load.tick
         if memory.ordered(load.clock, self.finals.get(load.warp), clock, self.untrusted):
             return True
-        for barrier in self.barriers.values():
-            if barrier.unpaired is not None:
-                continue
-            arrived = [p for other, arrivals in barrier.arrivals.items() for t, p, c in arrivals
-                       if (t > load.tick if other == load.warp else
-                           memory.ordered(load.clock, self.finals.get(load.warp), c, self.untrusted))]
-            if arrived and self._waited(barrier, warp, tick, clock) >= min(arrived):
-                return True
-        return False
+        return any(self._waited(self.barriers[address], warp, tick, clock) >= phase
+                   for address, phase in self._arrived_after(load).items())
+
+    def _arrived_after(self, load) -> dict:
+        """{barrier: the first phase an arrival after the load is in} (cached per load)."""
+        key = (load.warp, load.tick)
+        if key not in self.arrivals_after:
+            found = {}
+            for address, barrier in self.barriers.items():
+                if barrier.unpaired is not None:
+                    continue
+                phases = [p for other, arrivals in barrier.arrivals.items() for t, p, c in arrivals
+                          if (t > load.tick if other == load.warp else
+                              memory.ordered(load.clock, self.finals.get(load.warp), c, self.untrusted))]
+                if phases:
+                    found[address] = min(phases)
+            self.arrivals_after[key] = found
+        return self.arrivals_after[key]
 
     def ordered(self, warp: int, tick: int, clock, then_warp: int, then_tick: int, then_clock) -> bool:
         """An event of `warp` (at tick, clock) happens before one of `then_warp`: earlier in one warp, or

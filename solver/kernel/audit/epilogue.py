@@ -140,6 +140,7 @@ class Sources:
         self.pairing = None              # commits.Pairing, made when MMAs of several tiles share a cell
         self.paired: dict = {}           # (warp, tick of a tcgen05.ld, writers' signature, stores) -> _paired
         self.stores = None               # ({cell: [TmemStore]}, [TmemStore over columns or not known])
+        self.stores_after: dict = {}     # (warp, tick of a tcgen05.ld, id(store)) -> Pairing.after
 
     def resolve(self, origin, warp: int, lane: int, element: int, order: int):
         """(accumulator, element, row, column, traced rows, the MMA's line), or the reason it is not known."""
@@ -176,8 +177,7 @@ class Sources:
                    "of the run wrote"
         signature = tuple(g for g, _ in found)
         writers = self._merged(signature)
-        stores = tuple(store for store in self._stores_on(at) if not self._pairing().after(load, store.warp,
-                                                                                           store.tick, store.clock))
+        stores = tuple(store for store in self._stores_on(at) if not self._store_after(load, store))
         if not stores and len(found) == 1 and self._one_identity(found[0][0], *found[0][1]):
             ticks = [w.latest for w in writers]
             j = bisect.bisect_left(ticks, load.tick) - 1
@@ -192,6 +192,12 @@ class Sources:
                    f"wrote: {chosen}"
         place = next(p for g, p in found if g == writers[chosen].group)
         return self._resolution(writers[chosen], place)
+
+    def _store_after(self, load, store) -> bool:
+        key = (load.warp, load.tick, id(store))
+        if key not in self.stores_after:
+            self.stores_after[key] = self._pairing().after(load, store.warp, store.tick, store.clock)
+        return self.stores_after[key]
 
     def _pairing(self) -> commits.Pairing:
         if self.pairing is None:

@@ -258,14 +258,20 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     if shared_loads == "never" or not noted["writes"] or not probe.loaded or \
             (shared_loads == "when stopped" and not any(w.stopped for w in result.warps)):
         return result
-    runner = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
-                     watched, noted["writes"] | noted["barriers"], extent)
+    # The passes run without the tracer (it follows accumulators: nothing a branch or an address reads),
+    # then one run with it, answered from the last pass's log, must write that log again.
+    following = noted["writes"] | noted["barriers"] | noted["loads"]
+    explorer = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, None, block,
+                       set(), following, extent)
     bytes_loaded, previous = frozenset(probe.loaded), None
     for _ in range(memory.MAX_PASSES - 1):
         shared = memory.SharedMemory(previous, bytes_loaded)
-        result = runner.run(shared)
+        explorer.run(shared)
         if previous is not None and shared.log.same(previous) and shared.loaded <= bytes_loaded:
-            if shared.justified():
+            confirm = memory.SharedMemory(previous, bytes_loaded)
+            result = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
+                             watched, following, extent).run(confirm)
+            if confirm.log.same(previous) and confirm.loaded <= bytes_loaded and confirm.justified():
                 return result
             break
         bytes_loaded, previous = bytes_loaded | shared.loaded, shared.log
@@ -326,11 +332,11 @@ class _Runner:
 
 
 def _address_registers(ins) -> list:
-    """The registers a memory statement's addresses and guard read (its data, not: memory.py)."""
-    found = [r for operand in ins.operands if operand.strip().startswith("[") for r in registers_in(operand)]
-    if memory.BARRIER.match(ins.opcode):
-        found += [r for operand in ins.operands for r in registers_in(operand)]
-    return found + ([ins.guard] if ins.guard else [])
+    """The registers a barrier, a load from or a write to shared memory reads: its id and count, its
+    address, the values it stores (so that a run with a tracer and one without log the same bytes:
+    memory.py), its guard."""
+    operands = ins.operands[1:] if ins.base == "ld" else ins.operands     # (a load's destination: not read)
+    return [r for operand in operands for r in registers_in(operand)] + ([ins.guard] if ins.guard else [])
 
 
 MAX_FORKS_PER_WARP = 4096         # branches on Unknown values a warp may follow both ways
@@ -408,6 +414,9 @@ class _WarpWalk:
             return
         if shared is None:
             return
+        if ins.base == "ld":
+            self.events += 1    # (every load from shared memory, needed or not: the order is the same with a
+            return              # tracer or without one)
         lanes = [lane for lane in range(WARP) if warp.active[lane] and
                  (guard is None or isinstance(guard, Unknown) or lane_of(guard, lane))]
         if not lanes:
@@ -469,7 +478,6 @@ class _WarpWalk:
             return None
         names = registers_in(ins.operands[0]) if ins.operands[0].strip().startswith("{") else [ins.operands[0].strip()]
         size = ins.width // 8
-        self.events += 1
         clock = warp.env.get(memory.CLOCK, ())
         out, values = {}, [self.memory.load(warp.index, self.events, clock, found[1] + k * size, size)
                             for k in range(len(names))]
