@@ -3,7 +3,9 @@ TMA kernels of Triton and TileLang that the audit was never developed on, with t
 code builds. Run first at the end of issue 27's first part: it found one bug, in the Triton adapter (a
 bf16 map's element type read in cuda.h's encoding instead of the device's), fixed before this was
 recorded. Production kernels: no property may be refuted but the findings of tests/audit_findings.py;
-the sm_90a ones, whose every step the audit models, are proved."""
+the sm_90a ones, whose every step the audit models, are proved, and so are Triton's persistent sm_100a
+GEMMs (their tiles told apart through mbarriers: solver/kernel/audit/commits.py, not yet there when these
+kernels were first run)."""
 from __future__ import annotations
 
 import json
@@ -20,12 +22,13 @@ ENTRIES = json.load(open(os.path.join(HERE, "audit.json")))["kernels"]
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e["file"].replace(".ptx.xz", ""))
-def test_a_held_out_kernel_is_never_refuted_and_proved_on_sm90(entry):
+def test_a_held_out_kernel_is_never_refuted_and_proved_where_modelled(entry):
     text = lzma.open(os.path.join(HERE, entry["file"]), "rt").read()
     report = lp.audit(text, entry["tensormaps"], entry["params"], grid=entry["grid"], kernel=entry["kernel"])
     refuted = {p.id for k in report.kernels for p in k.properties if p.status == "refuted"}
     assert refuted == audit_findings.expected_breaches(entry["file"].replace(".ptx.xz", "")), report.explain()
-    if "sm90" in entry["file"] or entry["file"].endswith("sm_90a.ptx.xz"):
+    if "sm90" in entry["file"] or entry["file"].endswith("sm_90a.ptx.xz") or \
+            entry["file"].startswith("triton__tut09_tma_persistent"):
         assert report.ok, report.explain()
 
 
