@@ -163,9 +163,10 @@ def _programs(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(_programs())
-def test_every_answer_is_what_every_interleaving_reads(programs):
-    loaded = _loaded(programs)
+@given(_programs(), st.booleans())
+def test_every_answer_is_what_every_interleaving_reads(programs, counted):
+    """With no thread count, or with the count every warp's threads make up (a named barrier of them all)."""
+    loaded = _loaded(programs, barrier=f"bar.sync 1, {32 * len(programs)};" if counted else "bar.sync 1;")
     oracle = _every_interleaving(programs)
     for warp, values in enumerate(loaded):
         assert len(values) == len(oracle[warp])
