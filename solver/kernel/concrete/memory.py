@@ -45,7 +45,7 @@ from solver.kernel.concrete.values import SharedGeneric, Unknown, lane_of
 from solver.kernel.frontend.instruction import parse_integer
 
 MAX_PASSES = 8                 # runs, the first (no answers) included
-MAX_WRITES = 2_000_000         # bytes written per run that are logged (more: the memory answers nothing)
+MAX_WRITES = 2_000_000         # bytes, and writes of unknown bytes, logged per run (more: no answers)
 WINDOW = 1 << 32               # the shared window's addresses (a 32-bit offset, PTX ISA 9.0 6.4.1)
 CLOCK = "@barriers"            # the path's clock, kept beside its registers (a name no register has)
 
@@ -245,6 +245,9 @@ class SharedMemory:
 
     def span(self, warp: int, step: int, clock, low: int = 0, high: Optional[int] = None,
              timeless: bool = False) -> None:
+        if len(self.log.spans) >= MAX_WRITES:
+            self.log.overflow = True
+            return
         self.log.spans.append(Span(warp, step, clock, low, high, timeless))
 
     def end(self, warp: int, clock, open_end: bool, uses: set) -> None:
@@ -290,7 +293,8 @@ class SharedMemory:
                 if other != load.warp and not _barrier_between(log, load, Event(other, -1, 0, clock), strict):
                     return None         # what that warp may write after it stopped could race with the load
         before = []
-        for event in log.writes.get(address, ()):
+        # (the lanes of one store are one event to the order: kept once per value)
+        for event in {(e.warp, e.step, e.clock, e.value): e for e in log.writes.get(address, ())}.values():
             if self._before(log, event, load, strict):
                 before.append(event)
             elif not self._before(log, load, event, strict):
