@@ -43,6 +43,7 @@ class Load:
     coordinates: tuple             # int | Unknown each
     source: Optional[operations.ParamSource]
     why_no_source: Optional[str]
+    clock: Optional[tuple] = None  # the warp's CTA-barrier arrivals before it (memory.arrive)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Phase:
     expected_bytes: int = 0
     loads: list = field(default_factory=list)
     lines: list = field(default_factory=list)      # the expect_tx / arrive lines
+    clock: Optional[tuple] = None                  # the producer's CTA-barrier arrivals when it opened
 
 
 @dataclass
@@ -115,7 +117,7 @@ def build(run, statements: list, params: list, symbols: dict, is_mma) -> Timelin
                         operations.address_of(form.smem, visit.values, symbols),
                         operations.address_of(form.mbarrier, visit.values, symbols),
                         tuple(operations.value_of(c, visit.values, 0xFFFFFFFF) for c in form.coordinates),
-                        source, why)
+                        source, why, visit.clock)
             if visit.lanes != 1:
                 unknown.append((visit.line, f"{visit.lanes} lanes issue the same load"))
             loads.append(load)
@@ -126,7 +128,7 @@ def build(run, statements: list, params: list, symbols: dict, is_mma) -> Timelin
     for load in loads:
         if isinstance(load.barrier, Unknown):
             unknown.append((load.line, f"the load's mbarrier address is unknown ({load.barrier.reason})"))
-    _group_phases(events, barriers, symbols, unknown)
+    _group_phases(events, barriers, symbols, unknown, _Order(run))
     waited, problems = _pair_waits(run, events, barriers, symbols, is_mma)
     stopped = [f"warp {w.warp} stopped: {w.stopped}" for w in run.warps if w.stopped is not None]
     if len(run.visits) >= MAX_VISITS:
@@ -134,7 +136,18 @@ def build(run, statements: list, params: list, symbols: dict, is_mma) -> Timelin
     return Timeline(barriers, loads, unknown, waited, problems, stopped)
 
 
-def _group_phases(events: list, barriers: dict, symbols: dict, unknown: list) -> None:
+class _Order:
+    """Happens-before between events of two warps of one run, through CTA barriers only (memory.ordered)."""
+
+    def __init__(self, run):
+        self.finals = {w.warp: w.clock for w in run.warps}
+        self.untrusted = memory.untrusted_ids({w.warp: w.barrier_uses for w in run.warps})
+
+    def before(self, warp: int, clock, then) -> bool:
+        return memory.ordered(clock, self.finals.get(warp), then, self.untrusted)
+
+
+def _group_phases(events: list, barriers: dict, symbols: dict, unknown: list, order: _Order) -> None:
     producer: dict = {}
     open_phase: dict = {}
     strays: dict = {}
@@ -173,7 +186,7 @@ def _group_phases(events: list, barriers: dict, symbols: dict, unknown: list) ->
             continue
         phase = open_phase.get(address)
         if kind != "load" and (phase is None or phase.arrivals >= barrier.count):
-            phase = open_phase[address] = Phase(address, len(barrier.phases), visit.warp)
+            phase = open_phase[address] = Phase(address, len(barrier.phases), visit.warp, clock=visit.clock)
             barrier.phases.append(phase)
         if phase is None:
             barrier.unpaired = f"line {visit.line}: a load before any expect_tx or arrive on its barrier"
@@ -204,10 +217,30 @@ def _group_phases(events: list, barriers: dict, symbols: dict, unknown: list) ->
             continue
         if len(barrier.phases) == 1:     # a barrier used once (attention's Q): every load on it is of phase 0
             barrier.phases[0].loads.extend(loads)
-        else:
-            barrier.unpaired = (f"line {loads[0].line}: warp {loads[0].warp} loads on it but does not arrive, and "
-                                f"it has {len(barrier.phases)} phases: which phase each such load is of is not "
-                                "modelled")
+            continue
+        for load in loads:
+            phase = _phase_between(barrier.phases, load, order)
+            if phase is None:
+                barrier.unpaired = (f"line {load.line}: warp {load.warp} loads on it but does not arrive, and no "
+                                    f"CTA barrier places the load after one of its {len(barrier.phases)} phases "
+                                    "opened and before the next opened")
+                break
+            phase.loads.append(load)
+
+
+def _phase_between(phases: list, load: Load, order: _Order) -> Optional[Phase]:
+    """The phase a load by a warp that does not arrive on its barrier is of: the one whose opening arrival
+    (by the producer warp) happens before the load, while the load happens before the next phase's opening
+    arrival (Triton's warp-specialized loader: one warp arrives with expect_tx, `bar.sync 4, 64`, then both
+    loader warps issue their half of the box). Under the protocol assumed above (a phase opens only after
+    the one before it completed), the load's complete_tx can then only count towards that phase; the bytes
+    property checks that the phase's loads deliver what it expects.  None: no such phase is ordered."""
+    for k, phase in enumerate(phases):
+        following = phases[k + 1] if k + 1 < len(phases) else None
+        if order.before(phase.warp, phase.clock, load.clock) and \
+                (following is None or order.before(load.warp, load.clock, following.clock)):
+            return phase
+    return None
 
 
 def _pair_waits(run, events: list, barriers: dict, symbols: dict, is_mma) -> tuple:
