@@ -32,3 +32,20 @@ def test_a_mask_and_its_copies_are_constants_and_a_load_is_not():
     assert accumulations.written[0] == {"%f1": "constant", "%f2": "constant"}
     accumulations.marker(0, _ins("ld.shared.f32 %f3, [%r1];"))
     assert accumulations.written[0]["%f3"] == "other"
+
+
+def _site(m, n):
+    from types import SimpleNamespace
+    return SimpleNamespace(m=m, n=n, cta_group=1, ws=False, sparse=False)
+
+
+@pytest.mark.parametrize("stored, expected", [
+    (frozenset(), False),
+    (frozenset({64 + 127}), True),          # the last column of an M = 128, N = 128 accumulator at column 64
+    (frozenset({63, 64 + 128}), False),     # just outside it on both sides
+    (accumulate.EVERY_COLUMN, True),        # a store of cells the run does not know
+])
+def test_a_tensor_memory_accumulator_a_store_writes_over_is_not_summed(stored, expected):
+    # M = 128, .cta_group::1: D[m][n] at lane m, column n (PTX ISA 9.0 9.7.16.10.5, data-path layout D)
+    accumulations = accumulate.Accumulations(None, None, stored)
+    assert accumulations._stored_over(64, _site(128, 128)) is expected

@@ -22,9 +22,6 @@ ENTRIES = json.load(open(os.path.join(CORPUS, "audit.json")))["kernels"]
 
 # Originals the audit does not prove yet, and why (each reason is a limit the notes state).
 NOT_PROVED = {
-    "sm_100a attention: P reaches P V through tensor memory (tcgen05.mma reads A there), not followed": (
-        "tut06_attn_fwd_f16_d64_128x64_s3_w4_sm_100a", "tut06_attn_fwd_ws_causal_f16_d128_128x128_s3_w4_sm_100a",
-        "tut06_attn_fwd_ws_f16_d128_128x128_s3_w4_sm_100a"),
     "the epilogue's tcgen05.ld names lanes outside its warp's quarter (a finding, tests/audit_findings.py): what it "
     "reads is not the manual's to say": (
         "tl_sm100_gemm_bf16_128x256x128_s2_kA_kB_tma", "tl_sm100_gemm_f16_128x128x64_s3_kA_nB_tma",

@@ -9,13 +9,19 @@ so zeroed: what Triton and TileLang emit before a tile), or by constants (`selp.
 accumulator before Q . K^T adds to it; a constant holds no earlier sum). A register multiplied into itself (attention's
 rescaling, `mul.f32 %f, %f, x`) holds the same element, scaled: the accumulation goes on and same_tile
 still compares its MMAs, but k_once is not checked on it. Any other write into an accumulator register
-leaves where the accumulation started unknown, and k_once is not checked on it. An accumulation ends where
-the next one starts, or at the end of the run.
+leaves where the accumulation started unknown, and k_once is not checked on it. A tensor-memory accumulator
+(tcgen05.mma) whose columns some tcgen05.st or tcgen05.cp of the run writes (sm_100 attention zeroes O and
+rescales it in tensor memory) is not checked by k_once either: the order of those stores and the MMAs is not
+followed here. An accumulation ends where the next one starts, or at the end of the run.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional
+
+from spec.rule import SpecError
+from spec.tmem import accumulator
 
 from solver.kernel.audit import compose, operations
 from solver.kernel.frontend.instruction import FLOAT_BITS, destinations, parse_integer, registers_in
@@ -65,9 +71,26 @@ class Chain:
     k_known: bool = True
 
 
+EVERY_COLUMN = "every column"
+
+
+@lru_cache(maxsize=64)
+def _accumulator_columns(M: int, N: int, cta_group: int, ws: bool, sparse: bool) -> Optional[frozenset]:
+    """The columns (relative to its address) a tcgen05.mma's accumulator takes, or None when its shape has
+    no layout (spec.tmem.accumulator.d_locations)."""
+    try:
+        places = accumulator.d_locations(M, N, cta_group, ws, 0, sparse)
+    except SpecError:
+        return None
+    return frozenset(column for _, _, column in places.values())
+
+
 class Accumulations:
-    def __init__(self, same_tile, k_once):
+    def __init__(self, same_tile, k_once, stored_columns=frozenset()):
+        """stored_columns: the tensor-memory columns some tcgen05.st or tcgen05.cp of the run writes, or
+        EVERY_COLUMN when one writes cells the run does not know (trace.TmemStore)."""
         self.same_tile, self.k_once = same_tile, k_once
+        self.stored_columns = stored_columns
         self.chains: dict = {}                 # (warp, accumulator key) -> Chain
         self.written: dict = {}                # warp -> {register: "zero" | "constant" | "rescale" | "other"}
                                                # since its last MMA
@@ -110,6 +133,8 @@ class Accumulations:
                 self.chains.pop(chain_key, None)
                 return
             rows, ks, extent = shape
+            if key[0] == "tmem" and self._stored_over(key[1], site):
+                start = None                    # (k_once: a store into the sum's cells, as a rescale, is not seen)
             self.chains[chain_key] = Chain(rows, visit.line, list(visit.iteration),
                                            start if start in ("overwritten", "zeroed", "constants") else None,
                                            dict(where), ks,
@@ -137,6 +162,20 @@ class Accumulations:
             previous.k_known = False
         else:
             previous.ks.extend(ks)
+
+    def _stored_over(self, address: int, site) -> bool:
+        """Whether a tcgen05.st or tcgen05.cp of the run writes a column of the tcgen05.mma's accumulator
+        (any lane, any time: the order of the stores and the MMAs is not followed here). A tensor-memory
+        accumulator so written may hold a rescaled sum (attention's correction of O) or anything else."""
+        if not self.stored_columns:
+            return False
+        if self.stored_columns == EVERY_COLUMN or site.m is None or site.n is None:
+            return True
+        columns = _accumulator_columns(site.m, site.n, site.cta_group, site.ws, site.sparse)
+        if columns is None:
+            return True
+        first = address & 0xFFFF
+        return any(first + column in self.stored_columns for column in columns)
 
     def shape(self, roles: list, traced: dict, loads: list, maps: dict):
         """(role -> global rows, the global k of each k read, K) of the MMA, or None when an operand was not

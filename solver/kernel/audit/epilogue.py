@@ -261,8 +261,7 @@ class Sources:
             return "MMAs of several warps complete before it"
         chosen = max(done, key=lambda k: writers[k].latest)
         for store in stores:
-            if not pairing.ordered(store.warp, store.tick, store.clock, writers[chosen].warp, writers[chosen].latest,
-                                   writers[chosen].latest_clock):
+            if not pairing.after(store, writers[chosen].warp, writers[chosen].latest, writers[chosen].latest_clock):
                 return f"the tcgen05.st or tcgen05.cp at line {store.line} is neither before the MMA it follows " \
                        f"(line {writers[chosen].line}) nor after the load"
         return chosen

@@ -12,7 +12,7 @@ from typing import Optional
 from spec.rule import SpecError
 from spec.tma import tensormap
 
-from solver.kernel.audit import accumulate, compose, epilogue, operations, pairs, tmem
+from solver.kernel.audit import accumulate, compose, epilogue, operations, pairs, tmem, tmem_operand
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import Definition, Tally, first_time
 
@@ -84,10 +84,13 @@ class Kernel:
 def decide(kernel: Kernel) -> list:
     rows: dict = {}
     reads = decide_reads(kernel, rows)
+    in_tmem = tmem_operand.follow(kernel.trace, rows, kernel.run, kernel.sites,
+                                  epilogue.Sources(kernel.trace, rows, kernel.run, kernel.sites)) \
+        if kernel.trace is not None else []
     return [decide_maps(kernel), decide_legal(kernel), decide_bytes(kernel), *reads,
             *epilogue.decide(kernel.trace, kernel.run, kernel.statements, kernel.params, kernel.maps, rows,
                              kernel.sites),
-            pairs.decide_pairs(kernel.trace, rows, kernel.run, kernel.statements),
+            pairs.decide_pairs(kernel.trace, rows, kernel.run, kernel.statements, in_tmem),
             *tmem.decide(kernel.statements, kernel.run, list(kernel.targets))]
 
 
@@ -226,7 +229,7 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
     rows = {} if rows is None else rows
     written, swizzle, same_k = Tally(WRITTEN), Tally(SWIZZLE), Tally(SAME_K)
     same_tile, k_once = Tally(SAME_TILE), Tally(K_ONCE)
-    accumulations = accumulate.Accumulations(same_tile, k_once)
+    accumulations = accumulate.Accumulations(same_tile, k_once, _stored_columns(kernel.trace))
     timeline = kernel.timeline
     if timeline.unknown:                # a load the phases may miss: a read could be refuted wrongly
         line, why = timeline.unknown[0]
@@ -334,6 +337,19 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
             same_tile.result("no MMA added to an accumulator an earlier MMA of the run wrote"),
             k_once.result("no accumulation whose start the run shows (an overwriting MMA, or zeros or constants "
                           "written) was followed to its end")]
+
+
+def _stored_columns(trace):
+    """The tensor-memory columns the run's tcgen05.st and tcgen05.cp write (accumulate.Accumulations)."""
+    columns: set = set()
+    for store in trace.tmem_stores if trace is not None else ():
+        if store.cells is None:
+            return accumulate.EVERY_COLUMN
+        if isinstance(store.cells, frozenset):
+            columns.update(column for _, column in store.cells)
+        else:
+            columns.update(range(store.cells[1], store.cells[2]))
+    return frozenset(columns)
 
 
 def _rows(accumulations, site, traced: dict, loads: list, maps: dict) -> dict:

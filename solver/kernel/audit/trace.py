@@ -110,6 +110,10 @@ class Trace(executor.Tracer):
                 self._note(self.unfollowed, ins.line, f"{ins.opcode} under an unknown predicate ({guard.reason})")
             if ins.opcode.startswith(("tcgen05.st", "tcgen05.cp")):
                 self.tmem_stores.append(TmemStore(self.tick, warp.index, ins.line, None, _clock(warp)))
+            elif ins.opcode.startswith("tcgen05.mma"):       # (it may write: its cells are not known)
+                self.tmem_writes.append(TmemWrite(self.tick, order, statement, warp.index, ins.line, None,
+                                                  _clock(warp), len(ins.operands) > 1 and
+                                                  ins.operands[1].strip().startswith("[")))
             return
         lanes = [lane for lane in range(32) if warp.active[lane] and
                  (not isinstance(guard, Lanes) or guard.values[lane])]
@@ -118,12 +122,16 @@ class Trace(executor.Tracer):
         elif ins.opcode.startswith("tcgen05.mma"):
             if lanes:
                 address = _tmem_address(ins.operands[0], warp, lanes)
+                a_operand = ins.operands[1] if len(ins.operands) > 1 else ""
+                a_address = _tmem_address(a_operand, warp, lanes) if a_operand.strip().startswith("[") else None
                 self.tmem_writes.append(TmemWrite(self.tick, order, statement, warp.index, ins.line, address,
-                                                  _clock(warp)))
+                                                  _clock(warp), a_operand.strip().startswith("["), a_address))
         elif ins.opcode.startswith(("tcgen05.st", "tcgen05.cp")):
             if lanes:
-                self.tmem_stores.append(TmemStore(self.tick, warp.index, ins.line, _tmem_cells(ins, warp, lanes),
-                                                  _clock(warp)))
+                cells, values = _tmem_cells(ins, warp, lanes), None
+                if ins.opcode.startswith("tcgen05.st") and isinstance(cells, frozenset):
+                    values = _tmem_values(ins, warp, lanes)
+                self.tmem_stores.append(TmemStore(self.tick, warp.index, ins.line, cells, _clock(warp), values))
         elif ins.opcode.startswith(("tcgen05.commit", "mbarrier.")):
             if lanes:
                 self.mbarriers.append(commits.observe(ins, warp, lanes, self.tick))
@@ -324,6 +332,8 @@ class TmemWrite:
     line: int
     address: Optional[int]
     clock: Optional[tuple] = None  # the warp's CTA-barrier arrivals (memory.arrive)
+    a_in_tmem: bool = False        # A read from tensor memory ([a-tmem]: attention's P . V on sm_100)
+    a_address: Optional[int] = None   # that address (lane << 16 | column), None when not known
 
 
 @dataclass
@@ -346,6 +356,7 @@ class TmemStore:
     line: int
     cells: object
     clock: Optional[tuple] = None
+    values: Optional[dict] = None  # tcgen05.st: (lane, column) -> (thread, its 4 bytes: tags.bytes_of parts)
 
 
 CP_COLUMNS = 8     # the widest tcgen05.cp, .128x256b: 256 bits of each lane, 8 columns (PTX ISA 9.0 9.7.16.9.1)
@@ -367,6 +378,28 @@ def _tmem_cells(ins, warp, lanes: list):
         return None
     pieces = ld_st.fragment_map(shape, num, ins.has("unpack::16b"))
     return frozenset((lane + cell[0], column + cell[1]) for t in lanes for cell in pieces[t])
+
+
+def _tmem_values(ins, warp, lanes: list) -> Optional[dict]:
+    """What an unpacked tcgen05.st writes into each cell (PTX ISA 9.0 9.7.16.8.4: register p of thread t
+    to the cell spec.tmem.ld_st.fragment_map gives): {(lane, column): (t, the register's 4 bytes as
+    tags.bytes_of names them)}. None for .unpack::16b (two 16-bit halves into two cells: not followed)."""
+    if ins.has("unpack::16b"):
+        return None
+    shape = next((m for m in ins.modifiers if m in ld_st.SHAPES), None)
+    num = next((int(m[1:]) for m in ins.modifiers if re.fullmatch(r"x\d+", m)), None)
+    address = _tmem_address(next(o for o in ins.operands if o.strip().startswith("[")), warp, lanes)
+    names = registers_in(ins.operands[1]) if len(ins.operands) > 1 else []
+    pieces = ld_st.fragment_map(shape, num)
+    registers = [warp.read(name, 32) for name in names]
+    lane0, column0 = address >> 16, address & 0xFFFF
+    out = {}
+    for t in lanes:
+        for j, register in enumerate(registers):
+            if 2 * j < len(pieces[t]):
+                cell = pieces[t][2 * j]
+                out[(lane0 + cell[0], column0 + cell[1])] = (t, tags.bytes_of(lane_of(register, t), 32))
+    return out
 
 
 def _clock(warp) -> Optional[tuple]:

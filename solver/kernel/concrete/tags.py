@@ -221,9 +221,10 @@ def _arithmetic(ins, read, width_of):
     operands = [read(o, 8 * size) for o in ins.operands[1:]]
     parts = ()
     for half in range(lanes):
-        found = set()
+        found, opaque = set(), False
         for value in operands:
             chunk = bytes_of(value, 8 * size)[half * step:(half + 1) * step]
+            opaque = opaque or None in chunk and not any(isinstance(p, Piece) for p in chunk)
             if any(isinstance(p, Piece) for p in chunk):
                 element = whole_element(chunk)
                 if element is None:
@@ -233,6 +234,12 @@ def _arithmetic(ins, read, width_of):
         if len(found) > 1:
             return {ins.operands[0].strip(): Unknown(f"line {ins.line}: {ins.opcode} combines accumulator "
                                                      f"elements {sorted(e for _, e in found)}")}
+        if found and opaque and ins.base in ("max", "min"):
+            # (max and min select an operand: against a value the run does not know, such as a row's
+            # running maximum, the result may be that value and not the element; against a constant,
+            # a clamp such as ReLU, it is the element, clamped)
+            return {ins.operands[0].strip(): Unknown(f"line {ins.line}: {ins.opcode} of an accumulator element "
+                                                     "and a value the run does not know")}
         parts += element_parts(*found.pop(), step) if found else (None,) * step
     return {ins.operands[0].strip(): make(parts, f"line {ins.line}: unknown")}
 

@@ -11,7 +11,7 @@ from typing import Optional
 # Type modifiers and their widths (PTX ISA 5.2.2 Table 9, fundamental types).
 TYPE_BITS = {"b8": 8, "b16": 16, "b32": 32, "b64": 64, "b128": 128, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
              "s8": 8, "s16": 16, "s32": 32, "s64": 64, "f16": 16, "f16x2": 32, "bf16": 16, "bf16x2": 32,
-             "f32": 32, "f64": 64, "pred": 1}
+             "f32": 32, "f32x2": 64, "f64": 64, "pred": 1}
 INTEGER_TYPES = {name for name in TYPE_BITS if name[0] in "bus" and name != "b128"} | {"pred"}
 
 # Opcodes whose first operand is not a register they write (it is a source, a label, a barrier id or
