@@ -73,3 +73,51 @@ def test_two_warps_committing_to_one_barrier_pair_nothing():
               _event("wait", 2, 0, FULL, 0)]
     pairing = Pairing(events, _run(0, 1, 2))
     assert pairing.unpaired() is not None and pairing.complete_before(LOAD_TILE_0) == {}
+
+
+# --- a barrier initialised again (Triton's causal attention: inval and init between its two loops) -------
+
+SYNC = (0, None)                      # bar.sync 0: every warp, a CTA barrier
+
+
+def _at(kind, tick, warp, amount=None, syncs=0):
+    return MbarrierEvent(kind, tick, warp, 0, FULL, amount, ((SYNC, syncs),) if syncs else ())
+
+
+def _run_synced(syncs=4):
+    return SimpleNamespace(warps=[SimpleNamespace(warp=w, clock=((SYNC, syncs),), barrier_uses={SYNC})
+                                  for w in (0, 1)])
+
+
+def _two_lives(waiter_syncs=(1, 3), inval_tick=5):
+    """Warp 0 initialises FULL, commits once, invalidates it, initialises it again (after sync 2) and
+    commits once more; warp 1 waits for phase 0 of each life, after sync 1 and sync 3."""
+    return [_at("init", 1, 0, 1), _at("commit", 3, 0, 1, syncs=1), _at("inval", inval_tick, 0, syncs=2),
+            _at("init", 6, 0, 1, syncs=2), _at("commit", 8, 0, 1, syncs=3),
+            _at("wait", 20, 1, 0, syncs=waiter_syncs[0]), _at("wait", 30, 1, 0, syncs=waiter_syncs[1])]
+
+
+def test_each_life_of_a_barrier_initialised_again_is_paired_on_its_own():
+    pairing = Pairing(_two_lives(), _run_synced())
+    assert pairing.unpaired() is None and set(pairing.barriers) == {(FULL, 0), (FULL, 1)}
+    assert [p for _, _, p in pairing.barriers[(FULL, 1)].waits[1]] == [0]      # phase 0 of the second life
+    load = SimpleNamespace(warp=1, tick=31, clock=((SYNC, 3),))
+    assert pairing.complete_before(load) == {0: 8}       # the second life's commit covers the MMAs before it
+
+
+def test_a_wait_before_the_second_init_is_of_the_first_life():
+    # warp 1's second wait comes before sync 2, so before the second init: a second wait of the first
+    # life, for a parity-0 phase it has not completed again (a phase skipped): nothing is paired
+    pairing = Pairing(_two_lives(waiter_syncs=(1, 1)), _run_synced())
+    assert pairing.unpaired() is not None
+
+
+def test_a_barrier_used_after_its_inval_pairs_nothing():
+    # the inval before the first commit: the commit arrives on an invalidated barrier
+    pairing = Pairing(_two_lives(inval_tick=2), _run_synced())
+    assert pairing.unpaired() is not None
+
+
+def test_a_wait_no_barrier_orders_with_either_init_pairs_nothing():
+    pairing = Pairing(_two_lives(waiter_syncs=(0, 0)), _run_synced())
+    assert pairing.unpaired() is not None and set(pairing.barriers) == {FULL}

@@ -27,8 +27,8 @@ from solver.kernel.concrete.values import Unknown
 
 @dataclass(frozen=True)
 class MbarrierEvent:
-    kind: str                      # "init", "commit", "arrive", "expect_tx", "wait", "other" (arrive_drop, a
-                                   # multicast commit: pairs nothing)
+    kind: str                      # "init", "inval", "commit", "arrive", "expect_tx", "wait", "other"
+                                   # (arrive_drop, a multicast commit: pairs nothing)
     tick: int
     warp: int
     line: int
@@ -40,6 +40,8 @@ class MbarrierEvent:
 def kind_of(ins) -> Optional[str]:
     if ins.opcode.startswith("tcgen05.commit"):
         return "commit" if ".mbarrier::arrive" in ins.opcode and ".multicast" not in ins.opcode else "other"
+    if ins.opcode.startswith("mbarrier.inval"):
+        return "inval"
     m = operations.BARRIER_OPCODE.match(ins.opcode)
     if m is None:
         return None
@@ -90,9 +92,16 @@ class Pairing:
         by_barrier: dict = {}
         for event in events:
             by_barrier.setdefault(event.barrier, []).append(event)
-        self.barriers = {address: _phases(address, found) for address, found in by_barrier.items()
-                         if address is not None}
+        self.barriers: dict = {}        # address, or (address, generation) once initialised again -> Phases
+        for address, found in by_barrier.items():
+            if address is not None:
+                for key, part in _generations(address, found, self._before).items():
+                    self.barriers[key] = _phases(address, part)
         self.arrivals_after: dict = {}      # (warp, tick) of a load -> _arrived_after
+
+    def _before(self, first: MbarrierEvent, then: MbarrierEvent) -> bool:
+        """One mbarrier event happens before another: earlier in one warp, or through a CTA barrier."""
+        return self.ordered(first.warp, first.tick, first.clock, then.warp, then.tick, then.clock)
 
     def _waited(self, barrier: Phases, warp: int, tick: int, clock) -> int:
         """The latest phase of the barrier that `warp` waited for before `tick`, itself or through another
@@ -154,6 +163,46 @@ class Pairing:
 
     def unpaired(self) -> Optional[str]:
         return next((b.unpaired for b in self.barriers.values() if b.unpaired is not None), None)
+
+
+def _generations(address: int, events: list, before) -> dict:
+    """A barrier initialised again (Triton's causal attention invalidates and initialises its barriers
+    between its two loops: PTX ISA 9.0 9.7.13.15.10 mbarrier.inval, 9.7.13.15.9 init) is a new barrier
+    each time: {address: events} when it is initialised once, else {(address, g): the events of generation
+    g}. The initialising warp's events go by its program order; another warp's event is of generation g
+    when the g-th init happens before it and it before the next init (before: a CTA barrier orders them).
+    An mbarrier.inval must end a generation: the initialising warp's last event of it, every other event
+    of it before the inval. Anything else leaves one generation, which _phases then refuses (two inits)."""
+    inits = sorted((e for e in events if e.kind == "init"), key=lambda e: e.tick)
+    if len(inits) < 2 and not any(e.kind == "inval" for e in events):
+        return {address: events}
+    if not inits or len({e.warp for e in inits}) > 1:
+        return {address: events}
+    owner = inits[0].warp
+    parts: list = [[] for _ in inits]
+    invals: list = [None] * len(inits)
+    for event in sorted(events, key=lambda e: e.tick):
+        if event.warp == owner:
+            g = sum(1 for init in inits if init.tick <= event.tick) - 1
+        else:
+            g = next((k for k, init in enumerate(inits) if before(init, event) and
+                      (k + 1 == len(inits) or before(event, inits[k + 1]))), None)
+        if g is None or g < 0:
+            return {address: events}
+        if event.kind == "inval":
+            if event.warp != owner or invals[g] is not None:
+                return {address: events}
+            invals[g] = event
+            continue
+        if invals[g] is not None and (event.warp == owner or not before(event, invals[g])):
+            return {address: events}          # (used after its inval: not one barrier's life)
+        parts[g].append(event)
+    for g, inval in enumerate(invals):
+        if inval is not None and any(e.warp != owner and not before(e, inval) for e in parts[g]):
+            return {address: events}
+    if len(inits) == 1:
+        return {address: parts[0]}
+    return {(address, g): part for g, part in enumerate(parts)}
 
 
 def _phases(address: int, events: list) -> Phases:
