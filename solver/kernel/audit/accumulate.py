@@ -9,10 +9,11 @@ so zeroed: what Triton and TileLang emit before a tile), or by constants (`selp.
 accumulator before Q . K^T adds to it; a constant holds no earlier sum). A register multiplied into itself (attention's
 rescaling, `mul.f32 %f, %f, x`) holds the same element, scaled: the accumulation goes on and same_tile
 still compares its MMAs, but k_once is not checked on it. Any other write into an accumulator register
-leaves where the accumulation started unknown, and k_once is not checked on it. A tensor-memory accumulator
-(tcgen05.mma) whose columns some tcgen05.st or tcgen05.cp of the run writes (sm_100 attention zeroes O and
-rescales it in tensor memory) is not checked by k_once either: the order of those stores and the MMAs is not
-followed here. An accumulation ends where the next one starts, or at the end of the run.
+leaves where the accumulation started unknown, and k_once is not checked on it. Nor is it on a
+tensor-memory accumulator (tcgen05.mma) that a tcgen05.st or tcgen05.cp may write after its first MMA and
+before its last one completed (sm_100 attention rescales O in tensor memory between its MMAs; a store
+before the first MMA, Triton's zeroing, is harmless to an accumulation that starts by overwriting).
+An accumulation ends where the next one starts, or at the end of the run.
 """
 from __future__ import annotations
 
@@ -69,9 +70,12 @@ class Chain:
     ks: list = field(default_factory=list)      # the global k of every k each MMA read
     extent: Optional[int] = None                # K: A's (or B's) map extent along its K dimension
     k_known: bool = True
+    columns: object = None                      # a tcgen05.mma's accumulator columns (Accumulations._columns)
+    first_order: int = -1                       # the visit index of its first MMA, and of its latest
+    last: int = -1
 
 
-EVERY_COLUMN = "every column"
+EVERY_COLUMN = "every column"        # (Accumulations._columns: a shape with no layout)
 
 
 @lru_cache(maxsize=64)
@@ -86,11 +90,12 @@ def _accumulator_columns(M: int, N: int, cta_group: int, ws: bool, sparse: bool)
 
 
 class Accumulations:
-    def __init__(self, same_tile, k_once, stored_columns=frozenset()):
-        """stored_columns: the tensor-memory columns some tcgen05.st or tcgen05.cp of the run writes, or
-        EVERY_COLUMN when one writes cells the run does not know (trace.TmemStore)."""
+    def __init__(self, same_tile, k_once, stores_within=None):
+        """stores_within(columns, first, last): whether a tcgen05.st or tcgen05.cp of the run may write one
+        of those tensor-memory columns after the MMA of visit index `first` and before the one of visit
+        index `last` completed (properties.StoresWithin); None: the run has none."""
         self.same_tile, self.k_once = same_tile, k_once
-        self.stored_columns = stored_columns
+        self.stores_within = stores_within
         self.chains: dict = {}                 # (warp, accumulator key) -> Chain
         self.written: dict = {}                # warp -> {register: "zero" | "constant" | "rescale" | "other"}
                                                # since its last MMA
@@ -106,7 +111,8 @@ class Accumulations:
                 "constant" if writes_constant(ins) or copied == "constant" else \
                 "rescale" if rescales(ins) else "other"
 
-    def mma(self, ins, visit, site, traced: dict, loads: list, maps: dict, where: dict) -> None:
+    def mma(self, ins, visit, site, traced: dict, loads: list, maps: dict, where: dict, order: int = -1) -> None:
+        """One MMA visit (order: its index among the run's visits)."""
         key, adds = operations.accumulator(ins, visit.values)
         chain_key = (visit.warp, key)
         start = "overwritten" if adds is False else None
@@ -133,12 +139,10 @@ class Accumulations:
                 self.chains.pop(chain_key, None)
                 return
             rows, ks, extent = shape
-            if key[0] == "tmem" and self._stored_over(key[1], site):
-                start = None                    # (k_once: a store into the sum's cells, as a rescale, is not seen)
             self.chains[chain_key] = Chain(rows, visit.line, list(visit.iteration),
                                            start if start in ("overwritten", "zeroed", "constants") else None,
                                            dict(where), ks,
-                                           extent, ks is not None)
+                                           extent, ks is not None, self._columns(key, site), order, order)
             if adds is None:
                 self.same_tile.unknown(f"line {visit.line}: whether the MMA adds to its accumulator (scale-d / "
                                        "enable-input-d) is unknown in the run")
@@ -158,24 +162,24 @@ class Accumulations:
                 return
         self.same_tile.proved()
         previous.rows, previous.line, previous.iteration = rows, visit.line, list(visit.iteration)
+        previous.last = order
         if ks is None or extent != previous.extent:
             previous.k_known = False
         else:
             previous.ks.extend(ks)
 
-    def _stored_over(self, address: int, site) -> bool:
-        """Whether a tcgen05.st or tcgen05.cp of the run writes a column of the tcgen05.mma's accumulator
-        (any lane, any time: the order of the stores and the MMAs is not followed here). A tensor-memory
-        accumulator so written may hold a rescaled sum (attention's correction of O) or anything else."""
-        if not self.stored_columns:
-            return False
-        if self.stored_columns == EVERY_COLUMN or site.m is None or site.n is None:
-            return True
-        columns = _accumulator_columns(site.m, site.n, site.cta_group, site.ws, site.sparse)
+    @staticmethod
+    def _columns(key: tuple, site):
+        """The absolute tensor-memory columns of a tcgen05.mma's accumulator; None for a wgmma's;
+        EVERY_COLUMN when its shape has no layout."""
+        if key[0] != "tmem":
+            return None
+        columns = None if site.m is None or site.n is None else \
+            _accumulator_columns(site.m, site.n, site.cta_group, site.ws, site.sparse)
         if columns is None:
-            return True
-        first = address & 0xFFFF
-        return any(first + column in self.stored_columns for column in columns)
+            return EVERY_COLUMN
+        first = key[1] & 0xFFFF
+        return frozenset(first + column for column in columns)
 
     def shape(self, roles: list, traced: dict, loads: list, maps: dict):
         """(role -> global rows, the global k of each k read, K) of the MMA, or None when an operand was not
@@ -203,9 +207,13 @@ class Accumulations:
         return (rows, ks, extent) if rows else None
 
     def _finish(self, chain: Chain) -> None:
-        """audit.gemm.k_once on a whole accumulation whose start is known."""
+        """audit.gemm.k_once on a whole accumulation whose start is known (and, in tensor memory, that no
+        store writes between its first MMA and its last one's completion)."""
         if chain.start is None or not chain.k_known or chain.extent is None:
             return
+        if chain.columns is not None and self.stores_within is not None and \
+                self.stores_within(chain.columns, chain.first_order, chain.last):
+            return                      # (a store into the sum, as attention's rescale of O: not a plain sum)
         inside = sorted(k for k in chain.ks if 0 <= k < chain.extent)
         missing = next((k for k in range(chain.extent) if k not in set(inside)), None) \
             if len(set(inside)) != chain.extent else None

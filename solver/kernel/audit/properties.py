@@ -12,7 +12,7 @@ from typing import Optional
 from spec.rule import SpecError
 from spec.tma import tensormap
 
-from solver.kernel.audit import accumulate, compose, epilogue, operations, pairs, tmem, tmem_operand
+from solver.kernel.audit import accumulate, commits, compose, epilogue, operations, pairs, tmem, tmem_operand
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import Definition, Tally, first_time
 
@@ -229,7 +229,8 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
     rows = {} if rows is None else rows
     written, swizzle, same_k = Tally(WRITTEN), Tally(SWIZZLE), Tally(SAME_K)
     same_tile, k_once = Tally(SAME_TILE), Tally(K_ONCE)
-    accumulations = accumulate.Accumulations(same_tile, k_once, _stored_columns(kernel.trace))
+    accumulations = accumulate.Accumulations(same_tile, k_once, StoresWithin(kernel.trace, kernel.run)
+                                             if kernel.trace is not None and kernel.trace.tmem_stores else None)
     timeline = kernel.timeline
     if timeline.unknown:                # a load the phases may miss: a read could be refuted wrongly
         line, why = timeline.unknown[0]
@@ -257,7 +258,7 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
         if key in done:                           # the same reads as a visit checked already
             if done[key] is not None:
                 accumulations.mma(kernel.statements[visit.statement].instruction, visit, *done[key], kernel.maps,
-                                  where)
+                                  where, index)
                 traced_rows.update(_rows(accumulations, *done[key], kernel.maps))
             continue
         if len(done) >= MAX_MMA_CHECKS:
@@ -325,7 +326,7 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
         if traced and all(role in traced for role, op in site_now.operands.items() if op.source == "descriptor"):
             _check_same_k(same_k, traced, visible, kernel.maps, where)
         accumulations.mma(kernel.statements[visit.statement].instruction, visit, site_now, traced, visible,
-                          kernel.maps, where)
+                          kernel.maps, where, index)
         done[key] = (site_now, traced, visible)
         traced_rows.update(_rows(accumulations, site_now, traced, visible, kernel.maps))
     if timeline.stopped:
@@ -339,17 +340,36 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
                           "written) was followed to its end")]
 
 
-def _stored_columns(trace):
-    """The tensor-memory columns the run's tcgen05.st and tcgen05.cp write (accumulate.Accumulations)."""
-    columns: set = set()
-    for store in trace.tmem_stores if trace is not None else ():
-        if store.cells is None:
-            return accumulate.EVERY_COLUMN
-        if isinstance(store.cells, frozenset):
-            columns.update(column for _, column in store.cells)
-        else:
-            columns.update(range(store.cells[1], store.cells[2]))
-    return frozenset(columns)
+class StoresWithin:
+    """Whether a tcgen05.st or tcgen05.cp of the run may write an accumulation's tensor-memory columns
+    between its first MMA and its last one's completion (accumulate.Accumulations): a store is outside
+    when the first MMA is after it (commits.Pairing.after: the same warp, a CTA barrier, or an mbarrier
+    phase) or the last MMA is complete before it (a tcgen05.commit phase the storing warp waited for)."""
+
+    def __init__(self, trace, run):
+        self.trace, self.run, self.pairing = trace, run, None
+        self.writes = {write.order: write for write in trace.tmem_writes}
+        self.columns = []                        # (store, its columns, or None for every column)
+        for store in trace.tmem_stores:
+            if store.cells is None:
+                self.columns.append((store, None))
+            elif isinstance(store.cells, frozenset):
+                self.columns.append((store, frozenset(column for _, column in store.cells)))
+            else:
+                self.columns.append((store, frozenset(range(store.cells[1], store.cells[2]))))
+
+    def __call__(self, columns, first: int, last: int) -> bool:
+        stores = [store for store, written in self.columns
+                  if written is None or columns == accumulate.EVERY_COLUMN or not written.isdisjoint(columns)]
+        if not stores:
+            return False
+        start, end = self.writes.get(first), self.writes.get(last)
+        if start is None or end is None:
+            return True
+        if self.pairing is None:
+            self.pairing = commits.Pairing(self.trace.mbarriers, self.run)
+        return any(not self.pairing.after(store, start.warp, start.tick, start.clock) and
+                   self.pairing.complete_before(store).get(end.warp, -1) <= end.tick for store in stores)
 
 
 def _rows(accumulations, site, traced: dict, loads: list, maps: dict) -> dict:
