@@ -95,11 +95,15 @@ def test_the_kept_campaign_is_what_the_seed_generates():
     assert campaign.generate(campaign.SEED) == CASES
 
 
-def test_the_kept_campaign(monkeypatch):
+SHARDS = 4          # (the campaign in four parts, so that pytest -n spreads it over the workers)
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_the_kept_campaign(monkeypatch, shard):
     monkeypatch.chdir(campaign.REPOSITORY)
     monkeypatch.delenv("LAYOUTPROOF_DEBUG", raising=False)
     failures = []
-    for case in CASES:
+    for case in CASES[shard::SHARDS]:
         problems = run_case(case)
         if problems:
             failures.append((case["id"], problems, case["argv"][:6]))
