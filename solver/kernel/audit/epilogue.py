@@ -141,6 +141,8 @@ class Sources:
         self.paired: dict = {}           # (warp, tick of a tcgen05.ld, writers' signature, stores) -> _paired
         self.stores = None               # ({cell: [TmemStore]}, [TmemStore over columns or not known])
         self.stores_after: dict = {}     # (warp, tick of a tcgen05.ld, id(store)) -> Pairing.after
+        self.placed: dict = {}           # (a tcgen05.ld's line, warp, address, shape, num; lane, register) -> _place
+        self.cell_stores: dict = {}      # cell -> _stores_on
 
     def resolve(self, origin, warp: int, lane: int, element: int, order: int):
         """(accumulator, element, row, column, traced rows, the MMA's line), or the reason it is not known."""
@@ -159,23 +161,13 @@ class Sources:
         same global rows of A and B there, theirs (the latest before the load). Otherwise the latest whose
         completion the load waited for, when every other one is after the load (commits.py)."""
         load = self.trace.tmem_loads[k]
-        form = (load.shape, load.num)
-        if form not in self.fragments:
-            self.fragments[form] = ld_st.fragment_map(*form)
-        cell = self.fragments[form][lane][2 * register]
-        at = ((load.address >> 16) + cell[0], (load.address & 0xFFFF) + cell[1])
-        if at[0] not in tmem_address.lane_quarter(load.warp):
-            return f"the tcgen05.ld at line {load.line} (warp {load.warp}) names lane {at[0]}, outside its lane " \
-                   "quarter (audit.tmem.access): what it reads is not the manual's to say"
-        groups = self._groups()
-        if isinstance(groups, str):
-            return groups
-        found = [(g, place) for g, (address, inverse, writers) in enumerate(groups)
-                 for place in [inverse.get((at[0] - (address >> 16), at[1] - (address & 0xFFFF)))] if place is not None]
-        if not found:
-            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which no tcgen05.mma " \
-                   "of the run wrote"
-        signature = tuple(g for g, _ in found)
+        key = (load.line, load.warp, load.address, load.shape, load.num, lane, register)
+        if key not in self.placed:       # (the same for every run of one load: a loop's loads share it)
+            self.placed[key] = self._place(load, lane, register)
+        placed = self.placed[key]
+        if isinstance(placed, str):
+            return placed
+        at, found, signature = placed
         writers = self._merged(signature)
         stores = tuple(store for store in self._stores_on(at) if not self._store_after(load, store))
         if not stores and len(found) == 1 and self._one_identity(found[0][0], *found[0][1]):
@@ -192,6 +184,27 @@ class Sources:
                    f"wrote: {chosen}"
         place = next(p for g, p in found if g == writers[chosen].group)
         return self._resolution(writers[chosen], place)
+
+    def _place(self, load, lane: int, register: int):
+        """(the cell register `register` of thread `lane` reads, [(accumulator group, (m, n))] of the
+        tcgen05.mma layouts that cover it, those groups), or the reason there are none."""
+        form = (load.shape, load.num)
+        if form not in self.fragments:
+            self.fragments[form] = ld_st.fragment_map(*form)
+        cell = self.fragments[form][lane][2 * register]
+        at = ((load.address >> 16) + cell[0], (load.address & 0xFFFF) + cell[1])
+        if at[0] not in tmem_address.lane_quarter(load.warp):
+            return f"the tcgen05.ld at line {load.line} (warp {load.warp}) names lane {at[0]}, outside its lane " \
+                   "quarter (audit.tmem.access): what it reads is not the manual's to say"
+        groups = self._groups()
+        if isinstance(groups, str):
+            return groups
+        found = [(g, place) for g, (address, inverse, writers) in enumerate(groups)
+                 for place in [inverse.get((at[0] - (address >> 16), at[1] - (address & 0xFFFF)))] if place is not None]
+        if not found:
+            return f"the tcgen05.ld at line {load.line} reads lane {at[0]}, column {at[1]}, which no tcgen05.mma " \
+                   "of the run wrote"
+        return at, found, tuple(g for g, _ in found)
 
     def _store_after(self, load, store) -> bool:
         key = (load.warp, load.tick, id(store))
@@ -214,9 +227,11 @@ class Sources:
                         self.stores[0].setdefault(cell, []).append(store)
                 else:
                     self.stores[1].append(store)
-        exact, ranges = self.stores
-        return exact.get(at, []) + [store for store in ranges if store.cells is None or
-                                    store.cells[1] <= at[1] < store.cells[2]]
+        if at not in self.cell_stores:
+            exact, ranges = self.stores
+            self.cell_stores[at] = exact.get(at, []) + [store for store in ranges if store.cells is None or
+                                                        store.cells[1] <= at[1] < store.cells[2]]
+        return self.cell_stores[at]
 
     @staticmethod
     def _resolution(writer: "Writer", place: tuple) -> tuple:

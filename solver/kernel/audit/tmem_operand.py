@@ -80,7 +80,7 @@ class _Reader:
         self.chosen: dict = {}           # (id of the cell's stores, MMA write index) -> TmemStore | reason
         self.cell_stores: dict = {}      # cell -> (its stores by tick, the number of that list of stores)
         self.lists: dict = {}            # the ids of a list of stores -> its number
-        self.places: dict = {}           # (M, kind, cta_group) -> [(m, k, a_locations' place)] of this CTA
+        self.places: dict = {}           # (M, kind, cta_group) -> [((lane, column), [(m, k, half)])] of this CTA
         self.mma_cells = None            # every cell a tcgen05.mma of the run writes (absolute)
 
     def read(self, use: TmemA, write) -> None:
@@ -102,46 +102,61 @@ class _Reader:
         if isinstance(places, str):
             use.problem = f"line {write.line}: {places}"
             return
-        for m, k, (_, lane, column, first_bit, _) in places:
+        for (lane, column), elements in places:
             at = (lane0 + lane, column0 + column)
             store = self._store_read(at, write)
             if isinstance(store, str):
                 use.problem = f"line {write.line}: A's cell lane {at[0]}, column {at[1]}: {store}"
                 return
             thread, parts = store.values[at]
-            half = first_bit // 16
-            element = tags.whole_element(parts[2 * half:2 * half + 2])
-            if element is None or not isinstance(element[0], tuple):
-                use.problem = (f"line {write.line}: A's element ({m}, {k}) (the tcgen05.st at line {store.line}) is "
-                               "no element of a tcgen05.ld the run followed")
-                return
-            resolved = self.sources.resolve(element[0], store.warp, thread, element[1], store.tick)
-            if isinstance(resolved, str):
-                use.problem = f"line {write.line}: A's element ({m}, {k}) comes from a tcgen05.ld: {resolved}"
-                return
-            key, _, row, column_of_s, traced, line = resolved
-            origins.add(key)
-            use.origin_rows, use.origin_line = traced, line
-            pairs.add((k, column_of_s))
-            if row != m and use.mismatch is None:
-                use.mismatch = {"what": f"A's row {m} (tensor memory lane {at[0]}, column {at[1]}) holds row {row} "
-                                        "of the accumulator it is computed from", "line": write.line,
-                                "warp": write.warp, "store_line": store.line}
+            for m, k, half in elements:
+                if not self._element(use, write, store, at, thread, parts, m, k, half, origins, pairs):
+                    return
         if len(origins) != 1:
             use.problem = f"line {write.line}: A's cells hold the elements of {len(origins)} accumulators"
             return
         use.origin = origins.pop()
         use.pairs = tuple(sorted(pairs))
 
+    def _element(self, use: TmemA, write, store: TmemStore, at: tuple, thread: int, parts: tuple, m: int, k: int,
+                 half: int, origins: set, pairs: set) -> bool:
+        """A[m][k], in half `half` of the cell `at` the store wrote: the accumulator element it holds, its
+        row checked against m; False when that is not known (use.problem says why)."""
+        element = tags.whole_element(parts[2 * half:2 * half + 2])
+        if element is None or not isinstance(element[0], tuple):
+            use.problem = (f"line {write.line}: A's element ({m}, {k}) (the tcgen05.st at line {store.line}) is "
+                           "no element of a tcgen05.ld the run followed")
+            return False
+        resolved = self.sources.resolve(element[0], store.warp, thread, element[1], store.tick)
+        if isinstance(resolved, str):
+            use.problem = f"line {write.line}: A's element ({m}, {k}) comes from a tcgen05.ld: {resolved}"
+            return False
+        key, _, row, column_of_s, traced, line = resolved
+        origins.add(key)
+        use.origin_rows, use.origin_line = traced, line
+        pairs.add((k, column_of_s))
+        if row != m and use.mismatch is None:
+            use.mismatch = {"what": f"A's row {m} (tensor memory lane {at[0]}, column {at[1]}) holds row {row} "
+                                    "of the accumulator it is computed from", "line": write.line,
+                            "warp": write.warp, "store_line": store.line}
+        return True
+
     def _places(self, M: int, kind: str, cta_group: int):
-        """Every element (m, k) of one MMA's A with its place in this CTA (a_locations), or why none."""
+        """The cells of one MMA's A in this CTA (a_locations), each with the elements (m, k) it holds and
+        their 16-bit half, or why there are none."""
         key = (M, kind, cta_group)
         if key not in self.places:
+            cells: dict = {}
             try:
-                self.places[key] = [(m, k, place) for m in range(M) for k in range(accumulator.a_k(kind))
-                                    for place in accumulator.a_locations(m, k, M, kind, cta_group) if place[0] == 0]
+                for m in range(M):
+                    for k in range(accumulator.a_k(kind)):
+                        for cta, lane, column, first_bit, _ in accumulator.a_locations(m, k, M, kind, cta_group):
+                            if cta == 0:
+                                cells.setdefault((lane, column), []).append((m, k, first_bit // 16))
             except SpecError as error:
                 self.places[key] = str(error)
+            else:
+                self.places[key] = sorted(cells.items())
         return self.places[key]
 
     def _store_read(self, at: tuple, write):
