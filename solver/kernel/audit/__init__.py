@@ -58,6 +58,16 @@ ASSUMPTIONS = (
      "statement": "The run is one CTA (--cta) of the launch; bytes other CTAs multicast into it are not counted "
                   "(such phases are unknown).",
      "evidence": "PTX ISA 9.0 9.7.9.25.5.1 (.multicast::cluster)"},
+    {"id": "audit.assume.tcgen05_order",
+     "statement": "A tcgen05.st is complete before the arrival or barrier that orders it before an MMA "
+                  "(tcgen05.wait::st), and the tcgen05 fences around thread barriers are in place: the order the "
+                  "audit reads from barriers and mbarriers is the order the tensor core sees. Not checked.",
+     "evidence": "PTX ISA 9.0 9.7.16.8.5 (tcgen05.wait), 9.7.16.6 (the tcgen05 memory consistency model)"},
+    {"id": "audit.assume.scales_unchecked",
+     "statement": "The scale factors of a block-scaled MMA (.block_scale: their tensor-memory cells, tcgen05.cp, "
+                  "the scale-factor ids) are not checked: a proof covers the data of A and B, not their scales.",
+     "evidence": "PTX ISA 9.0 9.7.16.10.7 (block scaling: the scale-factor layouts such a check follows); "
+                 "not built yet (issue 28)"},
 )
 
 _PARAM_KEY = re.compile(r"^([A-Za-z_$%][\w$]*|\d+)(?:\+(\d+|0x[0-9a-fA-F]+))?$")
