@@ -26,8 +26,6 @@ NOT_PROVED = {
     "reads is not the manual's to say": (
         "tl_sm100_gemm_bf16_128x256x128_s2_kA_kB_tma", "tl_sm100_gemm_f16_128x128x64_s3_kA_nB_tma",
         "tl_sm100_gemm_ws_bf16_128x256x64_s4_kA_nB", "tl_sm100_gemm_ws_f16_128x128x64_s6_kA_nB"),
-    "packed fp4 operands (sub-byte elements are not placed)": (
-        "tut10_block_scaled_mxfp4_128x256x256_s4_w4_sm_100a", "tut10_block_scaled_nvfp4_128x256x256_s4_w4_sm_100a"),
 }
 SHORTFALL = {name: why for why, names in NOT_PROVED.items() for name in names}
 

@@ -196,14 +196,14 @@ class Accumulations:
             placed = tuple(c for slot in outcome.slots for d, c in enumerate(loads[slot].coordinates) if d not in along_k)
             kept = outcome.__dict__.setdefault("_rows", {})
             if placed not in kept:
-                column = [compose.global_element(loads[row[0][0]], maps[loads[row[0][0]].source], row[0][1])
-                          for row in outcome.cells]
+                column = [compose.global_element(loads[row[0][0]], maps[loads[row[0][0]].source], row[0][1],
+                                                 outcome.packing) for row in outcome.cells]
                 kept[placed] = [tuple(c for d, c in enumerate(element) if d not in along_k) for element in column]
             rows[role] = kept[placed]
             if ks is None and len(along_k) == 1:
                 d = along_k[0]
                 ks = [element[d] for element in compose.first_row(outcome, loads, maps)]
-                extent = maps[loads[outcome.slots[0]].source].global_dim[d]
+                extent = maps[loads[outcome.slots[0]].source].global_dim[d] * (outcome.packing if d == 0 else 1)
         return (rows, ks, extent) if rows else None
 
     def _finish(self, chain: Chain) -> None:

@@ -38,6 +38,7 @@ class Outcome:
     unknown: Optional[str] = None
     unwritten: Optional[dict] = None   # {mn, k, address}
     slots: tuple = ()                  # the slots it read from, in order of first use
+    packing: int = 1                   # elements per byte of the map (2: e2m1 packed in a UINT8 map, K-major)
 
 
 class Placements:
@@ -66,9 +67,14 @@ class Placements:
         return found
 
 
-def global_element(load: Load, params, index: tuple) -> tuple:
+def global_element(load: Load, params, index: tuple, packing: int = 1) -> tuple:
+    """The global coordinates of box element `index` (PTX ISA 9.0 5.5.3: the box's element i along d at
+    the load's coordinate c + i * elementStrides[d], dimension 0 traversed whole). With packing p, the
+    map's elements along dimension 0 are bytes that each hold p of the operand's elements (index[0] then
+    counts those): the coordinate along 0 is in the operand's elements, p * c + index[0]."""
     strides = params.element_strides
-    return tuple(c + (i if d == 0 else i * strides[d]) for d, (c, i) in enumerate(zip(load.coordinates, index)))
+    return tuple((packing * c + i) if d == 0 else c + i * strides[d]
+                 for d, (c, i) in enumerate(zip(load.coordinates, index)))
 
 
 def slot_key(loads: list, maps: dict) -> tuple:
@@ -118,9 +124,12 @@ def trace_operand(site: mma.Site, op: mma.Operand, merged: dict, loads: list, ma
     except SpecError as error:
         return Outcome(unknown=f"the descriptor cannot be read: {error}")
     chunk = operand.elements_per_chunk
-    if readmap.CHUNK % chunk:
+    packing = chunk // readmap.CHUNK if chunk > readmap.CHUNK else 1
+    if readmap.CHUNK % chunk and packing * readmap.CHUNK != chunk:
         return Outcome(unknown=f"{op.dtype} elements do not fill whole bytes")
-    element_bytes = readmap.CHUNK // chunk
+    if packing > 1 and operand.major != "K":
+        return Outcome(unknown=f"{op.dtype} elements packed {packing} to a byte along MN (only K-major is placed)")
+    element_bytes = readmap.CHUNK // chunk if packing == 1 else 1
     cells, used = [], {}
     for mn, row in enumerate(readmap.read_addresses(operand)):
         out = []
@@ -129,19 +138,24 @@ def trace_operand(site: mma.Site, op: mma.Operand, merged: dict, loads: list, ma
             if hit is None:
                 return Outcome(unwritten={"mn": mn, "k": k, "address": address})
             used.setdefault(hit[0], None)
+            if packing > 1:     # (element k in the byte's k mod p-th place: dtypes.byte_in_chunk, PTX ISA 9.0
+                slot, index = hit    # 9.7.16.4.1, packed 4-bit elements of .kind::mxf4 / ::mxf4nvf4)
+                hit = (slot, (packing * index[0] + k % packing,) + index[1:])
             out.append(hit)
         cells.append(out)
     for slot in used:
         params = maps[loads[slot].source]
         if params.dtype.bits // 8 != element_bytes:
             return Outcome(unknown=f"the map of {loads[slot].source.param} holds {params.dtype.bits // 8}-byte "
-                                   f"elements, the MMA reads {op.dtype} ({element_bytes} bytes)")
-    return Outcome(cells=cells, slots=tuple(used))
+                                   f"elements, the MMA reads {op.dtype} ({element_bytes} bytes"
+                                   f"{f' holding {packing}' if packing > 1 else ''})")
+    return Outcome(cells=cells, slots=tuple(used), packing=packing)
 
 
 def elements(outcome: Outcome, loads: list, maps: dict) -> list:
     """[mn][k] -> Element: the global element behind each cell (the reference the checks are defined on)."""
-    return [[Element(loads[slot], index, global_element(loads[slot], maps[loads[slot].source], index))
+    return [[Element(loads[slot], index, global_element(loads[slot], maps[loads[slot].source], index,
+                                                        outcome.packing))
              for slot, index in row] for row in outcome.cells]
 
 
@@ -200,6 +214,6 @@ def first_row(outcome: Outcome, loads: list, maps: dict) -> list:
     kept = outcome.__dict__.setdefault("_first_rows", {})
     found = kept.get(placed)
     if found is None:
-        found = kept[placed] = [global_element(loads[slot], maps[loads[slot].source], index)
+        found = kept[placed] = [global_element(loads[slot], maps[loads[slot].source], index, outcome.packing)
                                 for slot, index in outcome.cells[0]]
     return found
