@@ -146,7 +146,7 @@ def rule(id: str, source: str, statement: str, *, subject: Optional[str] = None,
 # The catalogue's order, whatever order the topic modules happened to be imported in: by chapter as the
 # pipeline runs (layouts and swizzles, the MMA operand, tensor memory, TMA, the cases that join them), then
 # by file and line of definition.
-CHAPTER_ORDER = ("spec/cute/", "spec/mma/", "spec/tmem/", "spec/tma/", "spec/cases/")
+CHAPTER_ORDER = ("spec/cute/", "spec/mma/", "spec/tmem/", "spec/scales/", "spec/tma/", "spec/cases/")
 
 
 def catalogue_position(r: Rule) -> tuple:
@@ -172,6 +172,7 @@ SUBJECT_MODULES: dict[str, tuple] = {
     "tmem_alloc_sequence": ("spec.tmem.alloc",),
     "tmem_instruction": ("spec.tmem.address", "spec.tmem.alloc", "spec.tmem.cp", "spec.tmem.instruction",
                          "spec.tmem.shift"),
+    "scale_config": ("spec.scales.vectors",),
     "tensormap": ("spec.tma.tensormap",),
     "tma_box": ("spec.tma.tensormap",),
     "tma_swizzle_use": ("spec.tma.swizzle",),

@@ -15,6 +15,7 @@ from spec.cute import layout, notation, swizzle  # noqa: F401
 from spec.mma import canonical, descriptor, dtypes, instr_desc, readmap, shape  # noqa: F401
 from spec.rule import (CATALOGUE, CHAPTER_ORDER, DEFINITION, ENFORCERS, EVIDENCE_KINDS, Rule,  # noqa: F401
                        SpecError, Violation, catalogue_position, check_all, parse_number, rule, rules_for)
+from spec.scales import layouts, path, tmem as scales_tmem, vectors  # noqa: F401
 from spec.tma import driver, im2col, place, tensormap, tensormap_params  # noqa: F401
 from spec.tma import swizzle as tma_swizzle  # noqa: F401
 from spec.tmem import accumulator, address, alloc, cp, instruction, ld_st, shift  # noqa: F401

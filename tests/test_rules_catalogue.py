@@ -21,7 +21,7 @@ SUBJECTS_WITH_BREAKERS = {
     "desc_case": "tests/test_desc_case.py", "recipe_case": "tests/test_fuzz_recipe.py",
     "tmem_address": "tests/test_tmem_spec.py", "tmem_access": "tests/test_tmem_spec.py",
     "tmem_instruction": "tests/test_tmem_spec.py", "tmem_alloc_sequence": "tests/test_tmem_spec.py",
-    "mma_shape": "tests/test_mma_shape.py",
+    "mma_shape": "tests/test_mma_shape.py", "scale_config": "tests/test_scales_spec.py",
 }
 
 
