@@ -19,7 +19,7 @@ the rule). Modules load when a function is first called, so `import layoutproof`
 from __future__ import annotations
 
 __all__ = ["__version__", "decode", "encode", "violations", "read_addresses", "check_tensor_map", "synthesize", "recipe",
-           "prove", "prove_layout", "rules", "rule", "example_path", "audit"]
+           "prove", "prove_layout", "rules", "rule", "example_path", "audit", "scales_map", "scales_check"]
 
 
 def example_path(name: str) -> str:
@@ -184,6 +184,20 @@ def audit(ptx: str, tensormaps=None, params=None, *, kernel=None, cta=(0, 0, 0),
     launch = Launch(params=dict(params or {}), block=pad(block, 1), cta=pad(cta, 0), grid=pad(grid, 1),
                     cluster=pad(cluster, 1))
     return run_audit(ptx, tensormaps, launch.params, launch, kernel, smem_base)
+
+
+def scales_map(sf_layout: str, rows: int, k: int, block: int):
+    """Where a writer layout ("interleaved", "linear-k", "linear-mn") puts the scale of each (row, K block):
+    a spec.scales.layouts.ScaleMap (`.offsets[row][k_block]`, `.as_json()`), as `layoutproof scales map`."""
+    from spec.scales import layouts
+    return layouts.scale_map(sf_layout, rows, k, block)
+
+
+def scales_check(sf_layout: str, kind: str, scale_vec=None, *, rows: int, k: int):
+    """A writer layout against the reader CUTLASS and Triton emit: a spec.scales.path.ScaleCheck (`.ok`,
+    `.misread`: the first element given another scale), as `layoutproof scales check`."""
+    from spec.scales import path
+    return path.check(sf_layout, kind, scale_vec, rows, k)
 
 
 def rules() -> list:

@@ -23,9 +23,10 @@ from solver.cli.args import EXIT_INTERNAL, EXIT_MALFORMED, EXIT_OK, EXIT_VIOLATI
 # The command modules, in the order `--help` lists them, and the commands each registers. A run imports
 # only the module of the command it names (start-up is most of a small command's time); `--help`, no
 # command or an unknown one builds the whole parser.
-COMMAND_MODULES = ("desc", "synth", "tma", "tmem", "im2col", "prove", "rules", "fuzz", "ptx", "audit")
+COMMAND_MODULES = ("desc", "synth", "tma", "tmem", "scales", "im2col", "prove", "rules", "fuzz", "ptx", "audit")
 COMMANDS = {"desc": "desc", "synth": "synth", "check": "synth", "recipe": "synth", "tma": "tma", "tmem": "tmem",
-            "im2col": "im2col", "prove": "prove", "rules": "rules", "fuzz": "fuzz", "ptx": "ptx", "audit": "audit"}
+            "scales": "scales", "im2col": "im2col", "prove": "prove", "rules": "rules", "fuzz": "fuzz", "ptx": "ptx",
+            "audit": "audit"}
 
 
 class _Version(argparse.Action):

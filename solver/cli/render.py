@@ -712,3 +712,35 @@ def audit_file_lines(result: dict) -> str:
 def audit_summary(summary: dict) -> str:
     return (f"{summary['files']} files, {summary['kernels']} kernels: {summary['ok']} ok, {summary['not_ok']} not ok, "
             f"{summary['errors']} files not read")
+
+
+# --- scales -------------------------------------------------------------------------------------------------
+MAX_SHOWN_ROWS, MAX_SHOWN_BLOCKS = 16, 12
+
+
+def scales_map_text(found) -> str:
+    """`scales map`: the first rows and blocks of the positions (spec.scales.layouts.ScaleMap)."""
+    shown_blocks = min(found.k_blocks, MAX_SHOWN_BLOCKS)
+    header = ["row"] + [f"kb{c}" for c in range(shown_blocks)] + (["..."] if found.k_blocks > shown_blocks else [])
+    rows = [[str(r)] + [str(o) for o in found.offsets[r][:shown_blocks]] +
+            (["..."] if found.k_blocks > shown_blocks else []) for r in range(min(found.rows, MAX_SHOWN_ROWS))]
+    lines = [f"{found.sf_layout} scales of {found.rows} rows x K {found.k} in blocks of {found.block}: "
+             f"{found.k_blocks} per row, {found.footprint} scale bytes; the position of each scale (row, K block):",
+             _table(header, rows)]
+    if found.rows > MAX_SHOWN_ROWS or found.k_blocks > shown_blocks:
+        lines.append(f"(the first {min(found.rows, MAX_SHOWN_ROWS)} rows and {shown_blocks} blocks; --json gives all)")
+    return "\n".join(lines)
+
+
+def scales_check_text(found) -> str:
+    """`scales check`: ok, or the first element given another scale (spec.scales.path.ScaleCheck)."""
+    head = (f"{found.sf_layout} scales read by .kind::{found.kind}.block_scale.scale_vec::{found.vector} "
+            f"(blocks of {found.block}), {found.rows} rows x K {found.k}, through tcgen05.cp.32x128b.warpx4:")
+    if found.ok:
+        return head + "\nok: every element gets the scale the writer put for its row and K block"
+    m = found.misread
+    got = f"the scale of row {m['applied_scale_of'][0]}, block {m['applied_scale_of'][1]}" \
+        if m["applied_scale_of"] else "a byte the writer did not write"
+    return (head + f"\nmisread: row {m['row']}, k {m['k'][0]}..{m['k'][1]} (block {m['k_block']}) gets {got} "
+                   f"(position {m['applied_offset']}, not {m['expected_offset']}) [scales.tmem.cells; "
+                   "scales.layout.interleaved]")

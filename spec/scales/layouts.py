@@ -18,6 +18,8 @@ of B; c: the block of K it scales, c = k // block).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from spec.rule import SpecError, rule
 
 TILE_ROWS, TILE_BLOCKS, TILE_BYTES = 128, 4, 512
@@ -85,3 +87,26 @@ def offsets(layout: str, rows: int, k: int, block: int) -> list:
         raise SpecError("sf_layout", layout, "one of " + ", ".join(LAYOUTS), INTERLEAVED.id)
     blocks = blocks_of(k, block)
     return [[offset(layout, r, c, rows, blocks) for c in range(blocks)] for r in range(rows)]
+
+
+@dataclass(frozen=True)
+class ScaleMap:
+    """Where a writer layout puts every scale of a rows x K matrix (`layoutproof scales map`)."""
+    sf_layout: str
+    rows: int
+    k: int
+    block: int
+    k_blocks: int
+    footprint: int
+    offsets: list                   # offsets[row][k_block], in scale elements
+
+    def as_json(self) -> dict:
+        return {"sf_layout": self.sf_layout, "rows": self.rows, "k": self.k, "block": self.block,
+                "k_blocks": self.k_blocks, "footprint": self.footprint, "offsets": self.offsets}
+
+
+def scale_map(sf_layout: str, rows: int, k: int, block: int) -> ScaleMap:
+    """The ScaleMap of a writer layout; SpecError for a layout or size no map is made for."""
+    found = offsets(sf_layout, rows, k, block)
+    blocks = blocks_of(k, block)
+    return ScaleMap(sf_layout, rows, k, block, blocks, footprint(sf_layout, rows, blocks), found)

@@ -19,7 +19,10 @@ not, and the witness says which scale an element gets instead.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
+
+from spec.rule import SpecError
 
 from spec.scales import layouts, tmem, vectors
 from spec.tmem import cp
@@ -79,3 +82,41 @@ def first_misread(writer: str, rows: int, k: int, kind: str, vector: str) -> Opt
                         "expected_offset": wanted, "applied_offset": got[r][c],
                         "applied_scale_of": list(held) if held else None}
     return None
+
+
+@dataclass(frozen=True)
+class ScaleCheck:
+    """A writer layout against the reader above (`layoutproof scales check`): misread is the first scale
+    the MMA applies to the wrong elements, or None."""
+    sf_layout: str
+    kind: str
+    vector: str
+    block: int
+    rows: int
+    k: int
+    misread: Optional[dict]
+
+    @property
+    def ok(self) -> bool:
+        return self.misread is None
+
+    def as_json(self) -> dict:
+        return {"sf_layout": self.sf_layout, "kind": self.kind, "scale_vec": self.vector, "block": self.block,
+                "rows": self.rows, "k": self.k, "ok": self.ok, "misread": self.misread}
+
+
+MAX_CHECK_ELEMENTS = 1 << 20         # rows x K blocks a check follows cell by cell
+
+
+def check(sf_layout: str, kind: str, qualifier: Optional[str], rows: int, k: int) -> ScaleCheck:
+    """Whether the reader above applies the writer's own scale to every element; SpecError for a kind,
+    qualifier, layout or size that has no reading."""
+    vector = vectors.vector_of(kind, qualifier)
+    block = vectors.block_size(kind, vector)
+    layouts.check_size(rows, k, block)
+    if sf_layout not in layouts.LAYOUTS:
+        raise SpecError("sf_layout", sf_layout, "one of " + ", ".join(layouts.LAYOUTS), layouts.INTERLEAVED.id)
+    if rows * layouts.blocks_of(k, block) > MAX_CHECK_ELEMENTS:
+        raise SpecError("rows", rows, f"rows x K blocks at most {MAX_CHECK_ELEMENTS} for a check",
+                        layouts.INTERLEAVED.id)
+    return ScaleCheck(sf_layout, kind, vector, block, rows, k, first_misread(sf_layout, rows, k, kind, vector))

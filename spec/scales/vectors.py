@@ -85,6 +85,8 @@ def vector_of(kind: str, qualifier: Optional[str]) -> str:
             raise SpecError("scale_vec", "none", ".kind::mxf4nvf4 must name .block16 / .block32 or a .scale_vec",
                             VECTOR.id)
         return VALID[kind][0]
+    if written in (".1X", ".2X", ".4X"):
+        written = ".scale_vec::" + written[1:]
     if written == ".block32":
         return "1X" if kind == "mxf8f6f4" else "2X"
     if written == ".block16":
