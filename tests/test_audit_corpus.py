@@ -38,7 +38,15 @@ def _audit(entry: dict, text: str, maps: dict):
     return lp.audit(text, maps, entry["params"], grid=entry["grid"], kernel=entry["kernel"])
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=_stem)
+# The two slowest originals (Triton's plain and warp-specialized sm_100a attention, 12-20 s each) run with
+# -m full_replay; their warp-specialized causal sibling (3 s) runs by default: P through tensor memory, O
+# corrected by another warpgroup, two loader warps (the plain kernel orders its P through CTA barriers
+# instead of mbarriers: tests/test_audit_tmem_operand.py's unit cases and the held-out causal kernel cover that).
+FULL_REPLAY_ONLY = {"tut06_attn_fwd_f16_d64_128x64_s3_w4_sm_100a", "tut06_attn_fwd_ws_f16_d128_128x128_s3_w4_sm_100a"}
+
+
+@pytest.mark.parametrize("entry", [pytest.param(e, marks=pytest.mark.full_replay) if _stem(e) in FULL_REPLAY_ONLY
+                                   else e for e in ENTRIES], ids=_stem)
 def test_an_original_is_never_refuted_and_proved_where_modelled(entry):
     text = lzma.open(os.path.join(CORPUS, entry["file"]), "rt").read()
     report = _audit(entry, text, entry["tensormaps"])
