@@ -22,14 +22,22 @@ TILE_ROWS, TILE_BLOCKS, TILE_BYTES, ROW_BYTES = 128, 4, 512, 16
 PER_ROW = {"1X": 1, "2X": 2, "4X": 4}
 
 
-def const(value: int):
-    return z3.BitVecVal(value, WIDTH)
+def const(value):
+    """A term: the value itself when it is one already (a size left symbolic), else the constant."""
+    return value if isinstance(value, z3.ExprRef) else z3.BitVecVal(value, WIDTH)
 
 
-def writer_offset(layout: str, r, c, rows: int, blocks: int, arith: Arith):
+def tiles(count, per_tile: int):
+    """ceil(count / per_tile), for a constant or a term."""
+    if isinstance(count, z3.ExprRef):
+        return z3.UDiv(count + (per_tile - 1), const(per_tile))
+    return const(-(-count // per_tile))
+
+
+def writer_offset(layout: str, r, c, rows, blocks, arith: Arith):
     """Where the writer puts S[r][c] (in bytes), as a term."""
     if layout == "interleaved":
-        tiles_per_row = const(-(-blocks // TILE_BLOCKS))
+        tiles_per_row = tiles(blocks, TILE_BLOCKS)
         tile = arith.add(arith.mul(z3.UDiv(r, const(TILE_ROWS)), tiles_per_row), z3.UDiv(c, const(TILE_BLOCKS)))
         return arith.add(arith.mul(tile, const(TILE_BYTES)), arith.mul(z3.URem(r, const(32)), const(ROW_BYTES)),
                          arith.mul(z3.UDiv(z3.URem(r, const(TILE_ROWS)), const(32)), const(4)),
@@ -41,29 +49,25 @@ def writer_offset(layout: str, r, c, rows: int, blocks: int, arith: Arith):
     raise ValueError(layout)
 
 
-def applied_offset(r, c, rows: int, blocks: int, vector: str, arith: Arith):
+def applied_offset(r, c, rows, blocks, vector: str, arith: Arith):
     """The writer byte the MMA applies to row r's block c under the reader (the bytes of 128 x 4 chunk (i, j)
     at (i * K tiles + j) * 512 copied by one 32x128b.warpx4 to column 4 (j * row tiles + i); the MMA of
     k-step t reads its scales at the chunk of block t N, scale-factor id (t N) mod 4)."""
     n = const(PER_ROW[vector])
-    row_tiles, k_tiles = -(-rows // TILE_ROWS), -(-blocks // TILE_BLOCKS)
+    row_tiles, k_tiles = tiles(rows, TILE_ROWS), tiles(blocks, TILE_BLOCKS)
     i, within = z3.UDiv(r, const(TILE_ROWS)), z3.URem(r, const(TILE_ROWS))
     t, s = z3.UDiv(c, n), z3.URem(c, n)
     first = arith.mul(t, n)
     j, sf_id = z3.UDiv(first, const(TILE_BLOCKS)), z3.URem(first, const(TILE_BLOCKS))
     # the cell the MMA reads (any of the four quarters: the copy wrote all four alike)
     lane = z3.URem(within, const(32))
-    column = arith.add(arith.mul(const(4), arith.add(arith.mul(j, const(row_tiles)), i)), z3.UDiv(within, const(32)))
+    column = arith.add(arith.mul(const(4), arith.add(arith.mul(j, row_tiles), i)), z3.UDiv(within, const(32)))
     byte = arith.add(sf_id, s)
     # which copy wrote that cell, and from which byte of its chunk
     chunk = z3.UDiv(column, const(4))
-    source_i, source_j = z3.URem(chunk, const(row_tiles)), z3.UDiv(chunk, const(row_tiles))
-    source = arith.mul(arith.add(arith.mul(source_i, const(k_tiles)), source_j), const(TILE_BYTES))
+    source_i, source_j = z3.URem(chunk, row_tiles), z3.UDiv(chunk, row_tiles)
+    source = arith.mul(arith.add(arith.mul(source_i, k_tiles), source_j), const(TILE_BYTES))
     return arith.add(source, arith.mul(lane, const(ROW_BYTES)), arith.mul(z3.URem(column, const(4)), const(4)), byte)
-
-
-def _index(name: str, bound: int):
-    return z3.BitVec(name, WIDTH), bound
 
 
 def prove_path(layout: str, rows: int, blocks: int, vector: str, timeout_ms: int = 20000) -> dict:
