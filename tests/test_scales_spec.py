@@ -128,3 +128,36 @@ def test_the_interleaved_writer_is_read_right_and_a_linear_one_is_not(kind, vect
         if writer == "linear-k" and blocks <= 4 and rows <= 32:
             continue
         assert found is not None and found["applied_offset"] != found["expected_offset"]
+
+
+def _cutlass_sf_frg_atom():
+    """CUTLASS's UMMA::tmem_sf_frg atom for SFA (and SFB on the 4x1 data path), as pycute evaluates it, with
+    the header's text checked so that the transcription cannot drift (cute/atom/mma_traits_sm100.hpp)."""
+    cutlass_library = pytest.importorskip("cutlass_library")
+    header = os.path.join(os.path.dirname(cutlass_library.__file__), "source", "include", "cute", "atom",
+                          "mma_traits_sm100.hpp")
+    text = " ".join(open(header).read().split())
+    assert ("auto tmem_atom = Layout < Shape< Shape< Shape<Int<SUBPART_DPs>, Int<MMA_MN/SUBPART_DPs>>, REP>, "
+            "Shape<Int<MMA_VS>, Int<MMA_NSF>>>, Stride<Stride<Stride< _1, _512>, _32>, Stride< _0, _128>>>{};") in text
+    assert "Layout tmem_restride = Layout<Shape < _128, _16384>, Stride<TMEM::DP<ValueType>, COL_ADDR>>{};" in text
+    pycute = pytest.importorskip("pycute")
+    return lambda mn, vs, nsf: pycute.Layout((((32, mn // 32), 4), (vs, nsf)), (((1, 512), 32), (0, 128)))
+
+
+@pytest.mark.parametrize("vector, vs", [("1X", 32), ("2X", 32), ("4X", 16)])
+@pytest.mark.parametrize("mn", [128, 256])
+def test_the_tmem_cells_are_cutlasss_tmem_sf_frg(vector, vs, mn):
+    """CUTLASS's logical index x restrides to lane x mod 128 and element column x div 128 (Layout<(128,
+    16384):(DP, 1)>); an 8-bit tmem_ptr puts element column e at word e div 4, byte e mod 4 (cute/pointer.hpp:
+    rotr by log2(32/8)). That must be spec's cell for the first MMA (scale-factor id 0)."""
+    atom = _cutlass_sf_frg_atom()(mn, vs, vectors.SCALES_PER_ROW[vector])
+    for m in range(mn):
+        for s in range(vectors.SCALES_PER_ROW[vector]):
+            places = set()
+            for q in range(4):
+                for v in (0, vs - 1):
+                    x = atom((((m % 32, m // 32), q), (v, s)))
+                    lane, element = x % 128, x // 128
+                    places.add((lane, element // 4, element % 4))
+            lanes, column, byte = tmem.scale_cell(m, s, vector, 0, rows=mn)
+            assert places == {(lane, column, byte) for lane in lanes}

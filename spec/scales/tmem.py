@@ -31,8 +31,9 @@ CELLS = rule(
     "word at lane m mod 32, column base + m // 32 (n likewise), where base is the scale operand's column; "
     "the word must hold the same bytes in the four 32-lane sub-partitions (lanes m mod 32 + 32q).",
     evidence="cutlass",
-    note="The manual draws the cells in figures (9.7.16.10.7.2-3); CUTLASS's tmem_sf_frg gives the same "
-         "lanes, columns and bytes. Only a Blackwell GPU could show which sub-partition's copy an MMA reads.")
+    note="The manual draws the cells in figures (9.7.16.10.7.2-3); CUTLASS 4.2's tmem_sf_frg atom, evaluated "
+         "with pycute (tests/test_scales_spec.py), gives the same lanes, columns and bytes for M or N of 128 and "
+         "256. Only a Blackwell GPU could show which sub-partition's copy an MMA reads.")
 
 
 def scale_cell(row: int, s: int, vector: str, sf_id: int, rows: int = 128) -> tuple:
