@@ -161,3 +161,29 @@ def test_the_tmem_cells_are_cutlasss_tmem_sf_frg(vector, vs, mn):
                     places.add((lane, element // 4, element % 4))
             lanes, column, byte = tmem.scale_cell(m, s, vector, 0, rows=mn)
             assert places == {(lane, column, byte) for lane in lanes}
+
+
+@pytest.mark.parametrize("vector, vs", [("1X", 32), ("2X", 32), ("4X", 16)])
+@pytest.mark.parametrize("n", [128, 256])
+def test_the_2x2_cells_of_b_are_cutlasss(vector, vs, n):
+    """CUTLASS's SFB atom on the 2 x 2 data path: (((32, N/2/32), 2, 2), (VS, NSF)) : (((1, 512), 64, 32),
+    (0, 128)), the header's text checked; restrided and decoded as for the 4 x 1 atom."""
+    cutlass_library = pytest.importorskip("cutlass_library")
+    header = os.path.join(os.path.dirname(cutlass_library.__file__), "source", "include", "cute", "atom",
+                          "mma_traits_sm100.hpp")
+    text = " ".join(open(header).read().split())
+    assert ("auto tmem_atom = Layout < Shape< Shape< Shape<Int<SUBPART_DPs>, Int<MMA_MN/2/SUBPART_DPs>>, _2, _2>, "
+            "Shape<Int<MMA_VS>, Int<MMA_NSF>>>, Stride<Stride<Stride< _1 , _512>, _64, _32>, "
+            "Stride< _0, _128>>>{};") in text
+    pycute = pytest.importorskip("pycute")
+    nsf = vectors.SCALES_PER_ROW[vector]
+    atom = pycute.Layout((((32, n // 64), 2, 2), (vs, nsf)), (((1, 512), 64, 32), (0, 128)))
+    for column in range(n):
+        half, within = divmod(column, n // 2)
+        for s in range(nsf):
+            places = set()
+            for rep in range(2):
+                x = atom((((within % 32, within // 32), half, rep), (0, s)))
+                places.add((x % 128, (x // 128) // 4, (x // 128) % 4))
+            lanes, word, byte = tmem.scale_cell(column, s, vector, 0, rows=n, data_path="2x2")
+            assert places == {(lane, word, byte) for lane in lanes}
