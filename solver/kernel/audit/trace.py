@@ -267,8 +267,7 @@ class Trace(executor.Tracer):
         self.tick += 1
         names = registers_in(ins.operands[0])
         lanes = [lane for lane in range(32) if warp.active[lane]]
-        shape = next((m for m in ins.modifiers if m in ld_st.SHAPES), None)
-        num = next((int(m[1:]) for m in ins.modifiers if re.fullmatch(r"x\d+", m)), None)
+        shape, num = _shape_num(ins)
         address = _tmem_address(next((o for o in ins.operands if o.strip().startswith("[")), ""), warp, lanes)
         why = None
         if guard is not None and guard != 1:
@@ -372,8 +371,7 @@ def _tmem_cells(ins, warp, lanes: list):
     lane, column = address >> 16, address & 0xFFFF
     if ins.opcode.startswith("tcgen05.cp"):
         return ("columns", column, column + CP_COLUMNS)
-    shape = next((m for m in ins.modifiers if m in ld_st.SHAPES), None)
-    num = next((int(m[1:]) for m in ins.modifiers if re.fullmatch(r"x\d+", m)), None)
+    shape, num = _shape_num(ins)
     if shape is None or num is None or shape == "16x32bx2":
         return None
     pieces = ld_st.fragment_map(shape, num, ins.has("unpack::16b"))
@@ -386,8 +384,7 @@ def _tmem_values(ins, warp, lanes: list) -> Optional[dict]:
     tags.bytes_of names them)}. None for .unpack::16b (two 16-bit halves into two cells: not followed)."""
     if ins.has("unpack::16b"):
         return None
-    shape = next((m for m in ins.modifiers if m in ld_st.SHAPES), None)
-    num = next((int(m[1:]) for m in ins.modifiers if re.fullmatch(r"x\d+", m)), None)
+    shape, num = _shape_num(ins)
     address = _tmem_address(next(o for o in ins.operands if o.strip().startswith("[")), warp, lanes)
     names = registers_in(ins.operands[1]) if len(ins.operands) > 1 else []
     pieces = ld_st.fragment_map(shape, num)
@@ -400,6 +397,12 @@ def _tmem_values(ins, warp, lanes: list) -> Optional[dict]:
                 cell = pieces[t][2 * j]
                 out[(lane0 + cell[0], column0 + cell[1])] = (t, tags.bytes_of(lane_of(register, t), 32))
     return out
+
+
+def _shape_num(ins) -> tuple:
+    """(.shape, the count of .num) of a tcgen05.ld / st, each None when not written (PTX ISA 9.0 9.7.16.8.3)."""
+    return (next((m for m in ins.modifiers if m in ld_st.SHAPES), None),
+            next((int(m[1:]) for m in ins.modifiers if re.fullmatch(r"x\d+", m)), None))
 
 
 def _clock(warp) -> Optional[tuple]:
