@@ -52,3 +52,8 @@ def test_the_python_api_returns_typed_results():
     assert found.offsets == [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]]
     checked = lp.scales_check("interleaved", "mxf4nvf4", "block16", rows=128, k=256)
     assert checked.ok and checked.as_json()["scale_vec"] == "4X"
+
+
+def test_a_check_too_large_to_follow_is_refused_before_work():
+    out = _cli("check", "--sf-layout", "interleaved", "--kind", "mxf4", "--rows", "1024", "--k", "65536")
+    assert out.returncode == 2 and "rows" in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -59,3 +59,9 @@ def test_every_layout_is_proved_one_to_one_and_a_footprint_too_small_is_refuted(
     largest = max(layouts.offset(layout, r, c, rows, blocks) for r in range(rows) for c in range(blocks))
     refuted = model.prove_one_to_one(layout, rows, blocks, largest)
     assert refuted["status"] == "refuted" and refuted["witness"]["offset"] == largest
+
+
+@pytest.mark.parametrize("rows, blocks", [(0, 4), (1 << 13, 1 << 12), (4, -1)])
+def test_a_size_outside_the_models_preconditions_is_unknown_not_proved(rows, blocks):
+    assert model.prove_path("interleaved", rows, blocks, "1X")["status"] == "unknown"
+    assert model.prove_one_to_one("interleaved", rows, blocks, 1 << 20)["status"] == "unknown"

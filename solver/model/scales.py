@@ -70,8 +70,21 @@ def applied_offset(r, c, rows, blocks, vector: str, arith: Arith):
     return arith.add(source, arith.mul(lane, const(ROW_BYTES)), arith.mul(z3.URem(column, const(4)), const(4)), byte)
 
 
+MAX_ELEMENTS = 1 << 24              # rows x blocks the model is built for (offsets then stay below 2^40)
+
+
+def _outside(rows, blocks) -> str:
+    """Why a size is outside the model's preconditions ("" when inside): whole numbers, at least one of
+    each, rows x blocks <= MAX_ELEMENTS (so no constant of WIDTH bits wraps)."""
+    if not all(isinstance(n, int) and n >= 1 for n in (rows, blocks)) or rows * blocks > MAX_ELEMENTS:
+        return f"rows {rows} x blocks {blocks}: the model is built for 1 <= rows x blocks <= {MAX_ELEMENTS}"
+    return ""
+
+
 def prove_path(layout: str, rows: int, blocks: int, vector: str, timeout_ms: int = 20000) -> dict:
     """{"status": "proved" | "refuted" | "unknown", "witness"}: every (r, c) gets its own scale."""
+    if _outside(rows, blocks):
+        return {"status": "unknown", "witness": None, "reason": _outside(rows, blocks)}
     arith = Arith()
     r, c = z3.BitVec("r", WIDTH), z3.BitVec("c", WIDTH)
     domain = z3.And(in_range(r, 0, rows), in_range(c, 0, blocks))
@@ -83,6 +96,8 @@ def prove_path(layout: str, rows: int, blocks: int, vector: str, timeout_ms: int
 
 def prove_one_to_one(layout: str, rows: int, blocks: int, footprint: int, timeout_ms: int = 20000) -> dict:
     """{"status", "witness"}: no two scales share a byte, and every one lies below the footprint."""
+    if _outside(rows, blocks) or not 0 <= footprint < 1 << 40:
+        return {"status": "unknown", "witness": None, "reason": _outside(rows, blocks) or "footprint out of range"}
     arith = Arith()
     r, c, r2, c2 = (z3.BitVec(n, WIDTH) for n in ("r", "c", "r2", "c2"))
     domain = z3.And(in_range(r, 0, rows), in_range(c, 0, blocks), in_range(r2, 0, rows), in_range(c2, 0, blocks))

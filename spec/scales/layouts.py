@@ -24,7 +24,8 @@ from spec.rule import SpecError, rule
 
 TILE_ROWS, TILE_BLOCKS, TILE_BYTES = 128, 4, 512
 LAYOUTS = ("interleaved", "linear-k", "linear-mn")
-MAX_ELEMENTS = 1 << 24          # rows x blocks a map is computed for (sizes are checked before work)
+MAX_ELEMENTS = 1 << 20          # rows x blocks a map is computed for (sizes are checked before work: the
+                                # offsets of 2^20 scales are some 40 MB in memory, 8 MB of JSON)
 
 INTERLEAVED = rule(
     "scales.layout.interleaved", "cuBLAS documentation, 1D Block Scaling Factors Layout; CUTLASS "

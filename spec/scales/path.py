@@ -105,7 +105,9 @@ class ScaleCheck:
                 "rows": self.rows, "k": self.k, "ok": self.ok, "misread": self.misread}
 
 
-MAX_CHECK_ELEMENTS = 1 << 20         # rows x K blocks a check follows cell by cell
+# rows x K blocks a check follows cell by cell (its cells take 4 per scale: a bound on the memory); the
+# layouts repeat every 128 rows and 4 blocks, so 256 rows x 256 blocks already spans many tiles each way
+MAX_CHECK_ELEMENTS = 1 << 16
 
 
 def check(sf_layout: str, kind: str, qualifier: Optional[str], rows: int, k: int) -> ScaleCheck:
