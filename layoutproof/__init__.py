@@ -200,6 +200,16 @@ def scales_check(sf_layout: str, kind: str, scale_vec=None, *, rows: int, k: int
     return path.check(sf_layout, kind, scale_vec, rows, k)
 
 
+def scales_plan(kind: str, *, m: int, n: int, k: int, block=None, scale_vec=None, scale_type=None,
+                sf_layout: str = "interleaved", cta_group: int = 1, smem_address: int = 0):
+    """The scale loads, tcgen05.cp copies and per-k-step scale operands of one block-scaled tile: a
+    solver.synth.scales_plan.Plan (`.status` "found" | "none", `.copies`, `.steps`, `.rules`, `.check`,
+    `.as_json()`), as `layoutproof scales plan`."""
+    from solver.synth import scales_plan as planner
+    return planner.plan(planner.make_request(kind, m, n, k, sf_layout, block, scale_vec, scale_type, cta_group,
+                                             smem_address))
+
+
 def rules() -> list:
     """The whole rule catalogue (spec.rules.all_rules()), in definition order."""
     from spec import rules as catalogue

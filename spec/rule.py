@@ -173,6 +173,7 @@ SUBJECT_MODULES: dict[str, tuple] = {
     "tmem_instruction": ("spec.tmem.address", "spec.tmem.alloc", "spec.tmem.cp", "spec.tmem.instruction",
                          "spec.tmem.shift"),
     "scale_config": ("spec.scales.vectors",),
+    "scale_path": ("spec.scales.path",),
     "tensormap": ("spec.tma.tensormap",),
     "tma_box": ("spec.tma.tensormap",),
     "tma_swizzle_use": ("spec.tma.swizzle",),

@@ -22,6 +22,7 @@ SUBJECTS_WITH_BREAKERS = {
     "tmem_address": "tests/test_tmem_spec.py", "tmem_access": "tests/test_tmem_spec.py",
     "tmem_instruction": "tests/test_tmem_spec.py", "tmem_alloc_sequence": "tests/test_tmem_spec.py",
     "mma_shape": "tests/test_mma_shape.py", "scale_config": "tests/test_scales_spec.py",
+    "scale_path": "tests/test_scales_plan.py",
 }
 
 

@@ -742,5 +742,42 @@ def scales_check_text(found) -> str:
     got = f"the scale of row {m['applied_scale_of'][0]}, block {m['applied_scale_of'][1]}" \
         if m["applied_scale_of"] else "a byte the writer did not write"
     return (head + f"\nmisread: row {m['row']}, k {m['k'][0]}..{m['k'][1]} (block {m['k_block']}) gets {got} "
-                   f"(position {m['applied_offset']}, not {m['expected_offset']}) [scales.tmem.cells; "
-                   "scales.layout.interleaved]")
+                   f"(position {m['applied_offset']}, not {m['expected_offset']}) [scales.path.interleaved_writer]")
+
+
+def scales_plan_text(found) -> str:
+    """`scales plan`: the loads, copies and k-steps, or the rules that exclude a plan
+    (solver.synth.scales_plan.Plan)."""
+    r = found.request
+    head = (f"scales plan: .kind::{r.kind} M {r.m} x N {r.n} x K {r.k}, .cta_group::{r.cta_group}, "
+            f"{r.sf_layout} scales")
+    if not found.found:
+        lines = [head, "none: no plan keeps these rules together: " + ", ".join(found.rules)]
+        if found.always_broken != found.rules:
+            lines.append("every candidate breaks: " + ", ".join(found.always_broken))
+        lines += [f"  {candidate}: breaks " + ", ".join(rules) for candidate, rules in found.rejected.items()]
+        return "\n".join(lines)
+    t = found.tmem
+    lines = [head, f"scale vector {found.vector} (blocks of {found.block}), {found.scale_type} scales; "
+                   f"tensor memory: D columns {t['d_columns'][0]}..{t['d_columns'][1]}, A's scales "
+                   f"{t['a_columns'][0]}..{t['a_columns'][1]}, B's {t['b_columns'][0]}..{t['b_columns'][1]}; "
+                   f"allocate {t['allocate']} columns", ""]
+    lines.append("loads (one TMA load per operand, UINT8, dims innermost first):")
+    lines.append(_table(["operand", "rows", "K blocks", "bytes", "smem address", "boxDim"],
+                        [[name, str(o["rows"]), str(o["k_blocks"]), str(o["bytes"]), f"0x{o['smem_address']:x}",
+                          str(o["tensor_map"]["boxDim"])] for name, o in found.operands.items()]))
+    lines += ["", "copies (tcgen05.cp.32x128b.warpx4, K-major descriptor, no swizzle, LBO 16, SBO 128):"]
+    lines.append(_table(["#", "operand", "smem address", "column", "descriptor"],
+                        [[str(c["index"]), c["operand"], f"0x{c['smem_address']:x}", str(c["column"]),
+                          c["descriptor"]] for c in found.copies]))
+    lines += ["", "k-steps (tcgen05.mma ... .block_scale" + f".scale_vec::{found.vector}):"]
+    lines.append(_table(["t", "k", "scale A column", "sf id A", "scale B column", "sf id B", "instr desc"],
+                        [[str(s["t"]), f"{s['k'][0]}..{s['k'][1]}", str(s["a_column"]), str(s["sf_id_a"]),
+                          str(s["b_column"]), str(s["sf_id_b"]), s["instr_desc"]] for s in found.steps]))
+    check = found.check
+    lines.append("")
+    lines.append("check: " + ("every scale of A and B reaches the elements it belongs to, every descriptor reads "
+                              "its chunk, every copy accepted on sm_100a, every instruction descriptor as planned "
+                              "(spec.scales.path, spec.tmem.cp, spec.tmem.instruction, spec.mma.instr_desc)"
+                              if check["ok"] else f"FAILED {check}"))
+    return "\n".join(lines)

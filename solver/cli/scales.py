@@ -24,6 +24,15 @@ def run_check(args) -> int:
     return EXIT_OK if found.ok else EXIT_VIOLATION
 
 
+def run_plan(args) -> int:
+    from solver.synth import scales_plan
+    request = scales_plan.make_request(args.kind, args.m, args.n, args.k, args.sf_layout, args.block,
+                                       args.scale_vec, args.scale_type, args.cta_group, args.smem_address)
+    found = scales_plan.plan(request)
+    render.emit(args, found.as_json(), lambda: render.scales_plan_text(found))
+    return EXIT_OK if found.found else EXIT_VIOLATION
+
+
 def register(commands) -> None:
     """Add `scales map` and `scales check` to the argparse subparsers object `commands`."""
     from spec.scales import layouts, vectors
@@ -50,3 +59,24 @@ def register(commands) -> None:
                    help="1X, 2X, 4X, block16 or block32 (default: the kind's, when it has one)")
     p.add_argument("--rows", required=True, type=signed_number, help="rows of A (or columns of B)")
     p.add_argument("--k", required=True, type=signed_number, help="K, in elements")
+    p = add_command(group, "plan", run_plan,
+                    help="the scale loads, tcgen05.cp copies and scale-factor ids of one block-scaled tile",
+                    description="Plans how a block-scaled tcgen05.mma tile gets its scales: one TMA load per "
+                                "operand, one tcgen05.cp.32x128b.warpx4 per 128 x 4 chunk with its descriptor "
+                                "and tensor-memory column, and each k-step's scale columns, scale-factor ids and "
+                                "instruction descriptor, checked by the executable specification; exit 1 names "
+                                "the rules that exclude any plan. Example: layoutproof scales plan --kind "
+                                "mxf4nvf4 --m 128 --n 256 --k 256 --block 16")
+    p.add_argument("--kind", required=True, choices=vectors.KINDS, help="the block-scaled MMA kind")
+    p.add_argument("--m", required=True, type=signed_number, help="M of the MMA (128; 256 with --cta-group 2)")
+    p.add_argument("--n", required=True, type=signed_number, help="N of the MMA")
+    p.add_argument("--k", required=True, type=signed_number, help="the tile's K, in elements")
+    p.add_argument("--block", type=signed_number, default=None, help="elements of K one scale covers: 16 or 32")
+    p.add_argument("--scale-vec", default=None, help="1X, 2X, 4X, block16 or block32 (instead of --block)")
+    p.add_argument("--scale-type", default=None, choices=tuple(vectors.SCALE_TYPE_BIT),
+                   help="ue8m0 or ue4m3 (default: ue4m3 for 4X, ue8m0 otherwise)")
+    p.add_argument("--sf-layout", default="interleaved", choices=layouts.LAYOUTS,
+                   help="the layout the quantizer wrote the scales in (default interleaved)")
+    p.add_argument("--cta-group", type=signed_number, default=1, help="1 or 2 (default 1)")
+    p.add_argument("--smem-address", type=signed_number, default=0,
+                   help="shared-memory byte address of A's scales, a multiple of 128 (default 0)")

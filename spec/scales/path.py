@@ -22,55 +22,98 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from spec.rule import SpecError
+from spec.rule import SpecError, rule
 
 from spec.scales import layouts, tmem, vectors
 from spec.tmem import cp
 
 CHUNK_ROWS = 32                       # rows of one 32x128b copy: 16 bytes each
 ROW_BYTES = 16
+TILE_COLUMNS = ROW_BYTES // 4         # columns one copy's 16-byte rows take (a 128-row tile's scales)
 
 
-def applied(writer: str, rows: int, k: int, kind: str, vector: str) -> list:
+@dataclass(frozen=True)
+class Copy:
+    """One tcgen05.cp.32x128b.warpx4: the 512 bytes at `source` (in the writer's scale tensor, which the
+    load brings to shared memory unchanged) to tensor-memory column `column` (from the scales' base)."""
+    source: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """The scale operand of the MMA of one k-step: its column (for the first 128-row tile; tile i reads 4 i
+    columns further, rule scales.tmem.cells) and the instruction descriptor's scale-factor id."""
+    column: int
+    sf_id: int
+
+
+@dataclass(frozen=True)
+class Reader:
+    """What a kernel does with the scales: its copies, in order, and the scale operand of each k-step."""
+    copies: tuple
+    steps: tuple
+
+
+def standard_reader(rows: int, blocks: int, vector: str) -> Reader:
+    """The reader CUTLASS and Triton emit (the module docstring): chunk (i, j) from ((i * K tiles) + j) * 512
+    to column 4 (j * row tiles + i); k-step t at the column of chunk (0, t N // 4), id (t N) mod 4."""
+    per_row = vectors.SCALES_PER_ROW[vector]
+    row_tiles = -(-rows // layouts.TILE_ROWS)
+    k_tiles = -(-blocks // layouts.TILE_BLOCKS)
+    copies = tuple(Copy((i * k_tiles + j) * layouts.TILE_BYTES, TILE_COLUMNS * (j * row_tiles + i))
+                   for i in range(row_tiles) for j in range(k_tiles))
+    steps = tuple(Step(TILE_COLUMNS * row_tiles * ((t * per_row) // layouts.TILE_BLOCKS),
+                       (t * per_row) % layouts.TILE_BLOCKS) for t in range(-(-blocks // per_row)))
+    return Reader(copies, steps)
+
+
+def copied_cells(reader: Reader) -> dict:
+    """{(lane, column, byte): the writer's offset of the byte the copies leave there} (rule tmem.cp.layout:
+    source row r, 16 bytes at source + 16 r, to lanes r + 32 q, byte b to column b // 4, byte b mod 4; a
+    later copy overwrites an earlier one)."""
+    lanes_of = cp.row_lanes("32x128b", "warpx4")
+    cells: dict = {}
+    for copy in reader.copies:
+        for r in range(CHUNK_ROWS):
+            for b in range(ROW_BYTES):
+                for lane in lanes_of[r]:
+                    cells[(lane, copy.column + b // 4, b % 4)] = copy.source + ROW_BYTES * r + b
+    return cells
+
+
+def applied(writer: str, rows: int, k: int, kind: str, vector: str, reader: Optional[Reader] = None) -> list:
     """applied[r][c]: the writer's offset (in scale elements) of the scale the MMA applies to row r's K
-    block c, under the reader above, for a writer layout (spec.scales.layouts.LAYOUTS)."""
+    block c, for a writer layout (spec.scales.layouts.LAYOUTS) and a reader (default: standard_reader);
+    None where the four sub-partitions disagree or a cell was never written."""
     block = vectors.block_size(kind, vector)
     layouts.check_size(rows, k, block)
     per_row = vectors.SCALES_PER_ROW[vector]
     blocks = layouts.blocks_of(k, block)
-    row_tiles = -(-rows // layouts.TILE_ROWS)
-    k_tiles = -(-blocks // layouts.TILE_BLOCKS)
-    lanes_of = cp.row_lanes("32x128b", "warpx4")
-    words_per_row = ROW_BYTES // 4
-    cells: dict = {}                  # (lane, column, byte) -> the writer's offset of the byte copied there
-    for i in range(row_tiles):
-        for j in range(k_tiles):
-            source = (i * k_tiles + j) * layouts.TILE_BYTES
-            column = words_per_row * (j * row_tiles + i)
-            for r in range(CHUNK_ROWS):
-                for b in range(ROW_BYTES):
-                    for lane in lanes_of[r]:
-                        cells[(lane, column + b // 4, b % 4)] = source + ROW_BYTES * r + b
+    reader = reader or standard_reader(rows, blocks, vector)
+    cells = copied_cells(reader)
     out = []
     for r in range(rows):
         i, within = divmod(r, layouts.TILE_ROWS)
         row = []
         for c in range(blocks):
             t, s = divmod(c, per_row)
-            j = (t * per_row) // layouts.TILE_BLOCKS
-            sf_id = (t * per_row) % layouts.TILE_BLOCKS
-            lanes, column, byte = tmem.scale_cell(within, s, vector, sf_id)
-            base = words_per_row * (j * row_tiles + i)
-            seen = {cells[(lane, base + column, byte)] for lane in lanes}
-            row.append(seen.pop() if len(seen) == 1 else None)    # (None: the sub-partitions disagree)
+            step = reader.steps[t] if t < len(reader.steps) else None
+            if step is None:
+                row.append(None)
+                continue
+            lanes, column, byte = tmem.scale_cell(within, s, vector, step.sf_id)
+            seen = {cells.get((lane, step.column + TILE_COLUMNS * i + column, byte)) for lane in lanes}
+            row.append(seen.pop() if len(seen) == 1 else None)
         out.append(row)
     return out
 
 
-def first_misread(writer: str, rows: int, k: int, kind: str, vector: str) -> Optional[dict]:
+def first_misread(writer: str, rows: int, k: int, kind: str, vector: str,
+                  reader: Optional[Reader] = None) -> Optional[dict]:
     """The first (row, K block) whose applied scale is not the one the writer put there, or None."""
     blocks = layouts.blocks_of(k, vectors.block_size(kind, vector))
-    got = applied(writer, rows, k, kind, vector)
+    got = applied(writer, rows, k, kind, vector, reader)
     for r in range(rows):
         for c in range(blocks):
             wanted = layouts.offset(writer, r, c, rows, blocks)
@@ -81,6 +124,53 @@ def first_misread(writer: str, rows: int, k: int, kind: str, vector: str) -> Opt
                                                       (c + 1) * vectors.block_size(kind, vector) - 1],
                         "expected_offset": wanted, "applied_offset": got[r][c],
                         "applied_scale_of": list(held) if held else None}
+    return None
+
+
+@dataclass(frozen=True)
+class ScalePath:
+    """The subject "scale_path": a tile's scales as a kernel reads them with the reader above."""
+    kind: str
+    vector: str
+    sf_layout: str
+    k: int                      # the tile's K, in elements
+
+
+INTERLEAVED_WRITER = rule(
+    "scales.path.interleaved_writer", "cuBLAS documentation, 1D Block Scaling Factors Layout; CUTLASS "
+    "include/cutlass/gemm/collective/sm100_blockscaled_mma_warpspecialized.hpp (SM100_UTCCP_4x32dp128bit); "
+    "Triton python/tutorials/10-block-scaled-matmul.py",
+    "The reader CUTLASS and Triton emit (one tcgen05.cp.32x128b.warpx4 per 512-byte chunk of 128 rows x 4 K "
+    "blocks, the k-step's scale-factor id (t N) mod 4) applies to each element the scale the writer meant "
+    "only when the writer's layout is the interleaved 128 x 4 one; a linear writer's scales land on other "
+    "elements.",
+    subject="scale_path", evidence="cutlass",
+    note="Follows from scales.layout.interleaved, tmem.cp.layout and scales.tmem.cells: spec.scales.path "
+         "follows every scale, the Z3 model of tests/test_scales_model.py proves it, and `scales check` "
+         "names the misread element of a linear writer. Nothing refuses a linear writer: the MMA silently "
+         "applies the wrong scales.")
+K_STEPS = rule(
+    "scales.path.k_steps", "PTX ISA 9.0 9.7.16.2.1 (Table 39: K = 32 for .kind::mxf8f6f4, 64 for mxf4 and "
+    "mxf4nvf4), 9.7.16.10.7.1 (Table 54)",
+    "A block-scaled tile's K is a whole number of MMA k-steps (32 for .kind::mxf8f6f4, 64 for mxf4 and "
+    "mxf4nvf4): each MMA applies its N scales per row to the same K of elements.",
+    subject="scale_path",
+    note="A K that is not a whole number of k-steps leaves a last MMA reading elements (and scales) past the "
+         "tile: nothing refuses it.")
+
+
+@INTERLEAVED_WRITER.checker
+def _interleaved_writer(p: ScalePath) -> Optional[str]:
+    if p.sf_layout != "interleaved":
+        return f"a {p.sf_layout} writer is read by a reader made for the interleaved 128 x 4 layout"
+    return None
+
+
+@K_STEPS.checker
+def _k_steps(p: ScalePath) -> Optional[str]:
+    step = vectors.MMA_K.get(p.kind)
+    if step and p.k % step:
+        return f"K = {p.k} is not a whole number of .kind::{p.kind} k-steps of {step}"
     return None
 
 
