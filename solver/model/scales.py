@@ -49,16 +49,18 @@ def writer_offset(layout: str, r, c, rows, blocks, arith: Arith):
     raise ValueError(layout)
 
 
-def applied_offset(r, c, rows, blocks, vector: str, arith: Arith):
+def applied_offset(r, c, rows, blocks, vector: str, arith: Arith, sf_id_shift: int = 0):
     """The writer byte the MMA applies to row r's block c under the reader (the bytes of 128 x 4 chunk (i, j)
     at (i * K tiles + j) * 512 copied by one 32x128b.warpx4 to column 4 (j * row tiles + i); the MMA of
-    k-step t reads its scales at the chunk of block t N, scale-factor id (t N) mod 4)."""
+    k-step t reads its scales at the chunk of block t N, scale-factor id (t N) mod 4; sf_id_shift > 0: a
+    reader whose ids are that much off, ((t N) + shift) mod 4, a bug the catalogue refutes)."""
     n = const(PER_ROW[vector])
     row_tiles, k_tiles = tiles(rows, TILE_ROWS), tiles(blocks, TILE_BLOCKS)
     i, within = z3.UDiv(r, const(TILE_ROWS)), z3.URem(r, const(TILE_ROWS))
     t, s = z3.UDiv(c, n), z3.URem(c, n)
     first = arith.mul(t, n)
-    j, sf_id = z3.UDiv(first, const(TILE_BLOCKS)), z3.URem(first, const(TILE_BLOCKS))
+    j = z3.UDiv(first, const(TILE_BLOCKS))
+    sf_id = z3.URem(arith.add(first, const(sf_id_shift)), const(TILE_BLOCKS))
     # the cell the MMA reads (any of the four quarters: the copy wrote all four alike)
     lane = z3.URem(within, const(32))
     column = arith.add(arith.mul(const(4), arith.add(arith.mul(j, row_tiles), i)), z3.UDiv(within, const(32)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from solver.prove import descriptor, im2col, layout, swizzle, tma  # noqa: F401  (each registers its properties)
 from solver.prove import tmem  # noqa: F401  (tensor memory: solver/prove/tmem.py)
+from solver.prove import scales  # noqa: F401  (block-scaled MMA scale factors: solver/prove/scales.py)
 from solver.prove.property import PROPERTIES
 
 

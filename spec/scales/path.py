@@ -68,18 +68,23 @@ def standard_reader(rows: int, blocks: int, vector: str) -> Reader:
     return Reader(copies, steps)
 
 
-def copied_cells(reader: Reader) -> dict:
-    """{(lane, column, byte): the writer's offset of the byte the copies leave there} (rule tmem.cp.layout:
-    source row r, 16 bytes at source + 16 r, to lanes r + 32 q, byte b to column b // 4, byte b mod 4; a
-    later copy overwrites an earlier one)."""
-    lanes_of = cp.row_lanes("32x128b", "warpx4")
-    cells: dict = {}
+def copied_cells(reader: Reader):
+    """(lane, column, byte) -> the writer's offset of the byte the copies leave in that cell, or None where
+    none wrote (rule tmem.cp.layout: source row r, 16 bytes at source + 16 r, to lanes r + 32 q, byte b to
+    column b // 4, byte b mod 4). A 32x128b.warpx4 copy writes every lane of its 4 columns, so the cell
+    holds the last copy's byte at that column."""
+    row_of_lane = {lane: r for r, lanes in enumerate(cp.row_lanes("32x128b", "warpx4")) for lane in lanes}
+    last = {}
     for copy in reader.copies:
-        for r in range(CHUNK_ROWS):
-            for b in range(ROW_BYTES):
-                for lane in lanes_of[r]:
-                    cells[(lane, copy.column + b // 4, b % 4)] = copy.source + ROW_BYTES * r + b
-    return cells
+        for word in range(TILE_COLUMNS):
+            last[copy.column + word] = copy
+
+    def cell(lane: int, column: int, byte: int) -> Optional[int]:
+        copy, row = last.get(column), row_of_lane.get(lane)
+        if copy is None or row is None:
+            return None
+        return copy.source + ROW_BYTES * row + 4 * (column - copy.column) + byte
+    return cell
 
 
 def applied(writer: str, rows: int, k: int, kind: str, vector: str, reader: Optional[Reader] = None) -> list:
@@ -92,6 +97,7 @@ def applied(writer: str, rows: int, k: int, kind: str, vector: str, reader: Opti
     blocks = layouts.blocks_of(k, block)
     reader = reader or standard_reader(rows, blocks, vector)
     cells = copied_cells(reader)
+    cell_of: dict = {}              # (row in its tile, s, sf_id) -> scale_cell's answer: 2048 forms at most
     out = []
     for r in range(rows):
         i, within = divmod(r, layouts.TILE_ROWS)
@@ -102,8 +108,11 @@ def applied(writer: str, rows: int, k: int, kind: str, vector: str, reader: Opti
             if step is None:
                 row.append(None)
                 continue
-            lanes, column, byte = tmem.scale_cell(within, s, vector, step.sf_id)
-            seen = {cells.get((lane, step.column + TILE_COLUMNS * i + column, byte)) for lane in lanes}
+            key = (within, s, step.sf_id)
+            if key not in cell_of:
+                cell_of[key] = tmem.scale_cell(within, s, vector, step.sf_id)
+            lanes, column, byte = cell_of[key]
+            seen = {cells(lane, step.column + TILE_COLUMNS * i + column, byte) for lane in lanes}
             row.append(seen.pop() if len(seen) == 1 else None)
         out.append(row)
     return out
