@@ -62,7 +62,6 @@ def bench_plan(repeat: int) -> str:
 
 
 def bench_prove() -> str:
-    from solver.prove import scales  # noqa: F401
     from solver.prove.catalogue import all_properties
     from solver.prove.prover import forget_proofs, prove
     forget_proofs()

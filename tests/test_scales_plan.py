@@ -129,10 +129,10 @@ def test_a_box_past_256_k_tiles_is_named_with_the_tensor_memory_it_overruns():
     assert {"tmem.alloc.columns", "tma.map.box_range", "tma.map.box_bytes"} <= set(found.rejected["4X/ue4m3"])
 
 
-def test_a_core_may_need_two_rules():
-    # UE4M3 is 4X's alone (Table 55) and .kind::mxf4 takes 2X alone (Table 54): each candidate breaks one
+def test_ue4m3_on_mxf4_is_excluded_by_the_scale_type_alone():
+    # UE4M3 is mxf4nvf4's 4X alone (Table 55), whatever vector is tried with .kind::mxf4
     found = _plan("mxf4", None, 128, 128, 128, scale_type="ue4m3")
-    assert found.rules == ["scales.vector.kind", "scales.vector.scale_type"] and found.always_broken == []
+    assert found.rules == found.always_broken == ["scales.vector.scale_type"]
 
 
 def test_a_tile_just_inside_the_column_budget_is_planned():

@@ -45,11 +45,12 @@ def register(commands) -> None:
                "  layoutproof fuzz --target desc --arch sm90 --violate desc.tile.stride_byte_offset --format ptx --out cases/\n"
                "  layoutproof fuzz --target tmem-alloc --violate tmem.alloc.capacity --format ptx --out cases/\n"
                "  layoutproof fuzz --target triton-nvmma --violate operand.sm90.n_extent --count 5 --seed 1\n"
+               "  layoutproof fuzz --target scales --arch sm100 --violate scales.path.interleaved_writer --count 5 --seed 1\n"
                "  layoutproof fuzz --target tensormap --count 200 --against 'python -m solver.fuzz.adapters.driver_encode'\n"
                "  layoutproof fuzz --coverage --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma or cute-dsl "
-                   "(Triton's NVMMASharedLayout parameters of one MMA operand)")
+    p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma (Triton's NVMMASharedLayout parameters "
+                   "of one MMA operand), cute-dsl or scales (a block-scaled tile's scale configuration)")
     p.add_argument("--count", type=positive_number, default=10, help="cases to generate (default 10)")
     p.add_argument("--seed", type=number, default=0, help="random seed (default 0)")
     group = p.add_mutually_exclusive_group()
@@ -59,7 +60,7 @@ def register(commands) -> None:
                    help="sm90, sm100 or sm103 (sm_90a, sm_100a, sm_103a and any case accepted), required except "
                         "with --coverage; for tmem the GPU the targets run on (sm90: sm_90a, sm100: sm_100a/f, "
                         "sm103: sm_100f, sm_103a/f); for tmem-alloc the GPU the kernel runs on (sm100, sm103); for "
-                        "triton-nvmma sm90 (wgmma) or sm100 (tcgen05.mma); for cute-dsl sm90 or sm100")
+                        "triton-nvmma sm90 (wgmma) or sm100 (tcgen05.mma); for cute-dsl sm90 or sm100; for scales sm100")
     p.add_argument("--format", default="jsonl", choices=FORMATS,
                    help="jsonl (default), cuda (tensormap: a host program calling cuTensorMapEncode*), "
                         "ptx (desc: wgmma / tcgen05.mma kernels; tmem: one kernel per tcgen05.ld/st/ld.red case, "
@@ -99,7 +100,7 @@ def answer_seconds(text: str) -> float:
 def _violated(args) -> frozenset:
     """The rules asked for, once the arguments are checked (FuzzUsage before any work)."""
     if not args.target:
-        raise FuzzUsage("fuzz: --target is required (desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma or cute-dsl) unless --coverage")
+        raise FuzzUsage("fuzz: --target is required (desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma, cute-dsl or scales) unless --coverage")
     if args.arch is None:
         raise FuzzUsage("fuzz: --arch is required (sm90, sm100 or sm103), as by every command that makes "
                         "something for one GPU")

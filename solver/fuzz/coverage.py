@@ -80,8 +80,15 @@ def _cute_dsl_model() -> Model:
     return Model(cute_dsl_model.constraints(r), cute_dsl_model.domain(r), [])
 
 
+def _scales_model() -> Model:
+    from solver.model import scale_config as scale_config_model
+    r = scale_config_model.symbolic_record()
+    return Model(scale_config_model.constraints(r), scale_config_model.domain(r), [])
+
+
 MODELS = {"tensormap": _tensormap_model, "desc": _desc_model, "recipe": _recipe_model, "tmem": _tmem_model,
-          "tmem-alloc": _tmem_alloc_model, "triton-nvmma": _triton_nvmma_model, "cute-dsl": _cute_dsl_model}
+          "tmem-alloc": _tmem_alloc_model, "triton-nvmma": _triton_nvmma_model, "cute-dsl": _cute_dsl_model,
+          "scales": _scales_model}
 
 
 @lru_cache(maxsize=None)

@@ -31,7 +31,7 @@ from spec.rules import SpecError, all_rules
 
 from solver.fuzz.outcome import Label
 
-TARGETS = ("desc", "tensormap", "recipe", "tmem", "tmem-alloc", "triton-nvmma", "cute-dsl")
+TARGETS = ("desc", "tensormap", "recipe", "tmem", "tmem-alloc", "triton-nvmma", "cute-dsl", "scales")
 
 
 @dataclass
