@@ -57,3 +57,16 @@ def test_the_python_api_returns_typed_results():
 def test_a_check_too_large_to_follow_is_refused_before_work():
     out = _cli("check", "--sf-layout", "interleaved", "--kind", "mxf4", "--rows", "1024", "--k", "65536")
     assert out.returncode == 2 and "rows" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_map_draws_an_svg_and_refuses_a_picture_too_large(tmp_path):
+    picture = tmp_path / "map.svg"
+    done = _cli("map", "--sf-layout", "interleaved", "--rows", "40", "--k", "128", "--block", "16",
+                "--svg", str(picture))
+    assert done.returncode == 0
+    text = picture.read_text()
+    assert text.startswith("<svg") or "<svg" in text[:200]
+    assert ">0x4<" in text          # row 32, block 0: the second 4-byte group of the tile's first 16-byte row
+    big = _cli("map", "--sf-layout", "interleaved", "--rows", "4096", "--k", "4096", "--block", "16",
+               "--svg", str(tmp_path / "big.svg"))
+    assert big.returncode == 2 and "picture" in big.stderr and not (tmp_path / "big.svg").exists()

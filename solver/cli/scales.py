@@ -6,13 +6,14 @@ tcgen05.cp.32x128b.warpx4 per 128 x 4 chunk, the scale-factor id per k-step) and
 that gets another scale than the writer meant."""
 from __future__ import annotations
 
-from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, signed_number
+from solver.cli import pictures, render
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_picture, signed_number
 
 
 def run_map(args) -> int:
     from spec.scales import layouts
     found = layouts.scale_map(args.sf_layout, args.rows, args.k, args.block)
+    pictures.save(args, "scales_map", found)
     render.emit(args, found.as_json(), lambda: render.scales_map_text(found))
     return EXIT_OK
 
@@ -46,6 +47,7 @@ def register(commands) -> None:
     p.add_argument("--rows", required=True, type=signed_number, help="rows of A (or columns of B)")
     p.add_argument("--k", required=True, type=signed_number, help="K, in elements")
     p.add_argument("--block", required=True, type=signed_number, help="elements of K one scale covers (16, 32)")
+    add_picture(p)               # rows x K blocks, each scale's position coloured by its 16-byte chunk
     p = add_command(group, "check", run_check,
                     help="a writer layout against the reader CUTLASS and Triton emit",
                     description="Follows every scale from the writer's layout through shared memory, "

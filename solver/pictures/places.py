@@ -144,3 +144,18 @@ def recipe_figure(r, max_steps: int = 4) -> Figure:
     caption = [f"smem layout {r.layout.notation()}; {len(r.tma['loads'])} TMA loads of box {box[0]}x{box[1]} "
                f"({r.tma['swizzle']}); {len(r.instructions)} k-steps"]
     return recipe(title, caption, written, steps, b, max_steps)
+
+
+def scales_map(found) -> Figure:
+    """`scales map --svg`: rows down, K blocks across, each cell the scale's position in the writer's tensor
+    (spec.scales.layouts.ScaleMap), coloured by the 16-byte chunk of its 128-byte line: in the interleaved
+    layout a 16-byte row holds 4 blocks of 4 rows 32 apart, so the colours repeat every 8 rows and run
+    across 4 blocks."""
+    _bounded(found.rows * found.k_blocks, "this map")
+    grid = logical_panel("where the writer puts the scale of (row, K block): its position in the scale tensor, "
+                         "coloured by 16-byte chunk", found.rows, found.k_blocks, lambda r, c: found.offsets[r][c],
+                         lambda r, c: f"(row={r}, K block={c}, k {c * found.block}..{(c + 1) * found.block - 1})",
+                         "row", "K block")
+    caption = [f"{found.sf_layout} scales of {found.rows} rows x K {found.k} in blocks of {found.block}: "
+               f"{found.k_blocks} blocks per row, {found.footprint} scale bytes (one byte per scale)"]
+    return Figure(f"scales map: {found.sf_layout}", [grid], chunk_legend(), caption)
