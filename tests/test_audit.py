@@ -144,7 +144,8 @@ def test_a_kernel_without_tma_is_not_proved():
                                  "matmul_kernel_param_5": 64})
     assert not report.ok
     vacuous = {p.id for p in report.kernels[0].properties if _vacuous(p)}
-    assert vacuous == {"audit.epilogue.fenced", "audit.attention.pairs", "audit.tmem.access", "audit.tmem.alloc"}
+    assert vacuous == {"audit.epilogue.fenced", "audit.attention.pairs", "audit.tmem.access", "audit.tmem.alloc",
+                       "audit.scales.path"}
     assert {p.status for p in report.kernels[0].properties if p.id not in vacuous} == {"unknown"}
 
 

@@ -63,11 +63,13 @@ ASSUMPTIONS = (
                   "(tcgen05.wait::st), and the tcgen05 fences around thread barriers are in place: the order the "
                   "audit reads from barriers and mbarriers is the order the tensor core sees. Not checked.",
      "evidence": "PTX ISA 9.0 9.7.16.8.5 (tcgen05.wait), 9.7.16.6 (the tcgen05 memory consistency model)"},
-    {"id": "audit.assume.scales_unchecked",
-     "statement": "The scale factors of a block-scaled MMA (.block_scale: their tensor-memory cells, tcgen05.cp, "
-                  "the scale-factor ids) are not checked: a proof covers the data of A and B, not their scales.",
-     "evidence": "PTX ISA 9.0 9.7.16.10.7 (block scaling: the scale-factor layouts such a check follows); "
-                 "not built yet (issue 28)"},
+    {"id": "audit.assume.scales_interleaved",
+     "statement": "The scale tensors of a block-scaled MMA hold, for the whole problem, the scale of each row and "
+                  "K block where cuBLAS's interleaved 128 x 4 layout puts it (rows: A's extent, or B's; K blocks: K "
+                  "over the block): audit.scales.path compares each scale the MMA applies with that position. "
+                  "What the quantizer wrote is not in the kernel.",
+     "evidence": "cuBLAS documentation, 1D Block Scaling Factors Layout; the quantizers of "
+                 "tests/hardware/scales_heldout.json.gz (vLLM, TensorRT-LLM, Transformer Engine, FlashInfer)"},
 )
 
 _PARAM_KEY = re.compile(r"^([A-Za-z_$%][\w$]*|\d+)(?:\+(\d+|0x[0-9a-fA-F]+))?$")

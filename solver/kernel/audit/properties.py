@@ -12,7 +12,7 @@ from typing import Optional
 from spec.rule import SpecError
 from spec.tma import tensormap
 
-from solver.kernel.audit import accumulate, commits, compose, epilogue, operations, pairs, tmem, tmem_operand
+from solver.kernel.audit import accumulate, commits, compose, epilogue, operations, pairs, scales, tmem, tmem_operand
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import Definition, Tally, first_time
 
@@ -59,7 +59,7 @@ SAME_K = Definition(
     "PTX ISA 9.0 9.7.15.5 / 9.7.16.10.9 (D = A x B + D, summed over K)")
 
 CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K, SAME_TILE, K_ONCE, *epilogue.DEFINITIONS, pairs.PAIRS,
-             *tmem.DEFINITIONS)
+             *tmem.DEFINITIONS, scales.PATH)
 
 # descriptor swizzle (spec.mma.readmap) -> TMA swizzle (spec.tma.swizzle)
 _SWIZZLE_NAMES = {"none": "NONE", "32B": "32B", "64B": "64B", "128B": "128B", "128B_atom32B": "128B_ATOM_32B"}
@@ -83,7 +83,8 @@ class Kernel:
 
 def decide(kernel: Kernel) -> list:
     rows: dict = {}
-    reads = decide_reads(kernel, rows)
+    scaled: dict = {}
+    reads = decide_reads(kernel, rows, scaled)
     in_tmem = tmem_operand.follow(kernel.trace, rows, kernel.run, kernel.sites,
                                   epilogue.Sources(kernel.trace, rows, kernel.run, kernel.sites)) \
         if kernel.trace is not None else []
@@ -91,7 +92,8 @@ def decide(kernel: Kernel) -> list:
             *epilogue.decide(kernel.trace, kernel.run, kernel.statements, kernel.params, kernel.maps, rows,
                              kernel.sites),
             pairs.decide_pairs(kernel.trace, rows, kernel.run, kernel.statements, in_tmem),
-            *tmem.decide(kernel.statements, kernel.run, list(kernel.targets))]
+            *tmem.decide(kernel.statements, kernel.run, list(kernel.targets)),
+            scales.decide(kernel.trace, scaled, kernel.maps)]
 
 
 def source_text(source: operations.ParamSource) -> str:
@@ -220,13 +222,15 @@ def decide_bytes(kernel: Kernel) -> Property:
     return tally.result("no barrier completed by TMA loads in the run")
 
 
-def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
+def decide_reads(kernel: Kernel, rows: Optional[dict] = None, scaled: Optional[dict] = None) -> list:
     """audit.reads.written, audit.swizzle.agrees, audit.gemm.same_k, audit.gemm.same_tile and
     audit.gemm.k_once, over every MMA visit (one check per distinct visit: the same descriptors, values and
     awaited phases read the same; the accumulations see every visit). rows: filled with (warp, MMA
     statement) -> [(visit index, {role: the global rows its operand reads, where traced})], for the
-    epilogue."""
+    epilogue. scaled: filled with visit index -> (site, traced operands, visible loads) of each block-scaled
+    MMA visit whose reads were traced, for the scale path (audit/scales.py)."""
     rows = {} if rows is None else rows
+    scaled = {} if scaled is None else scaled
     written, swizzle, same_k = Tally(WRITTEN), Tally(SWIZZLE), Tally(SAME_K)
     same_tile, k_once = Tally(SAME_TILE), Tally(K_ONCE)
     accumulations = accumulate.Accumulations(same_tile, k_once, StoresWithin(kernel.trace, kernel.run)
@@ -256,6 +260,8 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
                tuple(sorted(waited.items())))
         where = {"mma_line": visit.line, "warp": visit.warp, "iteration": list(visit.iteration)}
         if key in done:                           # the same reads as a visit checked already
+            if done[key] is not None and site.block_scale:
+                scaled[index] = done[key]
             if done[key] is not None:
                 accumulations.mma(kernel.statements[visit.statement].instruction, visit, *done[key], kernel.maps,
                                   where, index)
@@ -328,6 +334,8 @@ def decide_reads(kernel: Kernel, rows: Optional[dict] = None) -> list:
         accumulations.mma(kernel.statements[visit.statement].instruction, visit, site_now, traced, visible,
                           kernel.maps, where, index)
         done[key] = (site_now, traced, visible)
+        if site.block_scale:
+            scaled[index] = done[key]
         traced_rows.update(_rows(accumulations, site_now, traced, visible, kernel.maps))
     if timeline.stopped:
         for tally in (written, swizzle, same_k, same_tile, k_once):

@@ -75,6 +75,8 @@ class Trace(executor.Tracer):
     tmem_writes: list = field(default_factory=list)     # TmemWrite: a tcgen05.mma's accumulator, where it is
     tmem_loads: list = field(default_factory=list)      # TmemLoad: a tcgen05.ld, what its registers hold
     tmem_stores: list = field(default_factory=list)     # TmemStore: a tcgen05.st or tcgen05.cp, where it writes
+    scale_copies: list = field(default_factory=list)    # ScaleCopy: a tcgen05.cp, its address and descriptor
+    scale_mmas: list = field(default_factory=list)      # ScaleMma: a block-scaled tcgen05.mma's scale operands
     allocations: int = 0                                # tcgen05.alloc executed (all warps)
     mbarriers: list = field(default_factory=list)       # MbarrierEvent: init, arrive, commit, wait (commits.py)
     tick: int = 0
@@ -110,7 +112,12 @@ class Trace(executor.Tracer):
                 self._note(self.unfollowed, ins.line, f"{ins.opcode} under an unknown predicate ({guard.reason})")
             if ins.opcode.startswith(("tcgen05.st", "tcgen05.cp")):
                 self.tmem_stores.append(TmemStore(self.tick, warp.index, ins.line, None, _clock(warp)))
-            elif ins.opcode.startswith("tcgen05.mma"):       # (it may write: its cells are not known)
+                if ins.opcode.startswith("tcgen05.cp"):
+                    self.scale_copies.append(ScaleCopy(self.tick, warp.index, ins.line, ins.opcode, None, None))
+            elif ins.opcode.startswith("tcgen05.mma") and ins.has("block_scale"):
+                self.scale_mmas.append(ScaleMma(self.tick, order, statement, warp.index, ins.line, ins.opcode,
+                                                None, None, None, f"under an unknown predicate ({guard.reason})"))
+            if ins.opcode.startswith("tcgen05.mma"):       # (it may write: its cells are not known)
                 self.tmem_writes.append(TmemWrite(self.tick, order, statement, warp.index, ins.line, None,
                                                   _clock(warp), len(ins.operands) > 1 and
                                                   ins.operands[1].strip().startswith("[")))
@@ -126,12 +133,20 @@ class Trace(executor.Tracer):
                 a_address = _tmem_address(a_operand, warp, lanes) if a_operand.strip().startswith("[") else None
                 self.tmem_writes.append(TmemWrite(self.tick, order, statement, warp.index, ins.line, address,
                                                   _clock(warp), a_operand.strip().startswith("["), a_address))
+                if ins.has("block_scale"):
+                    self.scale_mmas.append(_scale_mma(self.tick, order, statement, ins, warp, lanes))
         elif ins.opcode.startswith(("tcgen05.st", "tcgen05.cp")):
             if lanes:
                 cells, values = _tmem_cells(ins, warp, lanes), None
                 if ins.opcode.startswith("tcgen05.st") and isinstance(cells, frozenset):
                     values = _tmem_values(ins, warp, lanes)
                 self.tmem_stores.append(TmemStore(self.tick, warp.index, ins.line, cells, _clock(warp), values))
+                if ins.opcode.startswith("tcgen05.cp"):
+                    brackets = [o for o in ins.operands if o.strip().startswith("[")]
+                    self.scale_copies.append(ScaleCopy(
+                        self.tick, warp.index, ins.line, ins.opcode,
+                        _tmem_address(brackets[0], warp, lanes) if brackets else None,
+                        _uniform(ins.operands[1], warp, lanes, 64) if len(ins.operands) > 1 else None))
         elif ins.opcode.startswith(("tcgen05.commit", "mbarrier.")):
             if lanes:
                 self.mbarriers.append(commits.observe(ins, warp, lanes, self.tick))
@@ -356,6 +371,58 @@ class TmemStore:
     cells: object
     clock: Optional[tuple] = None
     values: Optional[dict] = None  # tcgen05.st: (lane, column) -> (thread, its 4 bytes: tags.bytes_of parts)
+
+
+@dataclass
+class ScaleCopy:
+    """A tcgen05.cp (PTX ISA 9.0 9.7.16.9.1: [taddr], s-desc): its opcode (shape, multicast), the tensor-memory
+    address and the shared-memory descriptor it copies with, None where not known (audit/scales.py)."""
+    tick: int
+    warp: int
+    line: int
+    opcode: str
+    address: Optional[int]
+    descriptor: Optional[int]
+
+
+@dataclass
+class ScaleMma:
+    """A block-scaled tcgen05.mma (PTX ISA 9.0 9.7.16.10.9.1: [d], a, b, idesc, [scale-A-tmem],
+    [scale-B-tmem], enable-input-d): its scale operands' addresses and its instruction descriptor, None where
+    not known (`why`, when the whole instruction was not followed)."""
+    tick: int
+    order: int                     # its visit's index among the run's visits
+    statement: int
+    warp: int
+    line: int
+    opcode: str
+    scale_a: Optional[int]
+    scale_b: Optional[int]
+    idesc: Optional[int]
+    why: str = ""
+
+
+def _uniform(operand: str, warp, lanes: list, width: int) -> Optional[int]:
+    """A register's (or an immediate's) value, the same in every lane given, or None."""
+    text = operand.strip()
+    if re.fullmatch(r"-?(0[xX][0-9a-fA-F]+|\d+)", text):
+        return int(text, 0) & ((1 << width) - 1)
+    value = warp.read(text, width)
+    if isinstance(value, Unknown):
+        return None
+    found = {lane_of(value, t) for t in lanes}
+    if len(found) != 1:
+        return None
+    only = found.pop()
+    return only if isinstance(only, int) else None
+
+
+def _scale_mma(tick: int, order: int, statement: int, ins, warp, lanes: list) -> ScaleMma:
+    operands = ins.operands
+    scale_a = _tmem_address(operands[4], warp, lanes) if len(operands) > 5 else None
+    scale_b = _tmem_address(operands[5], warp, lanes) if len(operands) > 5 else None
+    idesc = _uniform(operands[3], warp, lanes, 32) if len(operands) > 3 else None
+    return ScaleMma(tick, order, statement, warp.index, ins.line, ins.opcode, scale_a, scale_b, idesc)
 
 
 CP_COLUMNS = 8     # the widest tcgen05.cp, .128x256b: 256 bits of each lane, 8 columns (PTX ISA 9.0 9.7.16.9.1)
