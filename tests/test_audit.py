@@ -282,7 +282,7 @@ def test_a_folder_gives_a_line_per_kernel_the_same_for_any_number_of_processes(f
     assert first["ok"] and not second["ok"] and broken["error"]
     assert document["summary"] == {"files": 3, "kernels": 2, "ok": 1, "not_ok": 1, "errors": 1}
     text = _cli(str(folder)).stdout.splitlines()
-    assert text[0].endswith("matmul_kernel_tma: ok (13 proved, 0 refuted, 0 unknown)")
+    assert text[0].endswith("matmul_kernel_tma: ok (14 proved, 0 refuted, 0 unknown)")
     assert "refuted audit.gemm.same_k" in text[1] and "error" in text[2]
 
 
