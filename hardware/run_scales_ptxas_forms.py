@@ -19,26 +19,14 @@ import subprocess
 import sys
 import tempfile
 
+from solver.fuzz.scales import MMA_KERNEL
+
 KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
 QUALIFIERS = ("", ".scale_vec::1X", ".scale_vec::2X", ".scale_vec::4X", ".block16", ".block32")
 CTA_GROUPS = (1, 2)
 TARGETS = ("sm_100a", "sm_103a")
 VERSION = "8.8"
-TEMPLATE = """.version {version}
-.target {target}
-.address_size 64
-.visible .entry k()
-{{
-  .reg .b32 %r<8>;
-  .reg .b64 %rd<4>;
-  .reg .pred %p<2>;
-  mov.b32 %r1, 0;
-  mov.b64 %rd1, 0;
-  setp.eq.u32 %p1, %r1, 0;
-  tcgen05.mma.cta_group::{cta_group}.kind::{kind}.block_scale{qualifier} [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;
-  ret;
-}}
-"""
+TEMPLATE = MMA_KERNEL          # one block-scaled MMA alone in a kernel (solver/fuzz/scales.py)
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "hardware",
                    "scales_ptxas_forms.json")
 

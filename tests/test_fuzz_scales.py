@@ -19,8 +19,8 @@ from solver.model import scale_config as model
 from spec.scales import layouts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FORMS = {(f["kind"], f["qualifier"], f["cta_group"], f["target"]): f["accepted"]
-         for f in json.load(open(os.path.join(HERE, "hardware", "scales_ptxas_forms.json")))["forms"]}
+RECORDED = json.load(open(os.path.join(HERE, "hardware", "scales_ptxas_forms.json")))
+FORMS = {(f["kind"], f["qualifier"], f["cta_group"], f["target"]): f["accepted"] for f in RECORDED["forms"]}
 OUTCOME = {"scales.vector.kind": "refused", "scales.path.interleaved_writer": "wrong-data",
            "scales.vector.scale_type": "unknown", "mma.shape.m": "unknown", "mma.shape.n": "unknown",
            "scales.path.k_steps": "unknown"}
@@ -75,6 +75,10 @@ def test_the_same_seed_gives_the_same_bytes():
     first = json.dumps(generated({"scales.vector.kind"}, seed=7))
     assert first == json.dumps(generated({"scales.vector.kind"}, seed=7))
     assert first != json.dumps(generated({"scales.vector.kind"}, seed=8))
+
+
+def test_the_cases_kernels_are_the_recorded_forms_kernels():
+    assert RECORDED["template"] == target.MMA_KERNEL and RECORDED["ptx_version"] == target.PTX_VERSION
 
 
 def _form(case):

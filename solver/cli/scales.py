@@ -34,8 +34,16 @@ def run_plan(args) -> int:
     return EXIT_OK if found.found else EXIT_VIOLATION
 
 
+def _add_matrix(p) -> None:
+    """The scale matrix of `map` and `check`: the writer's layout, its rows and K."""
+    from spec.scales import layouts
+    p.add_argument("--sf-layout", required=True, choices=layouts.LAYOUTS, help="the writer's layout")
+    p.add_argument("--rows", required=True, type=signed_number, help="rows of A (or columns of B)")
+    p.add_argument("--k", required=True, type=signed_number, help="K, in elements")
+
+
 def register(commands) -> None:
-    """Add `scales map` and `scales check` to the argparse subparsers object `commands`."""
+    """Add `scales map`, `scales check` and `scales plan` to the argparse subparsers object `commands`."""
     from spec.scales import layouts, vectors
     group = add_group(commands, "scales", "block-scaled MMA scale factors: writer layouts and the tensor-memory path")
     p = add_command(group, "map", run_map, help="where a writer layout puts each scale (row, K block)",
@@ -43,9 +51,7 @@ def register(commands) -> None:
                                 "layout: interleaved (cuBLAS's 128 x 4 blocks, CUTLASS's and Triton's), linear-k "
                                 "or linear-mn. Example: layoutproof scales map --sf-layout interleaved --rows 128 "
                                 "--k 256 --block 16")
-    p.add_argument("--sf-layout", required=True, choices=layouts.LAYOUTS, help="the writer's layout")
-    p.add_argument("--rows", required=True, type=signed_number, help="rows of A (or columns of B)")
-    p.add_argument("--k", required=True, type=signed_number, help="K, in elements")
+    _add_matrix(p)
     p.add_argument("--block", required=True, type=signed_number, help="elements of K one scale covers (16, 32)")
     add_picture(p)               # rows x K blocks, each scale's position coloured by its 16-byte chunk
     p = add_command(group, "check", run_check,
@@ -55,12 +61,10 @@ def register(commands) -> None:
                                 "applies it to; exit 1 names the first element that gets another scale. "
                                 "Example: layoutproof scales check --sf-layout linear-k --kind mxf4nvf4 "
                                 "--scale-vec block16 --rows 128 --k 512")
-    p.add_argument("--sf-layout", required=True, choices=layouts.LAYOUTS, help="the writer's layout")
     p.add_argument("--kind", required=True, choices=vectors.KINDS, help="the block-scaled MMA kind")
     p.add_argument("--scale-vec", default=None,
                    help="1X, 2X, 4X, block16 or block32 (default: the kind's, when it has one)")
-    p.add_argument("--rows", required=True, type=signed_number, help="rows of A (or columns of B)")
-    p.add_argument("--k", required=True, type=signed_number, help="K, in elements")
+    _add_matrix(p)
     p = add_command(group, "plan", run_plan,
                     help="the scale loads, tcgen05.cp copies and scale-factor ids of one block-scaled tile",
                     description="Plans how a block-scaled tcgen05.mma tile gets its scales: one TMA load per "

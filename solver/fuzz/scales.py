@@ -36,7 +36,10 @@ RULE_IDS = model.RULE_IDS
 ARCHES = ("sm100",)
 TARGET = "sm_100a"
 EVIDENCE = "tests/hardware/scales_ptxas_forms.json"
-PTX_TEMPLATE = """.version 8.8
+PTX_VERSION = "8.8"
+# One block-scaled MMA alone in a kernel, its operands registers set to 0 (the form ptxas judges; also the
+# template of hardware/run_scales_ptxas_forms.py, whose recorded forms the cases are checked against).
+MMA_KERNEL = """.version {version}
 .target {target}
 .address_size 64
 .visible .entry k()
@@ -47,7 +50,7 @@ PTX_TEMPLATE = """.version 8.8
   mov.b32 %r1, 0;
   mov.b64 %rd1, 0;
   setp.eq.u32 %p1, %r1, 0;
-  {instruction}
+  tcgen05.mma.cta_group::{cta_group}.kind::{kind}.block_scale{qualifier} [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;
   ret;
 }}
 """
@@ -60,9 +63,14 @@ UNKNOWN_NOTES = {"scales.vector.scale_type": "the scale type is " + RUN_TIME,
 MAX_WITNESS_ROWS = 256               # the rows of A followed for a witness (one CTA's M at most)
 
 
+def kernel(case: dict) -> str:
+    """The case's MMA alone in a kernel for sm_100a (MMA_KERNEL)."""
+    return MMA_KERNEL.format(version=PTX_VERSION, target=TARGET, cta_group=case["cta_group"], kind=case["kind"],
+                             qualifier=f".scale_vec::{case['scale_vec']}")
+
+
 def instruction(case: dict) -> str:
-    return (f"tcgen05.mma.cta_group::{case['cta_group']}.kind::{case['kind']}.block_scale.scale_vec::"
-            f"{case['scale_vec']} [%r1], %rd1, %rd1, %r1, [%r1], [%r1], %p1;")
+    return next(line.strip() for line in kernel(case).splitlines() if line.strip().startswith("tcgen05.mma"))
 
 
 def case_of(values: Optional[dict]) -> Optional[dict]:
@@ -73,7 +81,7 @@ def case_of(values: Optional[dict]) -> Optional[dict]:
     case = {"kind": model.KINDS[v["kind"]], "scale_vec": model.VECTORS[v["vector"]],
             "scale_type": model.SCALE_TYPES[v["scale_type"]], "sf_layout": model.LAYOUTS[v["sf_layout"]],
             "m": v["m"], "n": v["n"], "k": v["k"], "cta_group": v["cta_group"]}
-    case["ptx"] = PTX_TEMPLATE.format(target=TARGET, instruction=instruction(case))
+    case["ptx"] = kernel(case)
     return case
 
 
@@ -89,7 +97,7 @@ def broken(case: dict) -> list:
     """spec's violations of a case, in catalogue order (SpecError when malformed)."""
     if case.get("kind") not in vectors.KINDS or case.get("scale_vec") not in vectors.VECTORS:
         raise SpecError("case", case, "kind and scale_vec name a block-scaled kind and a vector", vectors.VECTOR.id)
-    if case.get("ptx") != PTX_TEMPLATE.format(target=TARGET, instruction=instruction(case)):
+    if case.get("ptx") != kernel(case):
         raise SpecError("ptx", case.get("ptx"), "the case's PTX is its own MMA in the target's template",
                         vectors.VECTOR.id)
     config = vectors.ScaleConfig(case["kind"], case["scale_vec"], case["scale_type"])
