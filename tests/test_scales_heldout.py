@@ -4,7 +4,8 @@ hardware/run_scales_heldout.py from vLLM, TensorRT-LLM, Transformer Engine, Flas
 DeepGEMM and SGLang, each reproduced with torch from its public source).
 
 What each implementation is expected to do comes from reading its source, not from this project's code:
-five produce cuBLAS's 128 x 4 layout for every shape; SGLang's (a copy of an older vLLM) only for shapes
+five produce cuBLAS's 128 x 4 layout for every shape (as does torchao's to_blocked, the evidence recorded
+beside them); SGLang's (a copy of an older vLLM) only for shapes
 already aligned to 128 x 4, refusing the others; triton_kernels pads K blocks to a multiple of 8, not 4;
 DeepGEMM packs four K blocks into an int32 stored MN-major, and its Mega-MoE path interleaves rows as
 cuBLAS does but orders the 512-byte atoms K tile first."""
@@ -21,7 +22,7 @@ import layoutproof as lp
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORD = json.load(gzip.open(os.path.join(HERE, "hardware", "scales_heldout.json.gz"), "rt"))
 BY_NAME = {i["name"]: i for i in RECORD["implementations"]}
-CUBLAS = ("vllm", "tensorrt-llm", "transformer-engine", "flashinfer", "flashinfer-unswizzle")
+CUBLAS = ("vllm", "tensorrt-llm", "transformer-engine", "flashinfer", "flashinfer-unswizzle", "torchao")
 
 
 def _positions(layout: dict) -> dict:
@@ -39,6 +40,7 @@ def _map(rows: int, blocks: int, block_padding: int = 4):
 
 def test_the_record_holds_every_implementation_and_shape():
     assert set(BY_NAME) == set(CUBLAS) | {"triton-kernels", "deepgemm", "deepgemm-mega-moe", "sglang"}
+    # torchao's to_blocked is evidence the layout was written from, SGLang's a copy of vLLM's: not held out
     assert all(len(i["layouts"]) == 13 for i in RECORD["implementations"])
     assert sum(i["independent"] for i in RECORD["implementations"]) == 8
 
