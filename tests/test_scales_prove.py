@@ -15,7 +15,8 @@ from spec.scales import layouts, path, vectors
 SCALE_PROPERTIES = ["scales.interleaved.injective", "scales.path.interleaved.1X", "scales.path.interleaved.2X",
                     "scales.path.interleaved.4X", "scales.path.linear-k.1X", "scales.path.linear-mn.1X",
                     "scales.path.linear-k.2X", "scales.path.linear-mn.2X", "scales.path.linear-k.4X",
-                    "scales.path.linear-mn.4X", "scales.path.interleaved.1X.sf_id_plus_one"]
+                    "scales.path.linear-mn.4X", "scales.path.interleaved.1X.sf_id_plus_one",
+                    "scales.path.interleaved.4X.copy_128x128b"]
 
 
 @pytest.mark.parametrize("property_id", SCALE_PROPERTIES)

@@ -187,3 +187,18 @@ def test_the_2x2_cells_of_b_are_cutlasss(vector, vs, n):
                 places.add((x % 128, (x // 128) // 4, (x // 128) % 4))
             lanes, word, byte = tmem.scale_cell(column, s, vector, 0, rows=n, data_path="2x2")
             assert places == {(lane, word, byte) for lane in lanes}
+
+
+@pytest.mark.parametrize("form, held", [
+    # PTX ISA 9.0 9.7.16.9.1: .128x128b writes row L to lane L; .64x128b.warpx2::02_13 row r to lanes r and
+    # r + 64: lane 32q of chunk 0's copy holds its row 32q (bytes 512q on) or, for 02_13, row 32 (q mod 2)
+    ("128x128b", [0, 512, 1024, 1536]), ("64x128b.warpx2::02_13", [0, 512, 0, 512])])
+def test_another_copy_form_leaves_the_sub_partitions_different(form, held):
+    found = path.check("interleaved", "mxf4nvf4", "4X", 128, 256, form)
+    assert not found.ok and found.copy == form
+    assert (found.misread["row"], found.misread["k_block"], found.misread["sub_partitions"]) == (0, 0, held)
+    assert found.misread["applied_offset"] is None
+
+
+def test_the_standard_copy_form_reads_every_scale():
+    assert path.check("interleaved", "mxf4nvf4", "4X", 256, 1024, "32x128b.warpx4").ok

@@ -735,12 +735,16 @@ def scales_map_text(found) -> str:
 def scales_check_text(found) -> str:
     """`scales check`: ok, or the first element given another scale (spec.scales.path.ScaleCheck)."""
     head = (f"{found.sf_layout} scales read by .kind::{found.kind}.block_scale.scale_vec::{found.vector} "
-            f"(blocks of {found.block}), {found.rows} rows x K {found.k}, through tcgen05.cp.32x128b.warpx4:")
+            f"(blocks of {found.block}), {found.rows} rows x K {found.k}, through tcgen05.cp.{found.copy}:")
     if found.ok:
         return head + "\nok: every element gets the scale the writer put for its row and K block"
     m = found.misread
     got = f"the scale of row {m['applied_scale_of'][0]}, block {m['applied_scale_of'][1]}" \
         if m["applied_scale_of"] else "a byte the writer did not write"
+    if m.get("sub_partitions"):
+        return (head + f"\nmisread: row {m['row']}, k {m['k'][0]}..{m['k'][1]} (block {m['k_block']}): the four "
+                       f"sub-partitions hold different scales (positions {m['sub_partitions']}), which the MMA "
+                       "needs duplicated [scales.tmem.cells]")
     return (head + f"\nmisread: row {m['row']}, k {m['k'][0]}..{m['k'][1]} (block {m['k_block']}) gets {got} "
                    f"(position {m['applied_offset']}, not {m['expected_offset']}) [scales.path.interleaved_writer]")
 

@@ -20,7 +20,7 @@ def run_map(args) -> int:
 
 def run_check(args) -> int:
     from spec.scales import path
-    found = path.check(args.sf_layout, args.kind, args.scale_vec, args.rows, args.k)
+    found = path.check(args.sf_layout, args.kind, args.scale_vec, args.rows, args.k, args.copy)
     render.emit(args, found.as_json(), lambda: render.scales_check_text(found))
     return EXIT_OK if found.ok else EXIT_VIOLATION
 
@@ -65,6 +65,9 @@ def register(commands) -> None:
     p.add_argument("--scale-vec", default=None,
                    help="1X, 2X, 4X, block16 or block32 (default: the kind's, when it has one)")
     _add_matrix(p)
+    p.add_argument("--copy", default="32x128b.warpx4",
+                   help="the tcgen05.cp form the reader copies each chunk with (default 32x128b.warpx4, what "
+                        "CUTLASS and Triton emit; e.g. 128x128b, 64x128b.warpx2::02_13 to see what another does)")
     p = add_command(group, "plan", run_plan,
                     help="the scale loads, tcgen05.cp copies and scale-factor ids of one block-scaled tile",
                     description="Plans how a block-scaled tcgen05.mma tile gets its scales: one TMA load per "

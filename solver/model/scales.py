@@ -49,11 +49,20 @@ def writer_offset(layout: str, r, c, rows, blocks, arith: Arith):
     raise ValueError(layout)
 
 
-def applied_offset(r, c, rows, blocks, vector: str, arith: Arith, sf_id_shift: int = 0):
+# The lanes a copy form writes source row L of, as the source row lane L holds (PTX ISA 9.0 9.7.16.9.1):
+# .32x128b.warpx4 broadcasts its 32 rows to the four 32-lane quarters (row L mod 32); .128x128b writes its
+# 128 rows one per lane (row L). Another form in the reader's place is a bug the catalogue refutes.
+COPY_ROW_OF_LANE = {"32x128b.warpx4": 32, "128x128b": 128}       # the row lane L holds: L mod this
+
+
+def applied_offset(r, c, rows, blocks, vector: str, arith: Arith, sf_id_shift: int = 0, quarter=None,
+                   copy_form: str = "32x128b.warpx4"):
     """The writer byte the MMA applies to row r's block c under the reader (the bytes of 128 x 4 chunk (i, j)
     at (i * K tiles + j) * 512 copied by one 32x128b.warpx4 to column 4 (j * row tiles + i); the MMA of
     k-step t reads its scales at the chunk of block t N, scale-factor id (t N) mod 4; sf_id_shift > 0: a
-    reader whose ids are that much off, ((t N) + shift) mod 4, a bug the catalogue refutes)."""
+    reader whose ids are that much off, ((t N) + shift) mod 4, a bug the catalogue refutes). `quarter`
+    (a term in [0, 4), or None for 0): the 32-lane sub-partition whose copy of the cell is read;
+    `copy_form`: the copy that wrote it (COPY_ROW_OF_LANE), its rows 16 bytes apart from the chunk's start."""
     n = const(PER_ROW[vector])
     row_tiles, k_tiles = tiles(rows, TILE_ROWS), tiles(blocks, TILE_BLOCKS)
     i, within = z3.UDiv(r, const(TILE_ROWS)), z3.URem(r, const(TILE_ROWS))
@@ -61,15 +70,16 @@ def applied_offset(r, c, rows, blocks, vector: str, arith: Arith, sf_id_shift: i
     first = arith.mul(t, n)
     j = z3.UDiv(first, const(TILE_BLOCKS))
     sf_id = z3.URem(arith.add(first, const(sf_id_shift)), const(TILE_BLOCKS))
-    # the cell the MMA reads (any of the four quarters: the copy wrote all four alike)
-    lane = z3.URem(within, const(32))
+    # the cell the MMA reads: lane m mod 32 of a quarter (the copy writes source row lane mod R there)
+    lane = arith.add(z3.URem(within, const(32)), arith.mul(const(32), const(0) if quarter is None else quarter))
+    row = z3.URem(lane, const(COPY_ROW_OF_LANE[copy_form]))
     column = arith.add(arith.mul(const(4), arith.add(arith.mul(j, row_tiles), i)), z3.UDiv(within, const(32)))
     byte = arith.add(sf_id, s)
     # which copy wrote that cell, and from which byte of its chunk
     chunk = z3.UDiv(column, const(4))
     source_i, source_j = z3.URem(chunk, row_tiles), z3.UDiv(chunk, row_tiles)
     source = arith.mul(arith.add(arith.mul(source_i, k_tiles), source_j), const(TILE_BYTES))
-    return arith.add(source, arith.mul(lane, const(ROW_BYTES)), arith.mul(z3.URem(column, const(4)), const(4)), byte)
+    return arith.add(source, arith.mul(row, const(ROW_BYTES)), arith.mul(z3.URem(column, const(4)), const(4)), byte)
 
 
 MAX_ELEMENTS = 1 << 24              # rows x blocks the model is built for (offsets then stay below 2^40)

@@ -100,26 +100,27 @@ for _vector, _per_row in model.PER_ROW.items():
 
 
 # --- refuted: mismatched pairs, at a concrete size (bit-vector model) -------------------------------------
-def _path_query(writer: str, vector: str, sf_id_shift: int = 0) -> Query:
+def _path_query(writer: str, vector: str, sf_id_shift: int = 0, copy_form: str = "32x128b.warpx4") -> Query:
+    """Some row, K block and sub-partition (quarter) whose scale is not the writer's."""
     arith = Arith()
     r, c = z3.BitVec("row", model.WIDTH), z3.BitVec("k_block", model.WIDTH)
-    got = model.applied_offset(r, c, REFUTED_ROWS, REFUTED_BLOCKS, vector, arith, sf_id_shift)
+    q = z3.BitVec("quarter", model.WIDTH)
+    got = model.applied_offset(r, c, REFUTED_ROWS, REFUTED_BLOCKS, vector, arith, sf_id_shift, q, copy_form)
     wanted = model.writer_offset(writer, r, c, REFUTED_ROWS, REFUTED_BLOCKS, arith)
-    domain = [in_range(r, 0, REFUTED_ROWS), in_range(c, 0, REFUTED_BLOCKS)]
-    return Query({"row": r, "k_block": c, "applied_offset": got, "expected_offset": wanted}, domain,
+    domain = [in_range(r, 0, REFUTED_ROWS), in_range(c, 0, REFUTED_BLOCKS), in_range(q, 0, 4)]
+    return Query({"row": r, "k_block": c, "quarter": q, "applied_offset": got, "expected_offset": wanted}, domain,
                  z3.And(z3.And(*arith.no_overflow), got == wanted))
 
 
-def _replay(writer: str, vector: str, sf_id_shift: int = 0):
+def _replay(writer: str, vector: str, sf_id_shift: int = 0, copy_form: str = "32x128b.warpx4"):
     def replay(cx: dict) -> bool:
-        from spec.scales import layouts, path, vectors
-        kind = KIND_OF[vector]
-        k = REFUTED_BLOCKS * vectors.block_size(kind, vector)
-        reader = path.standard_reader(REFUTED_ROWS, REFUTED_BLOCKS, vector)
+        from spec.scales import layouts, path
+        reader = path.standard_reader(REFUTED_ROWS, REFUTED_BLOCKS, vector, copy_form)
         if sf_id_shift:
             reader = path.Reader(reader.copies, tuple(path.Step(s.column, (s.sf_id + sf_id_shift) % 4)
                                                       for s in reader.steps))
-        got = path.applied(writer, REFUTED_ROWS, k, kind, vector, reader)[cx["row"]][cx["k_block"]]
+        held = path.held_by_sub_partition(reader, cx["row"], cx["k_block"], vector)
+        got = held[cx["quarter"]]
         wanted = layouts.offset(writer, cx["row"], cx["k_block"], REFUTED_ROWS, REFUTED_BLOCKS)
         return got == cx["applied_offset"] and wanted == cx["expected_offset"] and got != wanted
     return replay
@@ -135,6 +136,13 @@ for _vector in model.PER_ROW:
              _SIZE, SOURCE, "refuted", _replay(_writer, _vector), FAMILY,
              rules=("scales.layout.linear", "scales.path.interleaved_writer"))(
                  lambda writer=_writer, vector=_vector: _path_query(writer, vector))
+prop("scales.path.interleaved.4X.copy_128x128b",
+     ".scale_vec::4X: a reader that copies each chunk with tcgen05.cp.128x128b instead of .32x128b.warpx4 still "
+     "applies the right scales (false: .128x128b writes its 128 rows one per lane, so lanes 32-127 hold the "
+     "next chunks' rows, where the MMA needs each row's scales duplicated in all four sub-partitions).",
+     _SIZE + "; the sub-partition read any of the four", SOURCE, "refuted",
+     _replay("interleaved", "4X", copy_form="128x128b"), FAMILY, rules=("tmem.cp.layout", "scales.tmem.cells"))(
+         lambda: _path_query("interleaved", "4X", copy_form="128x128b"))
 prop("scales.path.interleaved.1X.sf_id_plus_one",
      ".scale_vec::1X: a reader whose scale-factor ids are one byte off, ((t N) + 1) mod 4, still applies the "
      "right scales (false: k-step t reads the scales of block t + 1).",

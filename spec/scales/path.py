@@ -32,12 +32,25 @@ ROW_BYTES = 16
 TILE_COLUMNS = ROW_BYTES // 4         # columns one copy's 16-byte rows take (a 128-row tile's scales)
 
 
+COPY_FORM = "32x128b.warpx4"           # the copy CUTLASS and Triton emit for scales
+
+
 @dataclass(frozen=True)
 class Copy:
-    """One tcgen05.cp.32x128b.warpx4: the 512 bytes at `source` (in the writer's scale tensor, which the
-    load brings to shared memory unchanged) to tensor-memory column `column` (from the scales' base)."""
+    """One tcgen05.cp (by default .32x128b.warpx4): its rows of bytes from `source` on (in the writer's scale
+    tensor, which the load brings to shared memory unchanged; row r at source + r x the row's bytes) to
+    tensor-memory column `column` (from the scales' base)."""
     source: int
     column: int
+    form: str = COPY_FORM               # shape, then .multicast where the shape takes one
+
+    @property
+    def shape(self) -> str:
+        return self.form.split(".")[0]
+
+    @property
+    def multicast(self) -> Optional[str]:
+        return self.form.split(".", 1)[1] if "." in self.form else None
 
 
 @dataclass(frozen=True)
@@ -55,13 +68,14 @@ class Reader:
     steps: tuple
 
 
-def standard_reader(rows: int, blocks: int, vector: str) -> Reader:
+def standard_reader(rows: int, blocks: int, vector: str, form: str = COPY_FORM) -> Reader:
     """The reader CUTLASS and Triton emit (the module docstring): chunk (i, j) from ((i * K tiles) + j) * 512
-    to column 4 (j * row tiles + i); k-step t at the column of chunk (0, t N // 4), id (t N) mod 4."""
+    to column 4 (j * row tiles + i); k-step t at the column of chunk (0, t N // 4), id (t N) mod 4. `form`:
+    another tcgen05.cp shape (and multicast) in the same places, a bug `scales check --copy` shows."""
     per_row = vectors.SCALES_PER_ROW[vector]
     row_tiles = -(-rows // layouts.TILE_ROWS)
     k_tiles = -(-blocks // layouts.TILE_BLOCKS)
-    copies = tuple(Copy((i * k_tiles + j) * layouts.TILE_BYTES, TILE_COLUMNS * (j * row_tiles + i))
+    copies = tuple(Copy((i * k_tiles + j) * layouts.TILE_BYTES, TILE_COLUMNS * (j * row_tiles + i), form)
                    for i in range(row_tiles) for j in range(k_tiles))
     steps = tuple(Step(TILE_COLUMNS * row_tiles * ((t * per_row) // layouts.TILE_BLOCKS),
                        (t * per_row) % layouts.TILE_BLOCKS) for t in range(-(-blocks // per_row)))
@@ -70,21 +84,41 @@ def standard_reader(rows: int, blocks: int, vector: str) -> Reader:
 
 def copied_cells(reader: Reader):
     """(lane, column, byte) -> the writer's offset of the byte the copies leave in that cell, or None where
-    none wrote (rule tmem.cp.layout: source row r, 16 bytes at source + 16 r, to lanes r + 32 q, byte b to
-    column b // 4, byte b mod 4). A 32x128b.warpx4 copy writes every lane of its 4 columns, so the cell
-    holds the last copy's byte at that column."""
-    row_of_lane = {lane: r for r, lanes in enumerate(cp.row_lanes("32x128b", "warpx4")) for lane in lanes}
+    none wrote (rule tmem.cp.layout: spec.tmem.cp.cell_rows gives the source row each (lane, column) of a
+    copy holds; byte b of a row of R bytes to column b // 4, byte b mod 4). A later copy overwrites an
+    earlier one."""
     last = {}
     for copy in reader.copies:
-        for word in range(TILE_COLUMNS):
-            last[copy.column + word] = copy
+        row_bytes = 4 * cp.columns(copy.shape)
+        for (lane, column), row in cp.cell_rows(copy.shape, copy.multicast).items():
+            last[(lane, copy.column + column)] = (copy, copy.source + row_bytes * row + 4 * column)
 
     def cell(lane: int, column: int, byte: int) -> Optional[int]:
-        copy, row = last.get(column), row_of_lane.get(lane)
-        if copy is None or row is None:
-            return None
-        return copy.source + ROW_BYTES * row + 4 * (column - copy.column) + byte
+        found = last.get((lane, column))
+        return None if found is None else found[1] + byte
     return cell
+
+
+def _held(cells, reader: Reader, r: int, c: int, vector: str, cell_of: dict) -> Optional[list]:
+    """What each sub-partition's copy of the cell holds for row r's K block c (the writer's offsets, one per
+    lane spec.scales.tmem.scale_cell names), or None when no k-step reads block c."""
+    per_row = vectors.SCALES_PER_ROW[vector]
+    i, within = divmod(r, layouts.TILE_ROWS)
+    t, s = divmod(c, per_row)
+    if t >= len(reader.steps):
+        return None
+    step = reader.steps[t]
+    key = (within, s, step.sf_id)
+    if key not in cell_of:
+        cell_of[key] = tmem.scale_cell(within, s, vector, step.sf_id)
+    lanes, column, byte = cell_of[key]
+    return [cells(lane, step.column + TILE_COLUMNS * i + column, byte) for lane in lanes]
+
+
+def held_by_sub_partition(reader: Reader, r: int, c: int, vector: str) -> Optional[list]:
+    """What the four sub-partitions' copies of row r's K block c hold (the writer's offsets), or None when
+    no k-step reads block c."""
+    return _held(copied_cells(reader), reader, r, c, vector, {})
 
 
 def applied(writer: str, rows: int, k: int, kind: str, vector: str, reader: Optional[Reader] = None) -> list:
@@ -93,26 +127,15 @@ def applied(writer: str, rows: int, k: int, kind: str, vector: str, reader: Opti
     None where the four sub-partitions disagree or a cell was never written."""
     block = vectors.block_size(kind, vector)
     layouts.check_size(rows, k, block)
-    per_row = vectors.SCALES_PER_ROW[vector]
     blocks = layouts.blocks_of(k, block)
     reader = reader or standard_reader(rows, blocks, vector)
     cells = copied_cells(reader)
     cell_of: dict = {}              # (row in its tile, s, sf_id) -> scale_cell's answer: 2048 forms at most
     out = []
     for r in range(rows):
-        i, within = divmod(r, layouts.TILE_ROWS)
         row = []
         for c in range(blocks):
-            t, s = divmod(c, per_row)
-            step = reader.steps[t] if t < len(reader.steps) else None
-            if step is None:
-                row.append(None)
-                continue
-            key = (within, s, step.sf_id)
-            if key not in cell_of:
-                cell_of[key] = tmem.scale_cell(within, s, vector, step.sf_id)
-            lanes, column, byte = cell_of[key]
-            seen = {cells(lane, step.column + TILE_COLUMNS * i + column, byte) for lane in lanes}
+            seen = set(_held(cells, reader, r, c, vector, cell_of) or (None,))
             row.append(seen.pop() if len(seen) == 1 else None)
         out.append(row)
     return out
@@ -129,10 +152,14 @@ def first_misread(writer: str, rows: int, k: int, kind: str, vector: str,
             if got[r][c] != wanted:
                 held = next(((rr, cc) for rr in range(rows) for cc in range(blocks)
                              if layouts.offset(writer, rr, cc, rows, blocks) == got[r][c]), None)
-                return {"row": r, "k_block": c, "k": [c * vectors.block_size(kind, vector),
-                                                      (c + 1) * vectors.block_size(kind, vector) - 1],
-                        "expected_offset": wanted, "applied_offset": got[r][c],
-                        "applied_scale_of": list(held) if held else None}
+                found = {"row": r, "k_block": c, "k": [c * vectors.block_size(kind, vector),
+                                                       (c + 1) * vectors.block_size(kind, vector) - 1],
+                         "expected_offset": wanted, "applied_offset": got[r][c],
+                         "applied_scale_of": list(held) if held else None}
+                if got[r][c] is None:       # the sub-partitions disagree, or no copy wrote the cell
+                    found["sub_partitions"] = held_by_sub_partition(reader or standard_reader(rows, blocks, vector),
+                                                                    r, c, vector)
+                return found
     return None
 
 
@@ -194,6 +221,7 @@ class ScaleCheck:
     rows: int
     k: int
     misread: Optional[dict]
+    copy: str = COPY_FORM
 
     @property
     def ok(self) -> bool:
@@ -201,7 +229,7 @@ class ScaleCheck:
 
     def as_json(self) -> dict:
         return {"sf_layout": self.sf_layout, "kind": self.kind, "scale_vec": self.vector, "block": self.block,
-                "rows": self.rows, "k": self.k, "ok": self.ok, "misread": self.misread}
+                "rows": self.rows, "k": self.k, "copy": self.copy, "ok": self.ok, "misread": self.misread}
 
 
 # rows x K blocks a check follows cell by cell (its cells take 4 per scale: a bound on the memory); the
@@ -209,9 +237,12 @@ class ScaleCheck:
 MAX_CHECK_ELEMENTS = 1 << 16
 
 
-def check(sf_layout: str, kind: str, qualifier: Optional[str], rows: int, k: int) -> ScaleCheck:
-    """Whether the reader above applies the writer's own scale to every element; SpecError for a kind,
-    qualifier, layout or size that has no reading."""
+def check(sf_layout: str, kind: str, qualifier: Optional[str], rows: int, k: int, copy: str = COPY_FORM) -> ScaleCheck:
+    """Whether the reader above (its copies of form `copy`: shape, then .multicast where it takes one)
+    applies the writer's own scale to every element; SpecError for a kind, qualifier, layout, copy form or
+    size that has no reading."""
+    shape, _, multicast = copy.lstrip(".").partition(".")
+    cp.row_lanes(shape, multicast or None)          # (SpecError: no such tcgen05.cp form, rule tmem.cp.shape)
     vector = vectors.vector_of(kind, qualifier)
     block = vectors.block_size(kind, vector)
     layouts.check_size(rows, k, block)
@@ -220,4 +251,7 @@ def check(sf_layout: str, kind: str, qualifier: Optional[str], rows: int, k: int
     if rows * layouts.blocks_of(k, block) > MAX_CHECK_ELEMENTS:
         raise SpecError("rows", rows, f"rows x K blocks at most {MAX_CHECK_ELEMENTS} for a check",
                         layouts.INTERLEAVED.id)
-    return ScaleCheck(sf_layout, kind, vector, block, rows, k, first_misread(sf_layout, rows, k, kind, vector))
+    form = copy.lstrip(".")
+    reader = standard_reader(rows, layouts.blocks_of(k, block), vector, form)
+    return ScaleCheck(sf_layout, kind, vector, block, rows, k, first_misread(sf_layout, rows, k, kind, vector, reader),
+                      form)
