@@ -86,11 +86,12 @@ MUTATED = {"tut09_tma_persistent_f16_128x128x64_s4_w4_sm_90a": {"lbo A", "lbo B"
            "tl_sm90_gemm_f16_128x128x64_s3_kA_nB": {"lbo A"}}
 
 
-# The Triton kernel's audit takes some 6 s a mutant (a persistent CTA's every tile): by default only the kinds
-# TileLang's kernel has no instance of (a TMA store epilogue through stmatrix) run on it; -m full_replay runs
-# every kind on both.
-ONLY_BY_DEFAULT = {"tut09_tma_persistent_f16_128x128x64_s4_w4_sm_90a": {"store_buffer+128", "store_coordinate",
-                                                                          "stmatrix+16"}}
+# The Triton kernel's audit takes some 6-10 s a mutant (a persistent CTA's every tile): it runs with
+# -m full_replay, every kind. By default TileLang's kernel runs one mutant of each kind; the kinds it has no
+# instance of (a TMA store epilogue through stmatrix: the store's coordinate and buffer, stmatrix's address)
+# are refuted by default on the Triton example's epilogue (tests/test_audit_epilogue.py: stmatrix columns
+# moved, the store's column shifted, cvt's halves swapped, no proxy fence).
+ONLY_BY_DEFAULT = {"tut09_tma_persistent_f16_128x128x64_s4_w4_sm_90a": set()}
 
 
 def _check_mutants(entry, kinds=None):
@@ -109,7 +110,8 @@ def _check_mutants(entry, kinds=None):
     assert tried == (len(kinds) if kinds is not None else tried) and tried > 0
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if _stem(e) in MUTATED], ids=_stem)
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if _stem(e) in MUTATED and ONLY_BY_DEFAULT.get(_stem(e)) != set()],
+                         ids=_stem)
 def test_one_injected_bug_of_each_kind_is_refuted(entry):
     _check_mutants(entry, ONLY_BY_DEFAULT.get(_stem(entry)))
 
