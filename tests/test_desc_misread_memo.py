@@ -35,14 +35,14 @@ def test_first_misread_with_the_memo_shared_by_moved_cases(arch):
     misread = shared = 0
     for record in engine.generate("desc", arch, frozenset(), 12, 11, engine.Stats()):
         cases = [c for c in (_moved(record["case"], arch, m, t) for m in MOVES for t in (m, 0)) if c is not None]
-        for c in cases + cases[::-1]:        # warm from the other moves, then in the other order
-            for by in (None, "rows", "columns"):
-                reference = desc_case.first_misread_by_element(c)
+        references = [desc_case.first_misread_by_element(c) for c in cases]    # the definition, once a case
+        for c, reference in list(zip(cases, references)) + list(zip(cases, references))[::-1]:
+            for by in (None, "rows", "columns"):   # warm from the other moves, then in the other order
                 assert desc_case.first_misread(c, by=by) == reference
                 misread += reference is not None
         before = desc_case._line_differences.cache_info().hits
         desc_case._line_differences.cache_clear()
-        for c in cases:                       # cold
-            assert desc_case.first_misread(c) == desc_case.first_misread_by_element(c)
+        for c, reference in zip(cases, references):      # cold
+            assert desc_case.first_misread(c) == reference
         shared += before > 0
     assert misread > 0 and shared > 0

@@ -26,6 +26,7 @@ with the element, the MMA and the copy. B likewise, with its column n.
 from __future__ import annotations
 
 import bisect
+import functools
 from typing import Optional
 
 from spec.mma import descriptor as smem_descriptor
@@ -105,6 +106,12 @@ class _Copies:
         return self.sources[key]
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _cell(r: int, s: int, vector: str, sf_id: int, rows: int) -> tuple:
+    """spec.scales.tmem.scale_cell, kept (every MMA asks for the same few thousand cells)."""
+    return scale_tmem.scale_cell(r, s, vector, sf_id, rows=rows)
+
+
 def _copy_problem(copy, mma, column: int, copies: _Copies) -> Optional[str]:
     if copy is None:
         return f"no tcgen05.cp writes column {column} before the MMA"
@@ -138,11 +145,25 @@ def _rows_of(outcome, visible: list, maps: dict) -> Optional[tuple]:
 
 
 def _global_offset(load, params, index: tuple) -> Optional[int]:
-    """The byte offset in the tensor of the box element `index` of a UINT8 map."""
+    """The byte offset in the tensor of the box element `index` of a UINT8 map (the definition: its global
+    element, compose.global_element, times the map's strides; 1 byte along dimension 0)."""
     if params.dtype.bits != 8:
         return None
     coordinates = compose.global_element(load, params, index)
     return coordinates[0] + sum(c * s for c, s in zip(coordinates[1:], params.global_strides))
+
+
+def affine_offset(load, params):
+    """_global_offset as an affine function of the box index, for one load (the optimised path the check
+    takes, tests/test_audit_scales.py compares the two): the global element along d is c[d] + i[d] x
+    elementStrides[d] (compose.global_element, no packing), so the offset is the load's corner's offset plus
+    i[d] x elementStrides[d] x stride[d]. None for a map that is not UINT8."""
+    if params.dtype.bits != 8:
+        return None
+    strides = (1,) + tuple(params.global_strides)
+    base = sum(c * s for c, s in zip(load.coordinates, strides))
+    steps = tuple((1 if d == 0 else e) * s for d, (e, s) in enumerate(zip(params.element_strides, strides)))
+    return lambda index: base + sum(i * step for i, step in zip(index, steps))
 
 
 def _check_operand(role: str, mma, visit_entry, copies: _Copies, maps: dict, vector: str, block: int,
@@ -176,10 +197,10 @@ def _check_operand(role: str, mma, visit_entry, copies: _Copies, maps: dict, vec
         return False
     cell_rows = -(-mn_count // scale_tmem.LANES_PER_QUARTER) * scale_tmem.LANES_PER_QUARTER
     writers: dict = {}                  # column -> the copy that wrote it (checked once per column)
-    offsets: dict = {}                  # (slot, box index) -> the byte in the scale tensor
+    offset_of: dict = {}                # slot -> the byte in the scale tensor of a box index (affine_offset)
     for r in range(mn_count):
         for s in range(vectors.SCALES_PER_ROW[vector]):
-            lanes, column, byte = scale_tmem.scale_cell(r, s, vector, sf_id, rows=cell_rows)
+            lanes, column, byte = _cell(r, s, vector, sf_id, cell_rows)
             column += base
             if column not in writers:
                 copy = copies.last_before(column, mma.tick)
@@ -197,9 +218,9 @@ def _check_operand(role: str, mma, visit_entry, copies: _Copies, maps: dict, vec
                               "written by no load of the phases the MMA's warp waited for")
                 return False
             slot, index = hit
-            if hit not in offsets:
-                offsets[hit] = _global_offset(visible[slot], maps[visible[slot].source], index)
-            got = offsets[hit]
+            if slot not in offset_of:
+                offset_of[slot] = affine_offset(visible[slot], maps[visible[slot].source])
+            got = offset_of[slot](index) if offset_of[slot] is not None else None
             if got is None:
                 tally.unknown(f"line {visible[slot].line}: the scales' map is not UINT8")
                 return False
