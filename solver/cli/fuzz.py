@@ -41,12 +41,13 @@ def register(commands) -> None:
                     "evidence says; ok) and the exact values. The same seed gives the same cases. "
                     "`--coverage` lists every rule of each target and whether it can be broken alone.",
         epilog="examples:\n"
-               "  layoutproof fuzz --target tensormap --violate tma.map.box_swizzle_span --count 5 --seed 1\n"
+               "  layoutproof fuzz --target tensormap --arch sm90 --violate tma.map.box_swizzle_span --count 5 --seed 1\n"
                "  layoutproof fuzz --target desc --arch sm90 --violate desc.tile.stride_byte_offset --format ptx --out cases/\n"
-               "  layoutproof fuzz --target tmem-alloc --violate tmem.alloc.capacity --format ptx --out cases/\n"
-               "  layoutproof fuzz --target triton-nvmma --violate operand.sm90.n_extent --count 5 --seed 1\n"
+               "  layoutproof fuzz --target tmem-alloc --arch sm100 --violate tmem.alloc.capacity --format ptx --out cases/\n"
+               "  layoutproof fuzz --target triton-nvmma --arch sm90 --violate operand.sm90.n_extent --count 5 --seed 1\n"
                "  layoutproof fuzz --target scales --arch sm100 --violate scales.path.interleaved_writer --count 5 --seed 1\n"
-               "  layoutproof fuzz --target tensormap --count 200 --against 'python -m solver.fuzz.adapters.driver_encode'\n"
+               "  # against the CUDA driver's own encoder (on a machine with a GPU):\n"
+               "  layoutproof fuzz --target tensormap --arch sm90 --count 200 --against 'python -m solver.fuzz.adapters.driver_encode'\n"
                "  layoutproof fuzz --coverage --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma (Triton's NVMMASharedLayout parameters "
@@ -169,7 +170,7 @@ def _rendered(args, records) -> dict:
         if args.target != "tensormap":
             raise FuzzUsage("--format cuda: the host program encodes tensor maps (--target tensormap)")
         from solver.fuzz.formats import cuda as fuzz_cuda
-        return {"fuzz_tensormap.cpp": fuzz_cuda.render(records)}
+        return {fuzz_cuda.FILE_NAME: fuzz_cuda.render(records)}
     if args.target == "tmem":
         from solver.fuzz.formats import tmem_ptx
         return tmem_ptx.file_names(records)
@@ -195,13 +196,23 @@ def _out_directory(directory: str) -> None:
         raise FuzzUsage(f"fuzz: --out {directory!r:.80}: cannot write there ({error.strerror or error})") from None
 
 
-def _write_out(directory: str, files: dict) -> None:
+def _write_out(directory: str, files: dict) -> list:
+    """Write each file into the directory; the paths written."""
+    written = []
     try:
         for name, text in files.items():
             with open(os.path.join(directory, name), "w") as handle:
                 handle.write(text)
+            written.append(os.path.join(directory, name))
     except OSError as error:
         raise FuzzUsage(f"fuzz: --out {directory!r:.80}: cannot write there ({error.strerror or error})") from None
+    return written
+
+
+def _say_written(paths: list, cases: int) -> None:
+    """--out without --json: what was written, a line each (the cases file first)."""
+    for path in paths:
+        print(f"wrote {path}" + (f" ({cases} case{'' if cases == 1 else 's'})" if path.endswith(".jsonl") else ""))
 
 
 def _stream(args, records) -> int:
@@ -312,14 +323,15 @@ def _run(args, violate, client) -> int:
     if _streams(args):
         made = _stream(args, records)
         _report(args, made, stats, violate, count)
+        if args.out and not args.json:
+            _say_written([os.path.join(args.out, "cases.jsonl")], made)
         return EXIT_OK if made else EXIT_VIOLATION
     records = _gathered(args, records)
     _report(args, len(records), stats, violate, count)
     differences = against(args.against, records, args.jobs, client, args.answer_timeout or ANSWER_SECONDS) \
         if args.against else None
     files = _rendered(args, records) if args.format != "jsonl" else {}
-    if args.out:
-        _write_out(args.out, {"cases.jsonl": _jsonl(records), **files})
+    written = _write_out(args.out, {"cases.jsonl": _jsonl(records), **files}) if args.out else []
     if args.json:
         document = {"target": args.target, "arch": args.arch, "cases": records,
                     "stats": {"emitted": stats.emitted, "rejected": stats.rejected, "anchors": stats.anchors,
@@ -334,6 +346,8 @@ def _run(args, violate, client) -> int:
               file=sys.stderr)
     elif not args.out:
         sys.stdout.write("".join(files.values()))
+    else:
+        _say_written(written, len(records))
     if not records:
         return EXIT_VIOLATION
     return EXIT_VIOLATION if differences else EXIT_OK
