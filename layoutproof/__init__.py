@@ -4,7 +4,7 @@ The functions users call most, as `import layoutproof as lp`:
 
     d = lp.decode("sm90", 0x4000004000010040)          # the fields of a shared-memory descriptor
     lp.read_addresses(d, "bf16", "K", 64)               # the byte address of every element one MMA reads
-    lp.check_tensor_map({"encode": "tiled", ...})        # would cuTensorMapEncode* accept these arguments?
+    lp.check_tensor_map({"encode": "tiled", ...}, "sm90")  # would cuTensorMapEncode* accept these arguments?
     lp.synthesize("sm90", "bf16", "K", 64, "Sw<3,4,3> o ((8,8),64):((64,512),1)", 0x400)
     lp.prove("k48.contained")                            # a property of the catalogue, with Z3
     lp.prove_layout("Sw<3,4,3> o (64,64):(64,1)", "injective", dtype="bf16")   # your own layout
@@ -99,7 +99,7 @@ def read_addresses(descriptor, dtype: str, major: str, mn: int, k=None, kind=Non
     return readmap.read_addresses(readmap.make_operand(descriptor, dtype, major, mn, k, kind))
 
 
-def check_tensor_map(params, arch: str = "sm100") -> dict:
+def check_tensor_map(params, arch: str) -> dict:
     """Would the driver's encoder accept these tensor-map arguments on `arch`? `params` is the `tma
     check` document (a dict named as in cuda.h) or parsed spec.tma.tensormap.TensorMapParams. Returns
     {"legal": bool, "violations": [...], "warnings": [...]}."""
@@ -220,3 +220,6 @@ def rule(rule_id: str):
     """The rule with this id, or the rule a merged id now lives in. KeyError for an unknown id."""
     from spec import rules as catalogue
     return catalogue.resolve(rule_id)
+
+
+del annotations     # (the __future__ import's name: not part of the API, kept out of dir(layoutproof))

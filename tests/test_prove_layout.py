@@ -262,7 +262,7 @@ def test_cli_json_follows_the_prove_contract(capsys):
 
 def test_cli_text_and_usage(capsys):
     rc, out, _ = run(capsys, "prove", "--layout", "(8,8):(8,1)", "equals", "(8,8):(1,8)")
-    assert rc == 1 and "refuted by gf2" in out and "replayed by spec" in out
+    assert rc == 1 and out.startswith("refuted: layout.equals") and "  by gf2" in out and "replayed by spec" in out
     rc, _, err = run(capsys, "prove", "--layout", "(8,8):(8,1)")
     assert rc == 2 and "needs a property" in err
     rc, _, err = run(capsys, "prove", "--layout", "(8,8):(8,1)", "surjective")
@@ -504,7 +504,7 @@ def test_bases_round_trip_against_pycute(capsys, tmp_path, text, shape, stride, 
     assert [read(i) for i in range(oracle.size())] == [bytes_ * oracle(i) for i in range(oracle.size())]
     args = ["prove", "--layout-bases", str(path), "equals", text] + (["--dtype", dtype] if dtype else [])
     rc, out, _ = run(capsys, *args)
-    assert rc == 0 and "proved by gf2" in out
+    assert rc == 0 and out.startswith("proved: ") and "  by gf2" in out
     r = lp.prove_layout(text, "equals", other=printed, dtype=dtype)
     assert r.status == "proved"
 
@@ -640,3 +640,13 @@ def test_parameter_errors_are_one_line_before_any_work(capsys):
             main(["prove", "--layout", "(8,8):(8,1)", *argv, "injective"])
         err = capsys.readouterr().err
         assert code == 2 and err.count("\n") == 1 and f"param='{field}'" in err
+
+
+def test_a_refuted_proof_says_so_on_its_first_line():
+    """Issue 29, item 8: the first line is the verdict, not the claim the proof refutes."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "layoutproof", "prove", "--layout", "((8,25),(16,2)):((16,128),(1,32))",
+                           "--dtype", "bf16", "injective"], capture_output=True, text=True)
+    first = done.stdout.splitlines()[0]
+    assert done.returncode == 1 and first.startswith("refuted: layout.injective: "), done.stdout

@@ -175,10 +175,12 @@ def prove_table(results: list, wall: float = None) -> str:
 
 
 def layout_proof_text(doc: dict, triton: bool = False) -> str:
-    """`prove --layout`: the statement, the verdict, the engine, and the counterexample replayed by spec."""
+    """`prove --layout`: the verdict and the statement, the range, the engine, and the counterexample replayed by
+    spec."""
     checked = f"; cross-checked by {', '.join(doc['cross_checked_by'])}" if doc["cross_checked_by"] else ""
-    lines = [f"{doc['id']}: {doc['statement']}", f"  over {doc['domain']}",
-             f"{doc['status']} by {doc['engine']}{checked} ({doc['seconds'] * 1000:.1f} ms)"]
+    # the verdict first (issue 29: a refuted proof must not open with the claim it refutes)
+    lines = [f"{doc['status']}: {doc['id']}: {doc['statement']}", f"  over {doc['domain']}",
+             f"  by {doc['engine']}{checked} ({doc['seconds'] * 1000:.1f} ms)"]
     if doc.get("reason"):
         lines.append(f"  {doc['reason']}")
     cex = doc.get("counterexample")

@@ -94,6 +94,13 @@ class Descriptor:
     def hex(self) -> str:
         return format_hex(self.raw)
 
+    def __repr__(self) -> str:
+        """The fields, with addresses and the word in hex (as the manual and a debugger show them)."""
+        return (f"Descriptor(arch={self.arch!r}, start_address={self.start_address:#x}, "
+                f"leading_byte_offset={self.leading_byte_offset:#x}, stride_byte_offset={self.stride_byte_offset:#x}, "
+                f"base_offset={self.base_offset}, swizzle={self.swizzle!r}, lbo_mode={self.lbo_mode!r}, "
+                f"raw={'None' if self.raw is None else format_hex(self.raw)})")
+
 
 def format_hex(word: int) -> str:
     return "0x%016x" % word
