@@ -581,6 +581,13 @@ def test_the_mixed_radix_criterion_never_proves_a_layout_that_enumeration_refute
     enumerated = ul.decide_enumeration(s, q)[0]
     if mixed_radix.proves_injective(s.amap):
         assert enumerated == "proved", text
+    try:
+        ul.refuse_non_cute_swizzle(text)
+    except SpecError as refused:             # a swizzle C++ CuTe refuses: the user's entry refuses it too
+        assert refused.rule_id == "swizzle.cute.domain"
+        with pytest.raises(SpecError):
+            lp.prove_layout(text, "injective", dtype=dtype)
+        return
     r = lp.prove_layout(text, "injective", dtype=dtype)
     assert r.status == enumerated, text
     if r.engine != "gf2":                     # GF(2) decides linear layouts before the criterion is tried
@@ -650,3 +657,13 @@ def test_a_refuted_proof_says_so_on_its_first_line():
                            "--dtype", "bf16", "injective"], capture_output=True, text=True)
     first = done.stdout.splitlines()[0]
     assert done.returncode == 1 and first.startswith("refuted: layout.injective: "), done.stdout
+
+
+def test_a_swizzle_cute_refuses_is_refused_naming_the_rule():
+    """Issue 29, item 8: Sw<1,0,0> (|S| < B) is what C++ CuTe's static_assert and pycute refuse."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "layoutproof", "prove", "--layout", "Sw<1,0,0> o (8,8):(8,1)",
+                           "injective"], capture_output=True, text=True)
+    assert done.returncode == 2 and "swizzle.cute.domain" in done.stderr and done.stderr.count("\n") == 1
+    assert lp.prove_layout("Sw<3,4,3> o (8,8):(8,1)", "injective").status == "proved"

@@ -151,6 +151,20 @@ def _check_extent(text, leaves: int, size: int, what: str = "leaves") -> None:
                         "2^64 coordinates", "layout.notation")
 
 
+def refuse_non_cute_swizzle(layout) -> None:
+    """SpecError naming rule swizzle.cute.domain for a layout text whose swizzle C++ CuTe refuses (|S| < B:
+    cute/swizzle.hpp's static_assert; pycute asserts it too). prove_layout asks this of what a user gives;
+    the engines themselves (make_subject) also take such swizzles, which clear bits, for their own tests."""
+    if not isinstance(layout, str):
+        return
+    for m in re.finditer(r"Sw<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>", layout):
+        bits, shift = int(m.group(1)), int(m.group(3))
+        if 0 <= bits <= 64 and abs(shift) < bits:      # (sizes past 64 bits are the parser's to refuse)
+            from spec.cute import swizzle as cute_swizzle
+            raise SpecError("swizzle", m.group(0), f"|S| = {abs(shift)} < B = {bits}: C++ CuTe refuses this swizzle "
+                            "(cute/swizzle.hpp static_assert)", cute_swizzle.SWIZZLE_DOMAIN.id)
+
+
 def make_subject(layout, dtype: Optional[str] = None, start: int = 0, bytes_: Optional[int] = None) -> Subject:
     if bases_io.looks_like_bases(layout):
         bases = bases_io.load(layout)
@@ -678,6 +692,8 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
     began = time.perf_counter()
     if engine not in ENGINES:
         raise SpecError("engine", engine, "expected one of " + " ".join(ENGINES), "layout.notation")
+    for text in (layout, other):
+        refuse_non_cute_swizzle(text)
     if prop in ("read-by", "written-by"):
         if bases_io.looks_like_bases(layout):
             raise SpecError("property", prop, "a bases layout takes injective, bijective or equals",
