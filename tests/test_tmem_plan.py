@@ -177,7 +177,7 @@ def test_the_check_names_each_way_a_plan_can_be_wrong():
 
 
 DOCUMENTED_KEYS = {"status", "reason", "rules", "objective", "accumulator", "warps", "registers", "excluded",
-                   "shape", "pack", "instructions", "per_warp", "idle_warps", "holders", "check"}
+                   "shape", "pack", "instructions", "per_warp", "idle_warps", "register_file", "holders", "check"}
 
 
 def test_cli_json_follows_the_documented_keys(capsys):

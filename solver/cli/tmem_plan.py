@@ -13,6 +13,7 @@ JSON keys: status ("found" | "none"), reason, rules, objective, accumulator {M, 
 cta_group, ws, sparse, layout, column, lane_offset, address, rows_per_cta}, warps, registers (the budget),
 excluded {shape: why}, shape, pack, instructions [{index, warp, shape, num, pack, half_splitoff, lane,
 column, address, offset, registers, ptx}], per_warp [{warp, lanes, instructions, registers}],
+register_file {per_thread: 255, largest_in_all, fits},
 idle_warps, holders (holders[m][n] = [warp, thread, instruction index, register, half]: half 0/1 is
 the low/high 16 bits of the register for a 16-bit D, null for a 32-bit element; rows are this CTA's,
 with cta_group::2 the peer CTA's rows m + rows_per_cta have the same holders in the peer), check
@@ -160,6 +161,11 @@ def plan_text(result, document: dict, at=None) -> str:
             lines.append(f"  {result.instructions[i].ptx(result.acc.column, abbreviate=True)}")
     check = document["check"]
     lines.append("")
+    room = document["register_file"]
+    if not room["fits"]:
+        lines.append(f"note: a warp holds {room['largest_in_all']} registers per thread in all, past the "
+                     f"{room['per_thread']} a thread has: use each instruction's registers (tcgen05.wait::ld, then "
+                     "convert or store) before the next instruction loads")
     if at is not None:
         lines.append(f"D[{at['m']}][{at['n']}]: " + (_holder_text(at["holder"]) if at["holder"] else "not read"))
     if check["read_exactly_once"] and check["ptxas_accepts"] and not check["undefined"]:

@@ -52,6 +52,9 @@ MAX_WARPS = 32                            # 1024 threads per CTA
 OBJECTIVE = ("fewest instructions; then fewest registers per thread in the largest vector; then shape "
              "order " + " ".join(SHAPE_ORDER) + "; packed before unpacked")
 BUDGET = "register budget"                # not a rule of the manual: the caller's --registers
+# CUDA C++ Programming Guide, Compute Capabilities (technical specifications): at most 255 32-bit registers
+# per thread. A warp whose plan holds more in all must use each instruction's registers before the next.
+REGISTERS_PER_THREAD = 255
 
 
 @dataclass(frozen=True)
@@ -478,4 +481,7 @@ def as_json(result: Plan, with_holders: bool = True) -> dict:
         mine = [i for i, ins in enumerate(result.instructions) if ins.warp == warp]
         document["per_warp"].append({"warp": warp, "lanes": [32 * q, 32 * q + 31], "instructions": mine,
                                      "registers": sum(result.instructions[i].registers for i in mine)})
+    largest = max((entry["registers"] for entry in document["per_warp"]), default=0)
+    document["register_file"] = {"per_thread": REGISTERS_PER_THREAD, "largest_in_all": largest,
+                                 "fits": largest <= REGISTERS_PER_THREAD}
     return document
