@@ -163,7 +163,7 @@ def prove_layout(layout, prop: str, *, dtype=None, start_address: int = 0, other
     return user_layout.prove_layout(layout, prop, dtype=dtype, start_address=start_address, other=other,
                                     range_=range, line=line, k_slice=k_slice, params=params, engine=engine,
                                     timeout=timeout, descriptor=descriptor, arch=arch, major=major,
-                                    k_steps=k_steps, tma=tma, coords=coords)
+                                    k_steps=k_steps, tma=tma, coords=coords, cute_swizzles_only=True)
 
 
 def audit(ptx: str, tensormaps=None, params=None, *, kernel=None, cta=(0, 0, 0), grid=None, block=None,

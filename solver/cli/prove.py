@@ -126,7 +126,7 @@ def run_layout(args) -> int:
         other=_other_layout(rest[0]) if rest and prop == "equals" else None, range_=args.range, line=args.line,
         k_slice=args.k_slice, params=params, engine=args.engine, timeout=args.timeout,
         descriptor=rest[0] if rest and prop == "read-by" else None, arch=args.arch, major=args.major,
-        k_steps=args.k_steps, tma=tma, coords=args.coords)
+        k_steps=args.k_steps, tma=tma, coords=args.coords, cute_swizzles_only=True)
     render.emit(args, {"results": [result.as_json()]},
                 lambda: render.layout_proof_text(result.as_json(), triton=args.triton))
     return EXIT_OK if result.status == "proved" else EXIT_VIOLATION

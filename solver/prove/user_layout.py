@@ -153,8 +153,9 @@ def _check_extent(text, leaves: int, size: int, what: str = "leaves") -> None:
 
 def refuse_non_cute_swizzle(layout) -> None:
     """SpecError naming rule swizzle.cute.domain for a layout text whose swizzle C++ CuTe refuses (|S| < B:
-    cute/swizzle.hpp's static_assert; pycute asserts it too). prove_layout asks this of what a user gives;
-    the engines themselves (make_subject) also take such swizzles, which clear bits, for their own tests."""
+    cute/swizzle.hpp's static_assert; pycute asserts it too). The user's entries (the command line,
+    layoutproof.prove_layout) ask this; the engines themselves also take such swizzles, which clear bits,
+    for their own tests."""
     if not isinstance(layout, str):
         return
     for m in re.finditer(r"Sw<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>", layout):
@@ -684,16 +685,20 @@ def prove_layout(layout: str, prop: str, *, dtype: Optional[str] = None, start_a
                  other: Optional[str] = None, range_=None, line: int = 128, k_slice: Optional[int] = None,
                  params: Optional[dict] = None, engine: str = "auto", timeout: float = 30.0,
                  descriptor=None, arch: Optional[str] = None, major: Optional[str] = None,
-                 k_steps: Optional[int] = None, tma=None, coords=None) -> LayoutResult:
+                 k_steps: Optional[int] = None, tma=None, coords=None,
+                 cute_swizzles_only: bool = False) -> LayoutResult:
     """Prove `prop` of `layout` (CuTe notation; with `params`, for every value of each named parameter:
     {name: iterable of ints}). read-by takes `descriptor` (word or hex text), `arch`, `major` and
     optionally `k_steps`; written-by takes `tma` (a tma check document, or its path) and optionally
-    `coords`. Returns a LayoutResult; malformed input raises SpecError."""
+    `coords`. Returns a LayoutResult; malformed input raises SpecError. cute_swizzles_only (what the
+    command line and layoutproof.prove_layout ask): a swizzle C++ CuTe refuses is refused
+    (refuse_non_cute_swizzle); the engines' own tests ask about such swizzles too."""
     began = time.perf_counter()
     if engine not in ENGINES:
         raise SpecError("engine", engine, "expected one of " + " ".join(ENGINES), "layout.notation")
-    for text in (layout, other):
-        refuse_non_cute_swizzle(text)
+    if cute_swizzles_only:
+        for text in (layout, other):
+            refuse_non_cute_swizzle(text)
     if prop in ("read-by", "written-by"):
         if bases_io.looks_like_bases(layout):
             raise SpecError("property", prop, "a bases layout takes injective, bijective or equals",
