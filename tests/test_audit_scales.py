@@ -83,3 +83,25 @@ def test_the_affine_offset_is_the_global_elements_offset():
         load = SimpleNamespace(coordinates=tuple(rng.randrange(d) for d in params.global_dim))
         index = tuple(rng.randrange(b) for b in params.box_dim)
         assert scales.affine_offset(load, params)(index) == scales._global_offset(load, params, index)
+
+
+def test_a_write_between_the_copy_and_the_mma_leaves_the_scale_unknown():
+    """A tcgen05.st on the scale's column, an MMA accumulator that spans it, or an MMA whose accumulator
+    address is not known, between the copy (tick 10) and the MMA (tick 20): the scale is not the copy's."""
+    from types import SimpleNamespace as N
+    from solver.kernel.audit import scales
+
+    def copies(stores=(), writes=(), mmas=()):
+        return scales._Copies(N(scale_copies=[], tmem_stores=list(stores), tmem_writes=list(writes),
+                                scale_mmas=list(mmas), mbarriers=[]))
+    assert copies().overwritten(260, 10, 20) is None
+    assert copies(stores=[N(tick=15, line=7, cells=frozenset({(3, 260)}))]).overwritten(260, 10, 20)
+    assert copies(stores=[N(tick=15, line=7, cells=frozenset({(3, 261)}))]).overwritten(260, 10, 20) is None
+    assert copies(stores=[N(tick=15, line=7, cells=None)]).overwritten(260, 10, 20)
+    assert copies(stores=[N(tick=25, line=7, cells=None)]).overwritten(260, 10, 20) is None     # after the MMA
+    mma = N(tick=15, opcode="tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16",
+            idesc=0x08400480)                          # N = 256 (bits 17-22 hold N >> 3 = 32)
+    assert copies(writes=[N(tick=15, line=8, address=0)], mmas=[mma]).overwritten(260, 10, 20) is None
+    assert copies(writes=[N(tick=15, line=8, address=8)], mmas=[mma]).overwritten(260, 10, 20)
+    assert copies(writes=[N(tick=15, line=8, address=None)]).overwritten(260, 10, 20)
+    assert copies(writes=[N(tick=15, line=8, address=0)]).overwritten(260, 10, 20)          # extent not known

@@ -165,7 +165,8 @@ def test_scale_path_rules(layout, k, broken):
 @pytest.mark.parametrize("field, kw", [
     ("block", dict(block=7)), ("k", dict(k=0)), ("k", dict(k=1 << 17)), ("smem_address", dict(smem_address=100)),
     ("m", dict(m=128, cta_group=2)), ("scale_vec", dict(block=None, scale_vec="8X")), ("kind", dict(kind="f16")),
-    ("block", dict(block=None, kind="mxf4nvf4")), ("cta_group", dict(cta_group=3)),
+    ("block", dict(block=None, kind="mxf4nvf4")), ("cta_group", dict(cta_group=3)), ("n", dict(n=10 ** 21)),
+    ("m", dict(m=10 ** 21)),
 ])
 def test_malformed_requests_name_their_field(field, kw):
     args = dict(kind="mxf4nvf4", m=128, n=128, k=128, block=16)

@@ -50,6 +50,7 @@ TARGET = "sm_100a"
 DEFAULT_DTYPES = {"mxf8f6f4": "e4m3", "mxf4": "e2m1", "mxf4nvf4": "e2m1"}
 D_LANES = 128
 MAX_K = 1 << 16                       # elements of K a plan is made for (4096 blocks of 16: sizes before work)
+MAX_MN = 4096                         # M and N a request may name (Table 39's largest is 256: the rules say why)
 COPY_SHAPE = "32x128b"
 COPY_MULTICAST = "warpx4"
 DESC_LBO, DESC_SBO = 16, 128          # K-major, no swizzle: one 16-byte chunk per row, 8 rows 128 bytes apart
@@ -114,6 +115,9 @@ def make_request(kind: str, m: int, n: int, k: int, sf_layout: str = "interleave
             raise SpecError(name, value, "a positive whole number", rule_id)
     if k > MAX_K:
         raise SpecError("k", k, f"at most {MAX_K} elements for a plan", path.K_STEPS.id)
+    for name, value, rule_id in (("m", m, mma_shape.M_RULE.id), ("n", n, mma_shape.N_RULE.id)):
+        if value > MAX_MN:        # (sizes before work: no MMA has more than 256; a larger one is refused here)
+            raise SpecError(name, value, f"at most {MAX_MN} for a plan (one MMA's M and N are at most 256)", rule_id)
     if sf_layout not in layouts.LAYOUTS:
         raise SpecError("sf_layout", sf_layout, "one of " + ", ".join(layouts.LAYOUTS), layouts.INTERLEAVED.id)
     if block is not None and block not in (16, 32):

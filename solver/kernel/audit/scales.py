@@ -76,6 +76,11 @@ class _Copies:
                     self.by_column.setdefault(column, []).append(copy)
         self.ticks = {column: [c.tick for c in found] for column, found in self.by_column.items()}
         self.anywhere_ticks = [c.tick for c in self.anywhere]
+        # other writes into tensor memory, which may overwrite a scale between its copy and the MMA:
+        # tcgen05.st (cells, or None when not known) and every MMA's accumulator (D from its address)
+        self.stores = sorted((t for t in trace.tmem_stores if not isinstance(t.cells, tuple)), key=lambda t: t.tick)
+        self.mma_writes = sorted(trace.tmem_writes, key=lambda w: w.tick)
+        self.scale_n = {m.tick: _accumulator_columns(m) for m in trace.scale_mmas}
         self.waits: dict = {}
         for event in trace.mbarriers:
             if event.kind == "wait":
@@ -93,6 +98,25 @@ class _Copies:
             if j and (found is None or candidates[j - 1].tick > found.tick):
                 found = candidates[j - 1]
         return found
+
+    def overwritten(self, column: int, after: int, before: int) -> Optional[str]:
+        """Why a cell of `column` may have been written between two ticks by something other than a copy
+        (None when nothing may have): a tcgen05.st, or an MMA whose accumulator may span the column (a
+        block-scaled MMA's D takes N columns from its address; another MMA's extent is not known here, so it
+        may span every column from its address on)."""
+        for store in self.stores:
+            if after < store.tick < before and (store.cells is None or any(c == column for _, c in store.cells)):
+                return f"line {store.line}: a tcgen05.st may write column {column} between the copy and the MMA"
+        for write in self.mma_writes:
+            if not after < write.tick < before:
+                continue
+            if write.address is None:
+                return f"line {write.line}: an MMA whose accumulator address is not known runs between the copy and the MMA"
+            first = write.address & 0xFFFF
+            span = self.scale_n.get(write.tick)
+            if first <= column and (span is None or column < first + span):
+                return f"line {write.line}: an MMA's accumulator may span column {column} between the copy and the MMA"
+        return None
 
     def last_wait(self, warp: int, tick: int) -> int:
         ticks = self.waits.get(warp, ())
@@ -112,6 +136,15 @@ def _cell(r: int, s: int, vector: str, sf_id: int, rows: int) -> tuple:
     return scale_tmem.scale_cell(r, s, vector, sf_id, rows=rows)
 
 
+def _accumulator_columns(mma) -> Optional[int]:
+    """The columns a block-scaled MMA's f32 accumulator takes from its address: N (PTX ISA 9.0 9.7.16.10.5,
+    layouts A and D: one column per n), from its instruction descriptor; None when not known."""
+    kind = _kind(mma.opcode)
+    if mma.idesc is None or kind not in vectors.KINDS:
+        return None
+    return instr_desc.decode(kind, mma.idesc).n
+
+
 def _copy_problem(copy, mma, column: int, copies: _Copies) -> Optional[str]:
     if copy is None:
         return f"no tcgen05.cp writes column {column} before the MMA"
@@ -127,7 +160,7 @@ def _copy_problem(copy, mma, column: int, copies: _Copies) -> Optional[str]:
         return f"line {copy.line}: the copy is warp {copy.warp}'s, the MMA warp {mma.warp}'s (their order not followed)"
     if copy.tick < copies.last_wait(mma.warp, mma.tick):
         return f"line {copy.line}: the copy comes before the MMA's warp's last mbarrier wait"
-    return None
+    return copies.overwritten(column, copy.tick, mma.tick)
 
 
 def _rows_of(outcome, visible: list, maps: dict) -> Optional[tuple]:
