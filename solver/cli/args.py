@@ -14,7 +14,7 @@ import sys
 
 from spec.mma import descriptor as desc_mod
 from spec.mma import dtypes, readmap
-from spec.rule import NUMBER_CHARACTERS, SpecError, parse_number, shown
+from spec.rule import SpecError, parse_number, shown
 from spec.tma import swizzle as tma_swizzle
 
 # Exit statuses (docs/CLI.md): 0 valid / found / as expected; 1 well-formed but breaks a rule, or no solution;
@@ -31,11 +31,51 @@ class UsageError(ValueError):
     """A malformed command line; its message is already the whole line to print (exit 2)."""
 
 
+ERROR_PREFIX = "layoutproof: error: "     # every error line begins so (docs/CLI.md "Conventions")
+
+
+def closest(word: str, known):
+    """The one of `known` that `word` is a near miss of (a mistyped flag or value), or None."""
+    import difflib
+    if not isinstance(word, str) or len(word) > 64:
+        return None
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def did_you_mean(word: str, known) -> str:
+    """' (did you mean X?)' when `word` is a near miss of one of `known`, else ''."""
+    found = closest(word, known)
+    return f" (did you mean {found}?)" if found is not None else ""
+
+
+def option_names(parser) -> list:
+    """Every option string `parser` takes (--help included), for did_you_mean."""
+    return [name for action in parser._actions for name in action.option_strings]
+
+
+_INVALID_CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit 2 (docs/CLI.md)."""
+    """argparse, but a usage error is one line on stderr and exit 2, in the one error format
+    `layoutproof: error: COMMAND: problem`, with "did you mean" for a near miss (docs/CLI.md)."""
+
+    def command_words(self) -> str:
+        """'recipe', 'tma place', or '' for the top-level parser."""
+        return self.prog[len("layoutproof"):].strip()
 
     def error(self, message):
-        raise UsageError(f"{self.prog}: {message}")
+        found = _INVALID_CHOICE.match(message)
+        if found:
+            choices = [c.strip(" '") for c in found.group(3).split(",")]
+            message += did_you_mean(found.group(2), choices)
+        raise UsageError(usage_error_line(self, message))
+
+
+def usage_error_line(parser, message: str) -> str:
+    words = parser.command_words() if isinstance(parser, Parser) else ""
+    return ERROR_PREFIX + (f"{words}: " if words else "") + message
 
 
 # --- numbers ---------------------------------------------------------------------------------------------
@@ -148,8 +188,26 @@ DESCRIPTOR_SWIZZLES = tuple(dict.fromkeys([*desc_mod.swizzle_codes("sm90"), *des
 TMA_SWIZZLES = tuple(tma_swizzle.MODES)
 
 
-def add_json(p) -> None:
+class _Pretty(argparse.Action):
+    """--pretty: the JSON indented for reading; on a command whose text is not JSON, it implies --json."""
+
+    def __init__(self, option_strings, dest, implies_json=True, **options):
+        self.implies_json = implies_json
+        super().__init__(option_strings, dest, nargs=0, default=False, **options)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.pretty = True
+        if self.implies_json:
+            namespace.json = True
+
+
+def add_json(p, json_lines: bool = False) -> None:
+    """--json and --pretty. `json_lines`: the command prints JSON lines already (fuzz), and --pretty
+    indents them rather than asking for the one document of --json."""
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.add_argument("--pretty", action=_Pretty, implies_json=not json_lines,
+                   help="each JSON case indented over several lines, for reading (files under --out stay one "
+                        "line per case)" if json_lines else "--json, indented for reading")
 
 
 def add_group(commands, name: str, help: str):
@@ -158,29 +216,31 @@ def add_group(commands, name: str, help: str):
     return group.add_subparsers(dest=f"{name}_command", required=True, parser_class=Parser)
 
 
-def add_command(commands, name: str, run, **parser_options):
-    """The one way a command is declared: a sub-parser of `commands` that takes --json and runs `run`
-    (a function of the parsed arguments returning the exit status)."""
+def add_command(commands, name: str, run, json_lines: bool = False, **parser_options):
+    """The one way a command is declared: a sub-parser of `commands` that takes --json and --pretty
+    (add_json) and runs `run` (a function of the parsed arguments returning the exit status)."""
     p = commands.add_parser(name, **parser_options)
-    add_json(p)
+    add_json(p, json_lines)
     p.set_defaults(run=run)
     return p
 
 
 # --- names: one spelling per thing, matched the way users write it ---------------------------------------
-def _spec_type(convert, name: str):
-    """An argparse type from a spec/ conversion: its SpecError becomes argparse's one-line usage error."""
+def _spec_type(convert, name: str, known=()):
+    """An argparse type from a spec/ conversion: its SpecError becomes argparse's one-line usage error
+    (with "did you mean" one of `known` for a near miss)."""
     def parse(text: str):
         try:
             return convert(text)
         except SpecError as error:
-            raise argparse.ArgumentTypeError(f"{shown(text)}: {error.problem}") from None
+            hint = did_you_mean(text.lower(), known) if isinstance(text, str) else ""
+            raise argparse.ArgumentTypeError(f"{shown(text)}: {error.problem}{hint}") from None
     parse.__name__ = name
     return parse
 
 
-arch_name = _spec_type(desc_mod.canonical_arch, "arch")          # sm90 | sm_90a | SM90 -> sm90
-dtype_name = _spec_type(dtypes.canonical_name, "dtype")          # bf16 | bfloat16 | BF16 -> bf16
+arch_name = _spec_type(desc_mod.canonical_arch, "arch", ARCHES)          # sm90 | sm_90a | SM90 -> sm90
+dtype_name = _spec_type(dtypes.canonical_name, "dtype", DTYPES)          # bf16 | bfloat16 | BF16 -> bf16
 
 
 def folded_choice(names, what: str):
@@ -192,7 +252,9 @@ def folded_choice(names, what: str):
     def parse(text: str) -> str:
         found = table.get(fold(text)) if isinstance(text, str) and len(text) < 64 else None
         if found is None:
-            raise argparse.ArgumentTypeError(f"{shown(text)}: expected one of {' '.join(names)} (any case)")
+            near = closest(fold(text), table) if isinstance(text, str) else None
+            raise argparse.ArgumentTypeError(f"{shown(text)}: expected one of {' '.join(names)} (any case)"
+                                             + (f" (did you mean {table[near]}?)" if near else ""))
         return found
     parse.__name__ = what
     return parse
@@ -204,13 +266,51 @@ def add_arch(p, help: str = ARCH_HELP) -> None:
                    help=help + "; required (sm_90a, sm_100a, sm_103a and any case accepted)")
 
 
+def tcgen05_arch(text: str) -> str:
+    """--arch of a tensor-memory or block-scaling command: sm100 or sm103 (rule tmem.target: sm90 has no
+    tensor memory)."""
+    arch = arch_name(text)
+    if arch == "sm90":
+        raise argparse.ArgumentTypeError(f"{shown(text)}: tensor memory and tcgen05 exist on sm100 and sm103 "
+                                         "only (tmem.target)")
+    return arch
+
+
+def add_optional_arch(p, help: str, tcgen05_only: bool = False) -> None:
+    """--arch where the answer is the same on every GPU that has the feature: optional, but checked when
+    given (a tcgen05 command refuses sm90; `tma place` checks the swizzle's arch rule)."""
+    p.add_argument("--arch", default=None, type=tcgen05_arch if tcgen05_only else arch_name,
+                   help=help + " (optional; checked when given)")
+
+
 def add_dtype(p, names=DTYPES) -> None:
     p.add_argument("--dtype", required=True, type=dtype_name,
                    help=" ".join(names) + " (also bfloat16, float16, float32, ...)")
 
 
+def element_bytes_of_dtype(text: str) -> int:
+    """--dtype where a command counts bytes (tma place, im2col): the element size of the type. A
+    sub-byte type has none: TMA moves it packed, so its byte count is --elem-bytes's to give."""
+    name = dtype_name(text)
+    bits = dtypes.dtype(name).bits
+    if bits % 8:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: a {bits}-bit type has no whole element size; "
+                                         "TMA moves it packed: give --elem-bytes")
+    return bits // 8
+
+
+def add_element_size(p, type=number) -> None:
+    """The element type as --dtype, or its size as --elem-bytes (the older spelling, which also reaches
+    sizes no dtype names): one of the two, stored as the byte count `elem_bytes`."""
+    size = p.add_mutually_exclusive_group(required=True)
+    size.add_argument("--dtype", dest="elem_bytes", type=element_bytes_of_dtype,
+                      help=" ".join(DTYPES) + " (also bfloat16, ...): the element type, whose size is used")
+    size.add_argument("--elem-bytes", dest="elem_bytes", type=type, help="element size in bytes instead of --dtype")
+
+
 def add_major(p) -> None:
-    p.add_argument("--major", required=True, help=" or ".join(MAJORS))
+    p.add_argument("--major", required=True, type=folded_choice(MAJORS, "major"),
+                   help=" or ".join(MAJORS) + " (any case): which extent is contiguous in shared memory")
 
 
 def add_descriptor_swizzle(p) -> None:
@@ -222,6 +322,14 @@ def add_descriptor_swizzle(p) -> None:
 def add_tma_swizzle(p) -> None:
     p.add_argument("--swizzle", required=True, type=folded_choice(TMA_SWIZZLES, "swizzle"),
                    help=" ".join(TMA_SWIZZLES) + " (any case; 128B_atom32B too)")
+
+
+def add_smem_address(p, help: str, *, dest: str = "smem_address", aliases=(), required: bool = True,
+                     default=None, type=number) -> None:
+    """--smem-address: the shared-memory byte address of the tile, box or buffer (one name everywhere;
+    `aliases` are the older spellings a command still takes: --start-address, --smem-base)."""
+    p.add_argument("--smem-address", *aliases, dest=dest, required=required, default=default, type=type,
+                   metavar="ADDRESS", help=help)
 
 
 def add_mn(p) -> None:

@@ -6,7 +6,7 @@ from spec.mma import readmap
 
 from solver.cli import pictures, render
 from solver.cli.args import (DESCRIPTOR_HELP, add_arch, add_command, add_group, add_descriptor_swizzle, add_dtype,
-                             add_kind, add_major, add_mn, add_picture, exit_status, number)
+                             add_kind, add_major, add_mn, add_picture, add_smem_address, exit_status, number)
 
 
 def descriptor_document(d: desc_mod.Descriptor) -> dict:
@@ -72,7 +72,8 @@ def register(commands) -> None:
         description="Encode a descriptor. Unrepresentable values exit 2; encodable but illegal "
                     "combinations are encoded anyway and listed as violations (exit 1).")
     add_arch(encode)
-    encode.add_argument("--start-address", required=True, type=number, help="bytes, multiple of 16")
+    add_smem_address(encode, "the start address field: bytes, a multiple of 16", dest="start_address",
+                     aliases=("--start-address",))
     encode.add_argument("--lbo", required=True, type=number,
                         help="leading dimension byte offset (or, in absolute mode, byte address)")
     encode.add_argument("--sbo", required=True, type=number, help="stride dimension byte offset")

@@ -31,7 +31,7 @@ class FuzzUsage(ValueError):
 
 def register(commands) -> None:
     p = add_command(
-        commands, "fuzz", run,
+        commands, "fuzz", run, json_lines=True,
         help="generate configurations that break exactly the rules you choose (or none)",
         description="Cases for compiler tests. Each breaks exactly the --violate rules (and keeps every other "
                     "rule of the target), or none with --valid (the default). Every case is labelled by spec/: "
@@ -73,9 +73,6 @@ def register(commands) -> None:
                    help="run the chunks, and with --against the adapters, on a Dask distributed cluster "
                         "(tcp://host:8786, or 'local' for a local cluster; pip install 'layoutproof[distributed]'); "
                         "same output as one process")
-    p.add_argument("--pretty", action="store_true",
-                   help="jsonl on stdout: each case as indented JSON over several lines, for reading (files "
-                        "under --out stay one line per case)")
     p.add_argument("--out", metavar="DIR", type=output_path, help="write the cases (and the program or kernels) into DIR")
     p.add_argument("--coverage", action="store_true", help="every rule per target: breakable alone, or tied to")
     p.add_argument("--against", metavar="CMD", type=command_text,
@@ -338,7 +335,7 @@ def _run(args, violate, client) -> int:
                               "disagreements": len(stats.disagreements)}}
         if differences is not None:
             document["differences"] = differences
-        print(json.dumps(document))
+        print(render.json_text(args, document))
     elif differences is not None:
         for d in differences:
             print(json.dumps(d))

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 
-from spec.tma import im2col
+from spec.tma import im2col, tensormap
 from spec.tma import swizzle as tma_swizzle
 
 from spec.rule import SpecError
 
 from solver.cli import pictures, render
-from solver.cli.args import add_command, add_picture, add_tma_swizzle, exit_status, number_list, signed_number
+from solver.cli.args import (add_command, add_element_size, add_optional_arch, add_picture, add_smem_address,
+                             add_tma_swizzle, exit_status, number_list, signed_number)
 
 
 def load_from_args(args) -> im2col.Im2colLoad:
@@ -109,7 +110,7 @@ def document(load: im2col.Im2colLoad, found: list, as_text: bool = False) -> dic
 
 def run(args) -> int:
     load = load_from_args(args)
-    found = im2col.violations(load)
+    found = im2col.violations(load) + tensormap.swizzle_arch_violations(load.swizzle, args.arch)
     doc = document(load, found, as_text=args.json and not pictures.wanted(args))
     if pictures.wanted(args) and (doc["pixels"] is None or doc["placement"] is None):
         raise SpecError("svg" if args.svg else "png", args.svg or args.png, "nothing to draw: the load lists no "
@@ -149,9 +150,10 @@ def register(commands) -> None:
                    help="im2col offsets, one per spatial dimension, W first (im2col mode; default 0)")
     p.add_argument("--w-halo", type=signed_number, default=0, help="wHalo (w modes)")
     p.add_argument("--w-offset", type=signed_number, default=0, help="wOffset (w modes)")
-    p.add_argument("--elem-bytes", required=True, type=signed_number, help="element size in bytes: 1, 2, 4, 8")
+    add_element_size(p, type=signed_number)
     add_tma_swizzle(p)
-    p.add_argument("--smem-address", required=True, type=signed_number, help="destination byte address")
+    add_smem_address(p, "destination byte address", type=signed_number)
+    add_optional_arch(p, "sm90, sm100 or sm103: checks that the swizzle exists there (tma.map.swizzle_arch)")
     p.add_argument("--interleave", default="NONE", help="NONE (default), 16B, 32B")
     p.add_argument("--oob-fill", default="zero", choices=tuple(im2col.OOB_FILLS),
                    help="zero (default) or nan (OOB-NaN)")

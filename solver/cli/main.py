@@ -18,7 +18,8 @@ import sys
 from spec.rule import SpecError
 from spec.rule import one_line as spec_one_line
 
-from solver.cli.args import EXIT_INTERNAL, EXIT_MALFORMED, EXIT_OK, EXIT_VIOLATION, Parser, UsageError
+from solver.cli.args import (ERROR_PREFIX, EXIT_INTERNAL, EXIT_MALFORMED, EXIT_OK, EXIT_VIOLATION, Parser, UsageError,
+                             did_you_mean, option_names, usage_error_line)
 
 # The command modules, in the order `--help` lists them, and the commands each registers. A run imports
 # only the module of the command it names (start-up is most of a small command's time); `--help`, no
@@ -158,7 +159,7 @@ def _written(status: int) -> int:
     except OutputError as error:
         _discard_stdout()
         if status in (EXIT_OK, EXIT_VIOLATION):     # an exit 2 or 3 has printed its one line already
-            _error("layoutproof: error: ", error)
+            _error(ERROR_PREFIX, error)
             return EXIT_MALFORMED
     return status
 
@@ -175,27 +176,50 @@ def main(argv=None) -> int:
             raise stop
 
 
+def _leaf_parser(parser, args):
+    """The parser of the command `args` ran (`tma place`'s, not the top one): the one whose options a
+    mistyped flag is compared with."""
+    while True:
+        commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, commands[0].dest, None) if commands else None
+        if name is None or name not in commands[0].choices:
+            return parser
+        parser = commands[0].choices[name]
+
+
+def _parse(parser, argv):
+    """parser.parse_args, but an unrecognized argument is reported by the command's own parser, with "did
+    you mean" the nearest flag it takes."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        leaf = _leaf_parser(parser, args)
+        flags = [word.split("=", 1)[0] for word in extra if word.startswith("-")]
+        hint = did_you_mean(flags[0], option_names(leaf)) if flags else ""
+        raise UsageError(usage_error_line(leaf, f"unrecognized arguments: {' '.join(extra)}{hint}"))
+    return args
+
+
 def _main(argv) -> int:
     parser = build_parser(_modules_for(argv))
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
         return args.run(args)
     except UsageError as error:
         _error("", error)
         return EXIT_MALFORMED
     except OutputError as error:
         _discard_stdout()
-        _error("layoutproof: error: ", error)
+        _error(ERROR_PREFIX, error)
         return EXIT_MALFORMED
     except ValueError as error:          # SpecError and the commands' own input errors
         if os.environ.get("LAYOUTPROOF_DEBUG") and not isinstance(error, SpecError):
             raise
-        _error("layoutproof: error: ", error)
+        _error(ERROR_PREFIX, error)
         return EXIT_MALFORMED
     except RecursionError:               # input nested deeper than any legal input is
         if os.environ.get("LAYOUTPROOF_DEBUG"):
             raise
-        _error("layoutproof: error: ", "the input is nested too deeply to be a layout, document or "
+        _error(ERROR_PREFIX, "the input is nested too deeply to be a layout, document or "
                                        "instruction this command reads")
         return EXIT_MALFORMED
     except BrokenPipeError:
@@ -204,7 +228,7 @@ def _main(argv) -> int:
     except Exception as error:  # never a traceback for users; LAYOUTPROOF_DEBUG=1 shows it
         if os.environ.get("LAYOUTPROOF_DEBUG"):
             raise
-        _error("layoutproof: internal error: ", f"{type(error).__name__}: {error}")
+        _error(ERROR_PREFIX, f"internal error (a bug: please report it): {type(error).__name__}: {error}")
         return EXIT_INTERNAL
 
 

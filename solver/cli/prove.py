@@ -12,7 +12,7 @@ import time
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_command, arch_name, dtype_name, job_count, number,
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_command, add_smem_address, arch_name, dtype_name, job_count,
                              number_list, parse_json_text,
                              checked_text, layout_text, positive_number, read_json_document, read_text_document, seconds)
 
@@ -192,7 +192,8 @@ def register(commands) -> None:
                              "Triton's LinearLayout printout; equals also takes bases as L2")
     layout.add_argument("--dtype", default=None, type=dtype_name, help="element type (addresses in bytes; default: "
                                                      "element offsets)")
-    layout.add_argument("--start-address", type=number, default=0, help="the base byte address (default 0)")
+    add_smem_address(layout, "the base byte address (default 0)", dest="start_address", aliases=("--start-address",),
+                     required=False, default=0)
     layout.add_argument("--range", type=number_list, default=None, metavar="LO,HI",
                         help="bijective: the address range [LO, HI) (default: the layout's cosize)")
     layout.add_argument("--line", type=positive_number, default=128, help="inside: line bytes (default 128)")

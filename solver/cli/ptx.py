@@ -6,7 +6,7 @@ import sys
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, exit_status, layout_text, number,
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_smem_address, exit_status, layout_text, number,
                              number_list)
 from solver.kernel import analysis as ptx_analysis
 from solver.kernel import check as ptx_check
@@ -91,8 +91,8 @@ def add_input(p, many: bool = False) -> None:
                        help="PTX files or folders of them ('-': standard input)")
     else:
         p.add_argument("file", metavar="FILE", help="the PTX file ('-': standard input)")
-    p.add_argument("--smem-base", type=number, default=evaluate.DEFAULT_SMEM_BASE,
-                   help=f"shared address of the first shared symbol (default {evaluate.DEFAULT_SMEM_BASE:#x}, "
+    add_smem_address(p, dest="smem_base", aliases=("--smem-base",), required=False,
+                     default=evaluate.DEFAULT_SMEM_BASE, help=f"shared address of the first shared symbol (default {evaluate.DEFAULT_SMEM_BASE:#x}, "
                         "the dynamic shared-memory base the H100 harness saw)")
     p.add_argument("--kernel", default=None, help="evaluate only this .entry / .func")
     p.add_argument("--param", action="append", default=[], metavar="NAME=N",

@@ -38,11 +38,19 @@ def dumps(document: dict) -> str:
                            for key, value in document.items()) + "}"
 
 
+def json_text(args, document) -> str:
+    """The document as --json prints it: one line, or indented with --pretty."""
+    if getattr(args, "pretty", False):
+        return json.dumps(json.loads(dumps(document)), indent=2)
+    return dumps(document)
+
+
 def emit(args, document: dict, text) -> None:
-    """With --json the document (one JSON document, one line), else the human-readable text (a string,
-    or a function that makes it, so that --json does not pay for a long text)."""
+    """With --json the document (one JSON document, one line; indented with --pretty), else the
+    human-readable text (a string, or a function that makes it, so that --json does not pay for a long
+    text)."""
     if args.json:
-        sys.stdout.write(dumps(document) + "\n")      # one write: json.dump makes one per token
+        sys.stdout.write(json_text(args, document) + "\n")      # one write: json.dump makes one per token
     else:
         sys.stdout.write((text() if callable(text) else text).rstrip("\n") + "\n")
 

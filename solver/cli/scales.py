@@ -7,7 +7,8 @@ that gets another scale than the writer meant."""
 from __future__ import annotations
 
 from solver.cli import pictures, render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_picture, signed_number
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_optional_arch, add_picture,
+                             add_smem_address, signed_number)
 
 
 def run_map(args) -> int:
@@ -34,11 +35,15 @@ def run_plan(args) -> int:
     return EXIT_OK if found.found else EXIT_VIOLATION
 
 
+SCALES_ARCH_HELP = "sm100 or sm103 (block-scaled tcgen05.mma exists on no other GPU)"
+
+
 def _add_matrix(p) -> None:
     """The scale matrix of `map` and `check`: the writer's layout, its rows and K."""
     from spec.scales import layouts
     p.add_argument("--sf-layout", required=True, choices=layouts.LAYOUTS, help="the writer's layout")
-    p.add_argument("--rows", required=True, type=signed_number, help="rows of A (or columns of B)")
+    p.add_argument("--mn", "--rows", dest="rows", required=True, type=signed_number,
+                   help="M (rows of A) or N (columns of B): one scale row each")
     p.add_argument("--k", required=True, type=signed_number, help="K, in elements")
 
 
@@ -49,10 +54,11 @@ def register(commands) -> None:
     p = add_command(group, "map", run_map, help="where a writer layout puts each scale (row, K block)",
                     description="The position, in scale elements, of the scale of each row and K block for a writer "
                                 "layout: interleaved (cuBLAS's 128 x 4 blocks, CUTLASS's and Triton's), linear-k "
-                                "or linear-mn. Example: layoutproof scales map --sf-layout interleaved --rows 128 "
+                                "or linear-mn. Example: layoutproof scales map --sf-layout interleaved --mn 128 "
                                 "--k 256 --block 16")
     _add_matrix(p)
     p.add_argument("--block", required=True, type=signed_number, help="elements of K one scale covers (16, 32)")
+    add_optional_arch(p, SCALES_ARCH_HELP, tcgen05_only=True)
     add_picture(p)               # rows x K blocks, each scale's position coloured by its 16-byte chunk
     p = add_command(group, "check", run_check,
                     help="a writer layout against the reader CUTLASS and Triton emit",
@@ -60,7 +66,7 @@ def register(commands) -> None:
                                 "tcgen05.cp.32x128b.warpx4 and the scale-factor ids to the element the MMA "
                                 "applies it to; exit 1 names the first element that gets another scale. "
                                 "Example: layoutproof scales check --sf-layout linear-k --kind mxf4nvf4 "
-                                "--scale-vec block16 --rows 128 --k 512")
+                                "--scale-vec block16 --mn 128 --k 512")
     p.add_argument("--kind", required=True, choices=vectors.KINDS, help="the block-scaled MMA kind")
     p.add_argument("--scale-vec", default=None,
                    help="1X, 2X, 4X, block16 or block32 (default: the kind's, when it has one)")
@@ -68,6 +74,7 @@ def register(commands) -> None:
     p.add_argument("--copy", default="32x128b.warpx4",
                    help="the tcgen05.cp form the reader copies each chunk with (default 32x128b.warpx4, what "
                         "CUTLASS and Triton emit; e.g. 128x128b, 64x128b.warpx2::02_13 to see what another does)")
+    add_optional_arch(p, SCALES_ARCH_HELP, tcgen05_only=True)
     p = add_command(group, "plan", run_plan,
                     help="the scale loads, tcgen05.cp copies and scale-factor ids of one block-scaled tile",
                     description="Plans how a block-scaled tcgen05.mma tile gets its scales: one TMA load per "
@@ -87,5 +94,6 @@ def register(commands) -> None:
     p.add_argument("--sf-layout", default="interleaved", choices=layouts.LAYOUTS,
                    help="the layout the quantizer wrote the scales in (default interleaved)")
     p.add_argument("--cta-group", type=signed_number, default=1, help="1 or 2 (default 1)")
-    p.add_argument("--smem-address", type=signed_number, default=0,
-                   help="shared-memory byte address of A's scales, a multiple of 128 (default 0)")
+    add_smem_address(p, "shared-memory byte address of A's scales, a multiple of 128 (default 0)", required=False,
+                     default=0, type=signed_number)
+    add_optional_arch(p, SCALES_ARCH_HELP, tcgen05_only=True)

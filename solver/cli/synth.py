@@ -9,7 +9,7 @@ from spec.rule import SpecError
 
 from solver.cli import pictures, render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_arch, add_command, add_descriptor_swizzle,
-                             add_dtype, add_kind, add_major, add_mn, add_picture, layout_text, number, number_list)
+                             add_dtype, add_kind, add_major, add_mn, add_picture, add_smem_address, layout_text, number, number_list)
 
 
 def tile_from_args(args):
@@ -88,7 +88,7 @@ def add_tile_arguments(p) -> None:
     p.add_argument("--layout", required=True, type=layout_text,
                    help="the tile in CuTe notation, (mn, k) -> element offset, optionally "
                         "'Sw<B,M,S> o ...' with the swizzle on byte addresses")
-    p.add_argument("--start-address", required=True, type=number, help="the tile's base byte address")
+    add_smem_address(p, "the tile's base byte address", dest="start_address", aliases=("--start-address",))
     add_kind(p)
 
 
@@ -118,9 +118,10 @@ def register(commands) -> None:
     add_dtype(recipe)
     add_major(recipe)
     recipe.add_argument("--mn", required=True, type=number, help="M or N extent of the tile")
-    recipe.add_argument("--k-tile", required=True, type=number, help="K extent of the tile")
+    recipe.add_argument("--k", "--k-tile", dest="k_tile", required=True, type=number,
+                        help="K extent of the tile, which several instructions read")
     add_descriptor_swizzle(recipe)
-    recipe.add_argument("--smem-address", required=True, type=number, help="the tile's byte address")
+    add_smem_address(recipe, "the tile's byte address")
     add_kind(recipe)
     recipe.add_argument("--instr", type=number_list, default=None, metavar="M,N[,CTA_GROUP]",
                         help="also the tcgen05.mma instruction descriptor of an M x N MMA reading tiles like this "

@@ -8,7 +8,7 @@ import json
 
 from solver.cli import pictures, render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_group, add_picture, add_tma_swizzle,
-                             exit_status, number, number_list, read_json_document)
+                             add_element_size, add_optional_arch, add_smem_address, exit_status, number, number_list, read_json_document)
 
 TMA_ARCH_HELP = "sm90, sm100 or sm103"
 
@@ -21,7 +21,7 @@ def read_params_document(path: str):
 
 def run_schema(args) -> int:
     from spec.tma import schema
-    print(json.dumps(schema.schema(), indent=None if args.json else 1))
+    print(json.dumps(schema.schema(), indent=None if args.json and not args.pretty else 1))
     return EXIT_OK
 
 
@@ -37,7 +37,7 @@ def run_check(args) -> int:
     except SpecError as error:
         if args.json:       # every malformed key at once, for scripts; the one line on stderr names them all
             found = error.errors if isinstance(error, DocumentErrors) else [error]
-            print(json.dumps({"legal": None, "malformed": [
+            print(render.json_text(args, {"legal": None, "malformed": [
                 {"field": e.field_name, "problem": e.problem, "rule": e.rule_id} for e in found]}))
         raise
     report = tensormap.check(params, arch)
@@ -47,8 +47,9 @@ def run_check(args) -> int:
 
 def run_place(args) -> int:
     from spec.tma import place as tma_place
+    from spec.tma import tensormap
     box = tma_place.make_box(args.swizzle, args.elem_bytes, args.box, args.smem_address, args.element_strides)
-    broken = tma_place.violations(box)
+    broken = tma_place.violations(box) + tensormap.swizzle_arch_violations(box.swizzle, args.arch)
     found = [v.as_json() for v in broken]
     # a box over 256 in a dimension or over 228 KiB is not placed: exit 1 with its rules, offsets null
     offsets = tma_place.place_rows(box) if tma_place.placeable(broken) else None
@@ -98,7 +99,8 @@ def register(commands) -> None:
                     "when it refuses (violations listed), 2 when the document is malformed. Warnings list "
                     "what the encoder does not catch.")
     source = check.add_mutually_exclusive_group(required=True)
-    source.add_argument("--params", metavar="FILE", help="the parameter document (JSON); '-' reads stdin")
+    source.add_argument("--tensormap", "--params", dest="params", metavar="FILE",
+                        help="the tensor map's parameter document (JSON); '-' reads stdin")
     source.add_argument("--example", metavar="NAME",
                         help="a bundled example document by name (tiled_bf16, im2col_nhwc, ...; it travels "
                              "with the package)")
@@ -118,9 +120,10 @@ def register(commands) -> None:
         description="offsets[i] is the absolute shared-memory byte address of box element i (d0 fastest) "
                     "after a tiled load with this swizzle (rule tma.place.tiled).")
     add_tma_swizzle(place)
-    place.add_argument("--elem-bytes", required=True, type=number, help="element size in bytes")
+    add_element_size(place)
+    add_optional_arch(place, "sm90, sm100 or sm103: checks that the swizzle exists there (tma.map.swizzle_arch)")
     place.add_argument("--box", required=True, type=number_list, help="box sizes d0,d1[,...]")
-    place.add_argument("--smem-address", required=True, type=number, help="destination byte address")
+    add_smem_address(place, "destination byte address")
     place.add_argument("--element-strides", type=number_list, default=None, help="traversal strides")
     add_picture(place)
 

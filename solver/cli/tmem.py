@@ -13,7 +13,8 @@ import argparse
 from spec.rule import SpecError, shown
 
 from solver.cli import pictures, render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_picture, number, read_json_document
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_optional_arch, add_picture, number,
+                             read_json_document)
 from solver.cli.tmem_plan import add_plan
 
 # ptxas targets (docs/CLI.md `tmem`); the short names of the other commands mean the `a` variants.
@@ -153,6 +154,9 @@ def add_address(p) -> None:
     p.add_argument("--column", type=number, default=0, help="the address's column (default 0)")
 
 
+TCGEN05_ARCH_HELP = "sm100 or sm103 (tensor memory exists on no other GPU)"
+
+
 def register(commands) -> None:
     tmem_commands = add_group(commands, "tmem", help="tcgen05 tensor memory: instruction forms, fragment maps")
 
@@ -197,6 +201,7 @@ def register(commands) -> None:
     copy.add_argument("--multicast", default=None, help="warpx2::02_13, warpx2::01_23 (64x128b), warpx4 (32x128b)")
     copy.add_argument("--cta-group", type=int, choices=(1, 2), default=1)
     add_address(copy)
+    add_optional_arch(copy, TCGEN05_ARCH_HELP, tcgen05_only=True)
 
     shifting = add_command(
         tmem_commands, "shift", run_shift,
@@ -204,6 +209,7 @@ def register(commands) -> None:
         description="tcgen05.shift.down (implicit shape 31x256b): each of the 31 lanes after the address's moves "
                     "one lane down, 8 columns.")
     add_address(shifting)
+    add_optional_arch(shifting, TCGEN05_ARCH_HELP, tcgen05_only=True)
 
     sequence = add_command(
         tmem_commands, "alloc", run_alloc,
@@ -218,6 +224,7 @@ def register(commands) -> None:
                         help='JSON: [{"op": "alloc"|"dealloc"|"relinquish_alloc_permit", "warp", "columns", '
                              '"cta_group", "address"}, ...] (or {"ops": [...]}); "-" reads stdin')
     source.add_argument("--example", metavar="NAME", help="a bundled example by name (alloc_leak)")
+    add_optional_arch(sequence, TCGEN05_ARCH_HELP, tcgen05_only=True)
 
     mapping = add_command(
         tmem_commands, "map", run_map,
@@ -232,5 +239,6 @@ def register(commands) -> None:
     mapping.add_argument("--pack", action="store_true", help=".pack::16b (ld) / .unpack::16b (st)")
     mapping.add_argument("--half-splitoff", type=number, default=None,
                          help="the immediate half-split offset in columns (16x32bx2 only, required there)")
+    add_optional_arch(mapping, TCGEN05_ARCH_HELP, tcgen05_only=True)
     add_picture(mapping)         # lanes x columns, coloured by thread
     add_plan(tmem_commands)

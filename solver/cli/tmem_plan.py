@@ -28,7 +28,7 @@ from spec.rule import SpecError
 from spec.tmem import ld_st
 
 from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, number, number_list
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_optional_arch, number, number_list
 
 DTYPES = ("f32", "f16", "bf16", "s32")           # solver.synth.tmem_plan.DTYPE_BITS (imported when it runs)
 DEFAULT_WARPS = (0, 1, 2, 3)
@@ -208,3 +208,4 @@ def add_plan(tmem_commands) -> None:
                    help=f"register budget per thread per instruction (default {DEFAULT_REGISTERS}, "
                         "the longest vector tcgen05.ld has: the fewest instructions)")
     p.add_argument("--at", type=_pair, default=None, metavar="m,n", help="also print who holds D[m][n]")
+    add_optional_arch(p, "sm100 or sm103 (tensor memory exists on no other GPU)", tcgen05_only=True)

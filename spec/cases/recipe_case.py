@@ -102,7 +102,7 @@ def parse_case(case: dict, arch: str) -> RecipeCase:
     if d.bits < 8:
         raise SpecError("dtype", d.name, "a recipe case takes whole-byte element types", dtypes.PACKING.id)
     if case["major"] not in readmap.MAJORS:
-        raise SpecError("major", case["major"], "expected K or MN", readmap.MN_EXTENT.id)
+        raise SpecError("major", case["major"], "expected K or MN", readmap.OPERAND_MAJOR.id)
     mn = _int(case["mn"], "mn", 8, 1 << 12, 8, readmap.MN_EXTENT.id)
     k_inst = 256 // d.bits
     k_tile = _int(case["k_tile"], "k_tile", k_inst, 1 << 12, k_inst, readmap.MN_EXTENT.id)

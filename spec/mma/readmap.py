@@ -94,6 +94,10 @@ PHASE_MODELS = ("hardware", "anchored", "absolute")
 MAX_READ_EXTENT = 4096
 MAX_READ_ELEMENTS = 1 << 20
 
+OPERAND_MAJOR = rule(
+    "operand.major", "PTX ISA 9.7.15.5.1 (K-major and MN-major shared-memory layouts), 9.7.16.3.1",
+    "An operand in shared memory is K-major (K contiguous within a row) or MN-major (M or N contiguous); "
+    "any other major-ness is malformed input.")
 MN_EXTENT = rule(
     "operand.mn_extent", "PTX ISA 9.7.16.3.3 (core matrices of 8 rows)",
     "The M or N extent read through a descriptor is a positive multiple of 8; K is a positive number "
@@ -129,7 +133,7 @@ def make_operand(desc: Descriptor, dtype_name: str, major: str, mn: int, k: Opti
     d = dtypes.dtype(dtype_name)
     kind = dtypes.check_kind(d, kind) if kind is not None else dtypes.default_kind(d)
     if major not in MAJORS:
-        raise SpecError("major", major, "expected K or MN", MN_EXTENT.id)
+        raise SpecError("major", major, "expected K or MN", OPERAND_MAJOR.id)
     if isinstance(mn, bool) or not isinstance(mn, int) or mn <= 0 or mn % 8:
         raise SpecError("mn", mn, "the M or N extent must be a positive multiple of 8", MN_EXTENT.id)
     if mn > MAX_READ_EXTENT:

@@ -168,6 +168,7 @@ def violations(box: Box):
     return box_violations(box) + load_size_violations(box)
 
 
+
 COORD0_ALIGNMENT = tensormap.COORD0_ALIGNMENT     # rule tma.load.coord0_16B (spec/tma/tensormap.py)
 
 

@@ -488,12 +488,24 @@ SWIZZLE_ARCH = _map_rule(
 SM100_SWIZZLES = ("128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
 
 
+def swizzle_arch_problem(swizzle: str, arch: str) -> Optional[str]:
+    """What rule tma.map.swizzle_arch says of `swizzle` on `arch`, or None (also for a tiled load whose
+    map is not given: `tma place --arch`)."""
+    if swizzle in SM100_SWIZZLES and not is_sm100_or_later(arch):
+        return f"swizzle {swizzle} needs sm100 or later, not {arch}"
+    return None
+
+
+def swizzle_arch_violations(swizzle: str, arch: Optional[str]) -> list:
+    """A load's swizzle on `arch` (None: not said, nothing checked), for the commands given a swizzle and
+    no map (`tma place --arch`, `im2col --arch`)."""
+    problem = swizzle_arch_problem(swizzle, check_arch(arch)) if arch else None
+    return [SWIZZLE_ARCH.violation(problem)] if problem else []
+
+
 @SWIZZLE_ARCH.checker
 def _swizzle_arch(call: EncodeCall) -> Optional[str]:
-    p = call.params
-    if p.swizzle in SM100_SWIZZLES and not is_sm100_or_later(call.arch):
-        return f"swizzle {p.swizzle} needs sm100 or later, not {call.arch}"
-    return None
+    return swizzle_arch_problem(call.params.swizzle, call.arch)
 
 
 # --- im2col maps and loads ------------------------------------------------------------------------------
