@@ -170,7 +170,7 @@ def audit(ptx: str, tensormaps=None, params=None, *, kernel=None, cta=(0, 0, 0),
           cluster=None, smem_base: int = 0x400):
     """Audit a compiled kernel end to end (`layoutproof audit`): every element each MMA reads comes from the
     TMA load made for it. `ptx`: the PTX text (or a path to a .ptx file); `tensormaps`: {"PARAM" |
-    "PARAM+OFFSET" | index: a tensor-map document (a dict as `tma check --params` reads it)}; `params`:
+    "PARAM+OFFSET" | index: a tensor-map document (a dict as `tma check --tensormap` reads it)}; `params`:
     {.param name: value} for the problem; the launch: `cta`, `grid`, `block`, `cluster` as (x, y, z).
     Returns solver.kernel.audit.Report: `.ok`, `.explain()`, `.kernels[i].properties` (id, status
     "proved" / "refuted" / "unknown", witness, reason), `.document()` (the JSON of --json)."""

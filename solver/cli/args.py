@@ -266,6 +266,24 @@ def add_arch(p, help: str = ARCH_HELP) -> None:
                    help=help + "; required (sm_90a, sm_100a, sm_103a and any case accepted)")
 
 
+def tma_dtype_name(text: str) -> str:
+    """--dtype of `tma box`: a cuda.h data type in any case (BFLOAT16, float32_ftz), or any --dtype
+    spelling (bf16, bfloat16), which solver.synth.box maps to the data type."""
+    from spec.tma import tensormap_params
+    if isinstance(text, str) and text.upper() in tensormap_params.DATA_TYPES:
+        return text.upper()
+    return dtype_name(text)
+
+
+def accumulator_dtype_name(text: str) -> str:
+    """--dtype of `tmem plan`: D's element type (f32, f16, bf16, s32; int32 and every --dtype spelling)."""
+    from solver.synth.tmem_plan import accumulator_dtype
+    try:
+        return accumulator_dtype(text)
+    except SpecError as error:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: {error.problem}") from None
+
+
 def tcgen05_arch(text: str) -> str:
     """--arch of a tensor-memory or block-scaling command: sm100 or sm103 (rule tmem.target: sm90 has no
     tensor memory)."""

@@ -23,7 +23,7 @@ def tensormap_documents(assignments: list) -> dict:
         key, sep, path = text.partition("=")
         if not sep or not key.strip() or not path.strip():
             raise SpecError("tensormap", text, "expected PARAM[+OFFSET]=DOC (DOC: a tensor-map JSON file, as "
-                            "`tma check --params` reads it)", kernel_audit.RULE)
+                            "`tma check --tensormap` reads it)", kernel_audit.RULE)
         kernel_audit.parse_tensormap_key(key)
         if key.strip() in documents:
             raise SpecError("tensormap", key, "given twice", kernel_audit.RULE)
@@ -109,7 +109,7 @@ def register(commands) -> None:
     add_input(p, many=True)
     p.add_argument("--tensormap", action="append", default=[], metavar="PARAM[+OFFSET]=DOC",
                    help="the tensor map a .param holds (PARAM: its name or index from 0; +OFFSET: bytes into it, "
-                        "for a map inside a struct); DOC: a JSON file as `tma check --params` reads it (repeatable; "
+                        "for a map inside a struct); DOC: a JSON file as `tma check --tensormap` reads it (repeatable; "
                         "over a sidecar's)")
     p.add_argument("--triton-meta", metavar="FILE", default=None,
                    help="a Triton kernel's metadata.tensordesc_meta as JSON: its host maps are built from it and the "

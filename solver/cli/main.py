@@ -187,15 +187,37 @@ def _leaf_parser(parser, args):
         parser = commands[0].choices[name]
 
 
+def _unrecognized(leaf, words) -> UsageError:
+    flags = [word.split("=", 1)[0] for word in words if word.startswith("-")]
+    hint = did_you_mean(flags[0], option_names(leaf)) if flags else ""
+    return UsageError(usage_error_line(leaf, f"unrecognized arguments: {' '.join(words)}{hint}"))
+
+
+def _unknown_flags(parser, argv) -> tuple:
+    """The command's parser named by the words of `argv`, and the --flags in `argv` it does not take
+    (abbreviations it would take are taken)."""
+    for word in argv:
+        commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if commands and word in commands[0].choices:
+            parser = commands[0].choices[word]
+    known = option_names(parser)
+    flags = [word.split("=", 1)[0] for word in argv if word.startswith("--") and word != "--"]
+    return parser, [flag for flag in flags if not any(name.startswith(flag) for name in known)]
+
+
 def _parse(parser, argv):
-    """parser.parse_args, but an unrecognized argument is reported by the command's own parser, with "did
-    you mean" the nearest flag it takes."""
-    args, extra = parser.parse_known_args(argv)
+    """parser.parse_args, but an unrecognized flag is reported by the command's own parser, with "did you
+    mean" the nearest flag it takes, before the arguments it left out (a mistyped flag is often the
+    required one)."""
+    try:
+        args, extra = parser.parse_known_args(argv)
+    except UsageError:
+        leaf, unknown = _unknown_flags(parser, list(sys.argv[1:] if argv is None else argv))
+        if unknown:
+            raise _unrecognized(leaf, unknown) from None
+        raise
     if extra:
-        leaf = _leaf_parser(parser, args)
-        flags = [word.split("=", 1)[0] for word in extra if word.startswith("-")]
-        hint = did_you_mean(flags[0], option_names(leaf)) if flags else ""
-        raise UsageError(usage_error_line(leaf, f"unrecognized arguments: {' '.join(extra)}{hint}"))
+        raise _unrecognized(_leaf_parser(parser, args), extra)
     return args
 
 

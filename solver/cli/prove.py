@@ -12,7 +12,7 @@ import time
 from spec.rule import SpecError
 
 from solver.cli import render
-from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_command, add_smem_address, arch_name, dtype_name, job_count,
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, MAJORS, UsageError, add_command, add_smem_address, folded_choice, arch_name, dtype_name, job_count,
                              number_list, parse_json_text,
                              checked_text, layout_text, positive_number, read_json_document, read_text_document, seconds)
 
@@ -180,7 +180,7 @@ def register(commands) -> None:
                    help="deprecated, does nothing: counterexamples are written only with --save")
 
     layout = p.add_argument_group(
-        "your own layout", "prove --layout L [--dtype T] [--start-address A] PROPERTY: injective, "
+        "your own layout", "prove --layout L [--dtype T] [--smem-address A] PROPERTY: injective, "
         "bijective [--range lo,hi], equals L2, inside [--line 128] [--k-slice N], read-by DESC --arch A "
         "--major K|MN [--k-steps N], written-by --tma PARAMS.json [--coords c0,c1,...] [--arch A]")
     layout.add_argument("--layout", default=None, type=layout_text,
@@ -202,7 +202,8 @@ def register(commands) -> None:
     layout.add_argument("--arch", default=None, type=arch_name,
                         help="read-by: the descriptor's arch; written-by: the arch tma check judges the load on "
                              "(sm90, sm100, sm103; required by both)")
-    layout.add_argument("--major", default=None, choices=("K", "MN"), help="read-by: the operand's major-ness")
+    layout.add_argument("--major", default=None, type=folded_choice(MAJORS, "major"),
+                        help="read-by: the operand's major-ness, K or MN (any case)")
     layout.add_argument("--k-steps", type=positive_number, default=None,
                         help="read-by: k-steps of the instruction K (default: the layout's k extent / K)")
     layout.add_argument("--tma", default=None, metavar="PARAMS.json",

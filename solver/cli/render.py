@@ -524,7 +524,7 @@ def ptx_sites_text(document: dict) -> str:
     sites = document["sites"]
     head = (f"{len(sites)} MMA site{'' if len(sites) == 1 else 's'} in {len(document['functions'])} function"
             f"{'' if len(document['functions']) == 1 else 's'}; shared memory from {document['smem_base']:#x} "
-            f"(--smem-base)" + (f"; {len(document['unread'])} MMA statement"
+            f"(--smem-address)" + (f"; {len(document['unread'])} MMA statement"
                                 f"{'' if len(document['unread']) == 1 else 's'} not read (listed last)"
                                 if document["unread"] else ""))
     blocks = [head]
@@ -561,7 +561,7 @@ def ptx_sites_summary(document: dict) -> str:
     sites = document["sites"]
     functions = document["functions"]
     lines = [f"{len(sites)} MMA site{'' if len(sites) == 1 else 's'} in {len(functions)} function"
-             f"{'' if len(functions) == 1 else 's'}; shared memory from {document['smem_base']:#x} (--smem-base); "
+             f"{'' if len(functions) == 1 else 's'}; shared memory from {document['smem_base']:#x} (--smem-address); "
              f"{len(document['others'])} TMA / tensor-memory statement{'' if len(document['others']) == 1 else 's'}"]
     for name, run in document["runs"].items():
         if run["not_run"]:

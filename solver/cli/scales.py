@@ -55,9 +55,10 @@ def register(commands) -> None:
                     description="The position, in scale elements, of the scale of each row and K block for a writer "
                                 "layout: interleaved (cuBLAS's 128 x 4 blocks, CUTLASS's and Triton's), linear-k "
                                 "or linear-mn. Example: layoutproof scales map --sf-layout interleaved --mn 128 "
-                                "--k 256 --block 16")
+                                "--k 256 --sf-block 16")
     _add_matrix(p)
-    p.add_argument("--block", required=True, type=signed_number, help="elements of K one scale covers (16, 32)")
+    p.add_argument("--sf-block", "--block", dest="block", required=True, type=signed_number,
+                   help="elements of K one scale covers (16, 32)")
     add_optional_arch(p, SCALES_ARCH_HELP, tcgen05_only=True)
     add_picture(p)               # rows x K blocks, each scale's position coloured by its 16-byte chunk
     p = add_command(group, "check", run_check,
@@ -82,13 +83,14 @@ def register(commands) -> None:
                                 "and tensor-memory column, and each k-step's scale columns, scale-factor ids and "
                                 "instruction descriptor, checked by the executable specification; exit 1 names "
                                 "the rules that exclude any plan. Example: layoutproof scales plan --kind "
-                                "mxf4nvf4 --m 128 --n 256 --k 256 --block 16")
+                                "mxf4nvf4 --m 128 --n 256 --k 256 --sf-block 16")
     p.add_argument("--kind", required=True, choices=vectors.KINDS, help="the block-scaled MMA kind")
     p.add_argument("--m", required=True, type=signed_number, help="M of the MMA (128; 256 with --cta-group 2)")
     p.add_argument("--n", required=True, type=signed_number, help="N of the MMA")
     p.add_argument("--k", required=True, type=signed_number, help="the tile's K, in elements")
-    p.add_argument("--block", type=signed_number, default=None, help="elements of K one scale covers: 16 or 32")
-    p.add_argument("--scale-vec", default=None, help="1X, 2X, 4X, block16 or block32 (instead of --block)")
+    p.add_argument("--sf-block", "--block", dest="block", type=signed_number, default=None,
+                   help="elements of K one scale covers: 16 or 32")
+    p.add_argument("--scale-vec", default=None, help="1X, 2X, 4X, block16 or block32 (instead of --sf-block)")
     p.add_argument("--scale-type", default=None, choices=tuple(vectors.SCALE_TYPE_BIT),
                    help="ue8m0 or ue4m3 (default: ue4m3 for 4X, ue8m0 otherwise)")
     p.add_argument("--sf-layout", default="interleaved", choices=layouts.LAYOUTS,

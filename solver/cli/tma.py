@@ -8,13 +8,13 @@ import json
 
 from solver.cli import pictures, render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_group, add_picture, add_tma_swizzle,
-                             add_element_size, add_optional_arch, add_smem_address, exit_status, number, number_list, read_json_document)
+                             add_element_size, add_optional_arch, add_smem_address, tma_dtype_name, exit_status, number, number_list, read_json_document)
 
 TMA_ARCH_HELP = "sm90, sm100 or sm103"
 
 
 def read_params_document(path: str):
-    """The JSON document of --params (a file, or stdin for '-'); unreadable or not JSON: malformed."""
+    """The JSON document of --tensormap (a file, or stdin for '-'); unreadable or not JSON: malformed."""
     from spec.tma import tensormap
     return read_json_document(path, "params", tensormap.PARAMS.id)
 
@@ -109,7 +109,7 @@ def register(commands) -> None:
     schema = add_command(
         tma_commands, "schema", run_schema,
         help="the JSON Schema of a tensor-map parameter document",
-        description="Print the JSON Schema (draft 2020-12) of what `tma check --params` reads, generated "
+        description="Print the JSON Schema (draft 2020-12) of what `tma check --tensormap` reads, generated "
                     "from the parser's own tables: validate documents with it in your own CI. Form only "
                     "(keys, types, enumerators, C integer ranges); `tma check` decides legality.")
     del schema
@@ -133,7 +133,8 @@ def register(commands) -> None:
         description="Pick the swizzle and boxDim that move the most bytes per load for a tile of ROWS x INNER "
                     "elements of a global tensor, legal on the architecture (solver.model.tensormap, re-checked "
                     "by spec/tensormap). Exit 1 with the excluding rules when none is legal.")
-    box.add_argument("--dtype", required=True, help="bf16, f16, tf32, e4m3, ... or a cuda.h name (BFLOAT16)")
+    box.add_argument("--dtype", required=True, type=tma_dtype_name,
+                     help="bf16, f16, tf32, e4m3, ... (any --dtype spelling) or a cuda.h name (BFLOAT16)")
     box.add_argument("--rows", required=True, type=number, help="tile rows (the box's dimension 1)")
     box.add_argument("--inner", required=True, type=number, help="tile inner extent in elements (dimension 0)")
     box.add_argument("--global-dim", required=True, type=number_list, help="tensor sizes, dimension 0 first")

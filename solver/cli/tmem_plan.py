@@ -28,7 +28,8 @@ from spec.rule import SpecError
 from spec.tmem import ld_st
 
 from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, add_optional_arch, number, number_list
+from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, accumulator_dtype_name, add_command, add_optional_arch, number,
+                             number_list)
 
 DTYPES = ("f32", "f16", "bf16", "s32")           # solver.synth.tmem_plan.DTYPE_BITS (imported when it runs)
 DEFAULT_WARPS = (0, 1, 2, 3)
@@ -192,7 +193,7 @@ def add_plan(tmem_commands) -> None:
                     "1 when none exists (the reason names the rules), 2 for malformed input.")
     p.add_argument("--m", required=True, type=number, help="M of the MMA: 32, 64, 128 (cta_group::1), 128, 256 (::2)")
     p.add_argument("--n", required=True, type=number, help="N of the MMA, a multiple of 8")
-    p.add_argument("--dtype", required=True, help="D's element type: " + " ".join(DTYPES) + " (any case; float32, int32, float16, "
+    p.add_argument("--dtype", required=True, type=accumulator_dtype_name, help="D's element type: " + " ".join(DTYPES) + " (any case; float32, int32, float16, "
                    "bfloat16 and the other spellings every --dtype takes)")
     p.add_argument("--cta-group", type=number, default=1, help="1 or 2 (default 1)")
     p.add_argument("--ws", action="store_true", help="tcgen05.mma.ws (cta_group::1; layouts E, G, D)")

@@ -94,13 +94,13 @@ def nvmma_layout_text(arguments: str) -> str:
 
 def recipe_layout_text(arguments: str) -> str:
     """recipe(ARCH, DTYPE, MAJOR, MN, K, SWIZZLE): the smem layout `layoutproof recipe --arch ARCH --dtype
-    DTYPE --major MAJOR --mn MN --k-tile K --swizzle SWIZZLE` gives its tile (where its TMA boxes put each
+    DTYPE --major MAJOR --mn MN --k K --swizzle SWIZZLE` gives its tile (where its TMA boxes put each
     element), with the recipe's checks of the tile's shape."""
     from solver.synth import recipe
     parts = [p.strip() for p in arguments.split(",")]
     if len(parts) != 6:
         raise SpecError("layout", f"recipe({arguments})", "recipe(ARCH, DTYPE, K|MN, MN, K, SWIZZLE), as the "
-                        "recipe command's --arch --dtype --major --mn --k-tile --swizzle", source.RULE)
+                        "recipe command's --arch --dtype --major --mn --k --swizzle", source.RULE)
     try:
         mn, k = parse_number(parts[3]), parse_number(parts[4])
     except ValueError:

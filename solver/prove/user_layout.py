@@ -111,7 +111,7 @@ def element_bytes(dtype: Optional[str]) -> int:
 @dataclass
 class BasesSubject:
     """A layout given as GF(2) bases (Triton's LinearLayout, solver.gf2.bases): linear by construction;
-    its values are addresses as given (offset included): --dtype and --start-address do not apply."""
+    its values are addresses as given (offset included): --dtype and --smem-address do not apply."""
     bases: BasesLayout
     element_bytes: int = 1
     start: int = 0

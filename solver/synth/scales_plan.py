@@ -20,7 +20,7 @@ memory, and the copies are .cta_group::2 (rule tmem.cp.peer: each CTA's tensor m
 shared memory). M = 128 with .cta_group::2 reads B's scales on the 2 x 2 data path
 (scales.tmem.cells_2x2), which no plan here is made for: that request is refused, not answered.
 
-Search. The choices are the scale vector (the kind and --block or --scale-vec leave at most two) and the
+Search. The choices are the scale vector (the kind and --sf-block or --scale-vec leave at most two) and the
 scale type; each candidate is checked against the rules below, which the executable specification
 decides. With no candidate left the answer is "none", with a minimal set of rules that together exclude
 every candidate (deletion: a rule is dropped from the set while every candidate still breaks one that
@@ -125,7 +125,7 @@ def make_request(kind: str, m: int, n: int, k: int, sf_layout: str = "interleave
     if scale_vec is not None and _named_vector(scale_vec) is None:
         raise SpecError("scale_vec", scale_vec, "one of 1X 2X 4X block16 block32", vectors.VECTOR.id)
     if block is None and scale_vec is None and kind == "mxf4nvf4":
-        raise SpecError("block", "none", ".kind::mxf4nvf4 needs --block 16|32 or --scale-vec", vectors.VECTOR.id)
+        raise SpecError("block", "none", ".kind::mxf4nvf4 needs --sf-block 16|32 or --scale-vec", vectors.VECTOR.id)
     if scale_type is not None and scale_type not in vectors.SCALE_TYPE_BIT:
         raise SpecError("scale_type", scale_type, "ue8m0 or ue4m3", vectors.SCALE_TYPE.id)
     if cta_group not in (1, 2):
@@ -149,7 +149,7 @@ def _named_vector(written: str) -> Optional[str]:
 
 
 def _wanted_vector(req: Request, vector: str) -> bool:
-    """Whether the candidate is the one --scale-vec / --block ask for."""
+    """Whether the candidate is the one --scale-vec / --sf-block ask for."""
     if req.scale_vec is not None:
         named = _named_vector(req.scale_vec)
         if named == "block16":

@@ -84,7 +84,7 @@ def schema() -> dict:
                                   "required": required, "additionalProperties": False}})
     return {"$schema": DIALECT, "$id": SCHEMA_ID, "title": "layoutproof tensor-map parameter document",
             "description": "The arguments of one cuTensorMapEncode* call (and optionally the load's destination, "
-                           "direction and coordinates), as `layoutproof tma check --params` reads them. Form "
+                           "direction and coordinates), as `layoutproof tma check --tensormap` reads them. Form "
                            "only: `tma check` decides which the encoder accepts.",
             "type": "object", "required": ["encode"],
             "properties": {"encode": {"enum": list(tp.ENCODES)}},

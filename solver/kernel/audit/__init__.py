@@ -31,7 +31,7 @@ RULE = "audit.tma.maps"
 
 ASSUMPTIONS = (
     {"id": "audit.assume.smem_base",
-     "statement": "Dynamic shared memory starts at --smem-base (default 0x400): the swizzle phase of every box "
+     "statement": "Dynamic shared memory starts at --smem-address (default 0x400): the swizzle phase of every box "
                   "and every read follows the absolute address.",
      "evidence": "the H100 harness's dynamic shared-memory base (tests/hardware/kernel_descriptors_sm90.json.gz, "
                  "hardware/README.md); PTX ISA 9.0 5.5.7 (the swizzle reads address bits 4-9)"},
@@ -111,7 +111,7 @@ def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] =
           launch: Optional[executor.Launch] = None, kernel: Optional[str] = None,
           smem_base: int = evaluate.DEFAULT_SMEM_BASE, max_steps: int = executor.MAX_STEPS_PER_WARP) -> Report:
     """Audit every .entry of the PTX text (or `kernel`). tensormaps: {"PARAM" | "PARAM+OFFSET" | index:
-    a tensor-map document (as `tma check --params` reads it) or spec.tma.tensormap_params.TensorMapParams}."""
+    a tensor-map document (as `tma check --tensormap` reads it) or spec.tma.tensormap_params.TensorMapParams}."""
     given = {}
     for key, document in (tensormaps or {}).items():
         parsed = (key, 0) if isinstance(key, int) else parse_tensormap_key(key)

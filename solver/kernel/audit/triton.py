@@ -40,7 +40,7 @@ def entry_params(ptx: str, kernel: str = None) -> list:
 
 
 def tensormaps(ptx: str, tensordesc_meta: list, params: dict, kernel: str = None) -> dict:
-    """{descriptor .param name: tensor-map document (as `tma check --params` reads it)} for each host
+    """{descriptor .param name: tensor-map document (as `tma check --tensormap` reads it)} for each host
     TensorDescriptor of the kernel, its shape and strides read from `params` (.param name -> value)."""
     entries = entry_params(ptx, kernel)
     descriptors = [i for i, (_, is_descriptor) in enumerate(entries) if is_descriptor]

@@ -19,7 +19,7 @@ statements (WORK_PER_STATEMENT, WORK_FLOOR). Past it, nothing is carried: a forw
 nothing known, a label reached so starts from nothing, a loop exit forgets every register; each MMA met
 from there on says so (Machine.work_bound_line). Knowing less is never wrong: every bit still known is.
 
-Shared-memory symbols have addresses: --smem-base plus their place in declaration order (statics the
+Shared-memory symbols have addresses: --smem-address plus their place in declaration order (statics the
 function names, each at its .align), then the dynamic (.extern) arrays, all at one address (CUDA: every
 extern __shared__ array starts at the dynamic shared memory). ptxas may lay statics out otherwise.
 """
