@@ -6,6 +6,7 @@ Kept apart from the semantics (spec/, solver/) and from the argument handling (t
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 
@@ -303,7 +304,35 @@ def recipe_text(doc: dict) -> str:
                      f"N={idesc['n']}, cta_group::{idesc['cta_group']}, A {idesc['a_major']}-major, B "
                      f"{idesc['b_major']}-major" + (f", D {idesc['d_type']}" if idesc["d_type"] else "") + ")")
         lines += [f"  {v['rule']}: {v['message']} [{v['source']}]" for v in idesc["violations"]]
+    if doc.get("mma"):
+        lines += mma_reads_lines(doc["mma"])
     return "\n".join(lines)
+
+
+def _short_registers(instruction: str) -> str:
+    """An instruction with its register vector cut to its ends: {%d0, ..., %d63} (--json has it whole)."""
+    return re.sub(r"\{(%\w+?)(\d+), [^}]*, (%\w+?\d+)\}", r"{\1\2, ..., \3}", instruction)
+
+
+def mma_reads_lines(reads: dict) -> list:
+    """The instruction, then each slice an instruction reads with its descriptor per k-step (recipe)."""
+    lines = [f"instruction: {_short_registers(reads['instruction'])}"]
+    if reads.get("instr_desc"):
+        lines[-1] += f"  (%idesc = {reads['instr_desc']})"
+    if reads["slices"]:
+        lines.append(f"{reads['shape']} reads (A: one per warpgroup; B: one per instruction N):")
+        rows = [[s["operand"], f"{s['rows'][0]}-{s['rows'][1]}", " ".join(s["descriptors"]),
+                 f"proved ({s['proof']['elements']} elements)" if s["proof"]["status"] == "proved" else
+                 _slice_failure(s["proof"])] for s in reads["slices"]]
+        lines.append(_table(["operand", "rows", "descriptor per k-step", "check"], rows))
+    lines += [f"note: {note}" for note in reads["notes"]]
+    return lines
+
+
+def _slice_failure(proof: dict) -> str:
+    if "violations" in proof:
+        return "breaks " + ", ".join(v["rule"] for v in proof["violations"])
+    return _recipe_proof(proof)
 
 
 def _recipe_proof(proof: dict) -> str:

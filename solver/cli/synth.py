@@ -59,21 +59,29 @@ def run_check(args) -> int:
 
 
 def run_recipe(args) -> int:
-    from solver.synth import recipe
+    from solver.synth import recipe, recipe_mma
     r = recipe.build(args.arch, args.dtype, args.major, args.mn, args.k_tile, args.swizzle,
                      args.smem_address, args.kind, args.allow_unaligned)
     document = recipe.as_json(r)
-    if args.instr is not None:
-        if len(args.instr) not in (2, 3):
-            raise UsageError("layoutproof recipe: --instr takes M,N or M,N,CTA_GROUP")
+    if args.instr is not None and len(args.instr) not in (2, 3):
+        raise UsageError("layoutproof: error: recipe: --instr takes M,N or M,N,CTA_GROUP")
+    if args.instr is not None and r.arch != "sm90":
         document["instr_desc"] = recipe.instruction_descriptor(r, *args.instr)
+    reads_ok = True
+    if r.tma and not r.violations and all(s["status"] == "found" for s in r.instructions):
+        if r.arch == "sm90":
+            m, n = (args.instr[0], args.instr[1]) if args.instr is not None else (None, None)
+            document["mma"] = recipe_mma.sm90_reads(r, recipe.written_addresses(r), recipe.instruction_k(r), m, n)
+        elif args.instr is not None:
+            document["mma"] = recipe_mma.sm100_reads(r, document["instr_desc"])
+        reads_ok = "mma" not in document or recipe_mma.proved(document["mma"])
     if pictures.wanted(args) and (r.violations or not r.tma):
         raise SpecError("svg" if args.svg else "png", args.svg or args.png, "nothing to draw: the recipe is refused",
                         r.violations[0].rule.id if r.violations else "")
     pictures.save(args, "recipe_figure", r)
     render.emit(args, document, render.recipe_text(document))
     broken = document.get("instr_desc", {}).get("violations")
-    ok = not r.violations and r.proof.get("status") == "proved" and not broken
+    ok = not r.violations and r.proof.get("status") == "proved" and not broken and reads_ok
     return EXIT_OK if ok else EXIT_VIOLATION
 
 

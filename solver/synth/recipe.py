@@ -216,6 +216,16 @@ def _tma_rows(r: Recipe, per_row: int, d) -> list:
                                            row_bytes) for mn in range(r.mn)]
 
 
+def instruction_k(r: Recipe) -> int:
+    """The K one instruction reads: the k-step of r.instructions."""
+    return dtypes.default_instruction_k(dtypes.dtype(r.dtype), r.kind)
+
+
+def written_addresses(r: Recipe) -> list:
+    """written[mn][k]: the byte address the recipe's TMA loads put tile element (mn, k) at."""
+    return _tma_rows(r, r.tma["box"][0], dtypes.dtype(r.dtype))
+
+
 def _element_paths() -> tuple:
     """The code of the per-element functions _prove reads and _prove_rows does not call (it reads
     read_addresses, which shares the rest: k_part, mn_part)."""

@@ -268,18 +268,19 @@ $comments
 }""")
 
 
-def wgmma_instruction(dtype_name: str, major: str, mn: int, k: int) -> str:
+def wgmma_instruction(dtype_name: str, major: str, mn: int, k: int, a_major: str = "K") -> str:
     """`wgmma.mma_async` with both operands from descriptors (PTX 9.7.15.5.2). Operand list:
     d, a-desc, b-desc, scale-d, then imm-scale-a, imm-scale-b for floating types (the integer form has
-    none), then imm-trans-a, imm-trans-b for .f16/.bf16, and for any type whose B is MN-major."""
+    none), then imm-trans-a, imm-trans-b for .f16/.bf16, and for any type whose B is MN-major. `major`
+    is B's major-ness, `a_major` A's (imm-trans-a is 1 for an MN-major A)."""
     t = WGMMA_TYPE_NAMES[dtype_name]
     is_int = dtypes.dtype(dtype_name).family == "int"
     d_type = "s32" if is_int else "f32"
     operands = [register_list("d", wgmma_accumulators(mn)), "%desc_a", "%desc_b", "%scale_d"]
     if not is_int:
         operands += ["1", "1"]
-    if dtype_name in WGMMA_TRANSPOSABLE or major == "MN":
-        operands += ["0", "1" if major == "MN" else "0"]
+    if dtype_name in WGMMA_TRANSPOSABLE or major == "MN" or a_major == "MN":
+        operands += ["1" if a_major == "MN" else "0", "1" if major == "MN" else "0"]
     return (f"wgmma.mma_async.sync.aligned.m64n{mn}k{k}.{d_type}.{t}.{t} " + ", ".join(operands) + ";")
 
 
