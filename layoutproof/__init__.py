@@ -10,7 +10,16 @@ The functions users call most, as `import layoutproof as lp`:
     lp.prove_layout("Sw<3,4,3> o (64,64):(64,1)", "injective", dtype="bf16")   # your own layout
     lp.rule("desc.sm90.layout")                          # a rule: source, statement, evidence
 
-Each is a thin wrapper of spec/ (the executable specification) or solver/ (what is built on it), which
+Every command of the command line is also a function, with its flags as keywords and a typed result
+whose .to_json() is the command's --json (layoutproof.commands, layoutproof.results):
+
+    from layoutproof import commands as lpc
+    lpc.recipe(arch="sm90", dtype="bf16", major="K", mn=128, k=64, swizzle="128B", smem_address=0x400)
+    lpc.tma_place(swizzle="128B", dtype="bf16", box=(64, 8), smem_address=0x400).offsets
+
+Hypothesis strategies for testing your own layout code are layoutproof.strategies.
+
+Each function above is a thin wrapper of spec/ (the executable specification) or solver/ (what is built on it), which
 stay importable for everything else; the command line `layoutproof` (also `python -m layoutproof`)
 gives the same answers. Malformed input raises spec.rule.SpecError (a ValueError naming the field and
 the rule). Modules load when a function is first called, so `import layoutproof` is cheap and only
