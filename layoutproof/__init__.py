@@ -47,27 +47,11 @@ def example_path(name: str) -> str:
     return os.path.join(folder, found[0] + ".json")
 
 
-def _version() -> str:
-    """The installed distribution's version; in a source tree that is not installed, pyproject.toml's."""
-    from importlib import metadata
-    try:
-        return metadata.version("layoutproof")
-    except metadata.PackageNotFoundError:
-        import os
-        import re
-        pyproject = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyproject.toml")
-        try:
-            with open(pyproject, encoding="utf-8") as handle:
-                found = re.search(r'^version\s*=\s*"([^"]+)"', handle.read(), re.MULTILINE)
-        except OSError:
-            found = None
-        return found.group(1) if found else "unknown"
-
-
 def __getattr__(name: str):
-    """`layoutproof.__version__`, looked up when first asked for (importlib.metadata costs ~20 ms)."""
+    """`layoutproof.__version__` (layoutproof/_version.py, which pyproject.toml reads too)."""
     if name == "__version__":
-        globals()["__version__"] = version = _version()
+        from layoutproof._version import __version__ as version
+        globals()["__version__"] = version
         return version
     raise AttributeError(f"module 'layoutproof' has no attribute {name!r}")
 

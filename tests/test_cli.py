@@ -705,8 +705,9 @@ def test_rules_named_lists_properties_that_name_it(capsys, monkeypatch):
 
 # --- python -m layoutproof, --version, no Z3 where it is not needed ------------------------------------
 def _pyproject_version() -> str:
-    import tomllib
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    """The version the install recorded (pyproject.toml reads layoutproof/_version.py when it builds)."""
+    from importlib import metadata
+    return metadata.version("layoutproof")
 
 
 def test_python_m_layoutproof_version():

@@ -37,8 +37,13 @@ def test_import_is_light():
 
 
 def test_version_is_the_package_version():
+    """One place holds the version: the installed metadata (built from pyproject.toml's dynamic version,
+    which reads layoutproof/_version.py) and lp.__version__ agree."""
     import tomllib
-    assert lp.__version__ == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    from importlib import metadata
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "version" in project["dynamic"] and "version" not in project
+    assert lp.__version__ == metadata.version("layoutproof")
 
 
 def test_decode_fields_from_the_manual_and_the_cli(capsys):
@@ -131,7 +136,7 @@ def test_malformed_input_raises_spec_error_naming_the_field():
 
 
 def test_bundled_examples_resolve_by_name_and_travel_in_the_package():
-    """The examples the README uses live in the package (layoutproof/examples, in the wheel's
+    """The examples the README and docs/ use live in the package (layoutproof/examples, in the wheel's
     package-data) and resolve by a short name; an unknown name lists them."""
     import json as json_
     import os as os_

@@ -17,6 +17,9 @@ from spec.mma import dtypes, readmap
 from spec.rule import SpecError, parse_number, shown
 from spec.tma import swizzle as tma_swizzle
 
+from solver.cli.parser import (ERROR_PREFIX, Parser, UsageError, closest, did_you_mean,  # noqa: F401 (re-exported)
+                               option_names, usage_error_line)
+
 # Exit statuses (docs/CLI.md): 0 valid / found / as expected; 1 well-formed but breaks a rule, or no solution;
 # 2 malformed input (one line on stderr); 3 an internal error (a bug; one line, no traceback).
 EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED, EXIT_INTERNAL = 0, 1, 2, 3
@@ -25,57 +28,6 @@ EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED, EXIT_INTERNAL = 0, 1, 2, 3
 def exit_status(violations) -> int:
     """EXIT_VIOLATION when any rule is broken, else EXIT_OK."""
     return EXIT_VIOLATION if violations else EXIT_OK
-
-
-class UsageError(ValueError):
-    """A malformed command line; its message is already the whole line to print (exit 2)."""
-
-
-ERROR_PREFIX = "layoutproof: error: "     # every error line begins so (docs/CLI.md "Conventions")
-
-
-def closest(word: str, known):
-    """The one of `known` that `word` is a near miss of (a mistyped flag or value), or None."""
-    import difflib
-    if not isinstance(word, str) or len(word) > 64:
-        return None
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
-def did_you_mean(word: str, known) -> str:
-    """' (did you mean X?)' when `word` is a near miss of one of `known`, else ''."""
-    found = closest(word, known)
-    return f" (did you mean {found}?)" if found is not None else ""
-
-
-def option_names(parser) -> list:
-    """Every option string `parser` takes (--help included), for did_you_mean."""
-    return [name for action in parser._actions for name in action.option_strings]
-
-
-_INVALID_CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$")
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit 2, in the one error format
-    `layoutproof: error: COMMAND: problem`, with "did you mean" for a near miss (docs/CLI.md)."""
-
-    def command_words(self) -> str:
-        """'recipe', 'tma place', or '' for the top-level parser."""
-        return self.prog[len("layoutproof"):].strip()
-
-    def error(self, message):
-        found = _INVALID_CHOICE.match(message)
-        if found:
-            choices = [c.strip(" '") for c in found.group(3).split(",")]
-            message += did_you_mean(found.group(2), choices)
-        raise UsageError(usage_error_line(self, message))
-
-
-def usage_error_line(parser, message: str) -> str:
-    words = parser.command_words() if isinstance(parser, Parser) else ""
-    return ERROR_PREFIX + (f"{words}: " if words else "") + message
 
 
 # --- numbers ---------------------------------------------------------------------------------------------

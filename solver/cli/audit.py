@@ -7,6 +7,7 @@ import sys
 
 from spec.rule import SpecError
 
+from solver.cli.catalogue import summary
 from solver.cli import render
 from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, job_count, read_json_document
 from solver.cli.ptx import add_input, launch_shape
@@ -94,7 +95,7 @@ def run_audit(args) -> int:
 def register(commands) -> None:
     p = add_command(
         commands, "audit", run_audit,
-        help="does every element each MMA reads come from the TMA load made for it? (PTX + tensor maps)",
+        help=summary("audit"),
         description="Run one CTA of the kernel over every iteration, recover each TMA load, its barrier phase "
                     "and its box, and prove that every element an MMA reads was written by a load its warp "
                     "waited for, with the descriptor's swizzle, the same global k for A and B, one output tile "

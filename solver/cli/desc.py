@@ -4,6 +4,7 @@ from __future__ import annotations
 from spec.mma import descriptor as desc_mod
 from spec.mma import readmap
 
+from solver.cli.catalogue import summary
 from solver.cli import pictures, render
 from solver.cli.args import (DESCRIPTOR_HELP, add_arch, add_command, add_group, add_descriptor_swizzle, add_dtype,
                              add_kind, add_major, add_mn, add_picture, add_smem_address, exit_status, number)
@@ -57,7 +58,7 @@ def run_addresses(args) -> int:
 
 
 def register(commands) -> None:
-    desc_commands = add_group(commands, "desc", help="shared-memory matrix descriptors (wgmma / tcgen05)")
+    desc_commands = add_group(commands, "desc", help=summary("desc"))
 
     decode = add_command(
         desc_commands, "decode", run_decode,

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from solver.cli.catalogue import summary
 from solver.cli import render
 from solver.cli.args import (ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, arch_name, command_text, job_count,
                              number, output_path, positive_number, shown)
@@ -32,7 +33,7 @@ class FuzzUsage(ValueError):
 def register(commands) -> None:
     p = add_command(
         commands, "fuzz", run, json_lines=True,
-        help="generate configurations that break exactly the rules you choose (or none)",
+        help=summary("fuzz"),
         description="Cases for compiler tests. Each breaks exactly the --violate rules (and keeps every other "
                     "rule of the target), or none with --valid (the default). Every case is labelled by spec/: "
                     "the rules it breaks with their sources, the outcome (refused: the driver or ptxas refuses "

@@ -14,6 +14,7 @@ from spec.tma import swizzle as tma_swizzle
 
 from spec.rule import SpecError
 
+from solver.cli.catalogue import summary
 from solver.cli import pictures, render
 from solver.cli.args import (add_command, add_element_size, add_optional_arch, add_picture, add_smem_address,
                              add_tma_swizzle, exit_status, number_list, signed_number)
@@ -128,7 +129,7 @@ def register(commands) -> None:
     """Add the top-level `im2col` command to the argparse subparsers object `commands`."""
     p = add_command(
         commands, "im2col", run,
-        help="pixels and shared-memory placement of an im2col-family TMA load",
+        help=summary("im2col"),
         description="The pixels (n, d, h, w) an im2col / im2col::w / im2col::w::128 load reads, in shared-"
                     "memory row order, which are out of bounds, and the swizzled address of every element "
                     "(rules im2col.*). Lists with negative values need '=': --lower=-1,-1.")

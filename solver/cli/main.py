@@ -15,19 +15,17 @@ import importlib
 import os
 import sys
 
-from spec.rule import SpecError
-from spec.rule import one_line as spec_one_line
+from solver.cli import catalogue
+from solver.cli.parser import ERROR_PREFIX, Parser, UsageError, did_you_mean, option_names, usage_error_line
 
-from solver.cli.args import (ERROR_PREFIX, EXIT_INTERNAL, EXIT_MALFORMED, EXIT_OK, EXIT_VIOLATION, Parser, UsageError,
-                             did_you_mean, option_names, usage_error_line)
+# Exit statuses (solver.cli.args, repeated here so that --help and --version import nothing more)
+EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED, EXIT_INTERNAL = 0, 1, 2, 3
 
-# The command modules, in the order `--help` lists them, and the commands each registers. A run imports
-# only the module of the command it names (start-up is most of a small command's time); `--help`, no
-# command or an unknown one builds the whole parser.
-COMMAND_MODULES = ("desc", "synth", "tma", "tmem", "scales", "im2col", "prove", "rules", "fuzz", "ptx", "audit")
-COMMANDS = {"desc": "desc", "synth": "synth", "check": "synth", "recipe": "synth", "tma": "tma", "tmem": "tmem",
-            "scales": "scales", "im2col": "im2col", "prove": "prove", "rules": "rules", "fuzz": "fuzz", "ptx": "ptx",
-            "audit": "audit"}
+# A run imports only the module of the command it names (start-up is most of a small command's time);
+# `--help` and no command need none (solver.cli.catalogue has the summaries); an unknown command builds
+# the whole parser, for "did you mean".
+COMMAND_MODULES = catalogue.COMMAND_MODULES
+COMMANDS = {name: module for name, (module, _) in catalogue.COMMANDS.items()}
 
 
 class _Version(argparse.Action):
@@ -38,12 +36,14 @@ class _Version(argparse.Action):
                          help=help or "show the version and exit")
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from layoutproof import __version__
+        from layoutproof._version import __version__
         sys.stdout.write(f"layoutproof {__version__}\n")
         parser.exit()
 
 
 def build_parser(modules=COMMAND_MODULES) -> Parser:
+    """The parser with the commands of `modules` registered; the other commands are named (with their
+    summaries, for --help) but take nothing."""
     top = Parser(prog="layoutproof", description=(
         "Formal model and constraint checker for NVIDIA tensor-core memory layouts: shared-memory "
         "descriptors, swizzles, TMA tensor maps. Prove layout properties, synthesize descriptors and "
@@ -53,15 +53,28 @@ def build_parser(modules=COMMAND_MODULES) -> Parser:
     commands = top.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name in modules:
         importlib.import_module(f"solver.cli.{name}").register(commands)
+    registered = set(commands.choices)
+    for name, (_, summary) in catalogue.COMMANDS.items():
+        if name not in registered:
+            commands.add_parser(name, help=summary)
+    _order(commands)
     return top
 
 
+def _order(commands) -> None:
+    """The commands in catalogue order, however they were registered (so that --help reads the same
+    whichever modules were imported)."""
+    order = list(catalogue.COMMANDS)
+    commands.choices = dict(sorted(commands.choices.items(), key=lambda item: order.index(item[0])))
+    commands._choices_actions.sort(key=lambda action: order.index(action.dest))
+
+
 def _modules_for(argv) -> tuple:
-    """The command module `argv` needs, or all of them."""
+    """The command module `argv` needs: none for --version, --help or no command; all for an unknown one."""
     words = list(sys.argv[1:] if argv is None else argv)
     if words and words[0] in COMMANDS:
         return (COMMANDS[words[0]],)
-    if words == ["--version"]:
+    if not words or words[0].startswith("-"):
         return ()
     return COMMAND_MODULES
 
@@ -73,6 +86,7 @@ EXIT_INTERRUPTED = 130   # Ctrl-C: 128 + SIGINT, as shells report it
 def one_line(text) -> str:
     """The message as one line of at most MESSAGE_LIMIT characters (spec.rule.one_line: line breaks
     escaped, a long middle cut out; the start names the field, the end the rule)."""
+    from spec.rule import one_line as spec_one_line
     return spec_one_line(text, MESSAGE_LIMIT)
 
 
@@ -200,6 +214,8 @@ def _unknown_flags(parser, argv) -> tuple:
         commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         if commands and word in commands[0].choices:
             parser = commands[0].choices[word]
+    if any(isinstance(a, argparse._SubParsersAction) for a in parser._actions):
+        return parser, []               # no command named yet: that is the error to report
     known = option_names(parser)
     flags = [word.split("=", 1)[0] for word in argv if word.startswith("--") and word != "--"]
     return parser, [flag for flag in flags if not any(name.startswith(flag) for name in known)]
@@ -234,6 +250,7 @@ def _main(argv) -> int:
         _error(ERROR_PREFIX, error)
         return EXIT_MALFORMED
     except ValueError as error:          # SpecError and the commands' own input errors
+        from spec.rule import SpecError
         if os.environ.get("LAYOUTPROOF_DEBUG") and not isinstance(error, SpecError):
             raise
         _error(ERROR_PREFIX, error)

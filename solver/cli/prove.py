@@ -11,6 +11,7 @@ import time
 
 from spec.rule import SpecError
 
+from solver.cli.catalogue import summary
 from solver.cli import render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, MAJORS, UsageError, add_command, add_smem_address, folded_choice, arch_name, dtype_name, job_count,
                              number_list, parse_json_text,
@@ -161,7 +162,7 @@ def run(args) -> int:
 def register(commands) -> None:
     p = add_command(
         commands, "prove", run,
-        help="prove or refute the property catalogue with Z3",
+        help=summary("prove"),
         description="Prove or refute properties over their whole parameter ranges. Each result is "
                     "proved, refuted (with a counterexample that spec/ replays) or unknown (a timeout "
                     "is never 'proved'). Exit 0 when every status equals its expected status.")

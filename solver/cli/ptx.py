@@ -5,6 +5,7 @@ import sys
 
 from spec.rule import SpecError
 
+from solver.cli.catalogue import summary
 from solver.cli import render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_smem_address, exit_status, layout_text, number,
                              number_list)
@@ -110,7 +111,7 @@ def add_input(p, many: bool = False) -> None:
 
 
 def register(commands) -> None:
-    group = add_group(commands, "ptx", help="evaluate the descriptors a kernel's PTX feeds wgmma / tcgen05.mma")
+    group = add_group(commands, "ptx", help=summary("ptx"))
     descriptors = add_command(
         group, "descriptors", run_descriptors,
         help="every wgmma.mma_async / tcgen05.mma with its decoded descriptors and read maps",

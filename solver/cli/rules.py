@@ -13,6 +13,7 @@ import re
 from spec import rules as catalogue
 from spec.rule import SpecError
 
+from solver.cli.catalogue import summary
 from solver.cli import render
 from solver.cli.args import EXIT_OK, add_command
 
@@ -120,7 +121,7 @@ def run(args) -> int:
 def register(commands) -> None:
     p = add_command(
         commands, "rules", run,
-        help="the rule catalogue",
+        help=summary("rules"),
         description="Every rule, or the rules named: id, source, statement, evidence, where it is defined. "
                     "A merged id resolves to its successor; naming a rule also lists the properties and "
                     "tests that name it.")

@@ -6,6 +6,7 @@ tcgen05.cp.32x128b.warpx4 per 128 x 4 chunk, the scale-factor id per k-step) and
 that gets another scale than the writer meant."""
 from __future__ import annotations
 
+from solver.cli.catalogue import summary
 from solver.cli import pictures, render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_optional_arch, add_picture,
                              add_smem_address, signed_number)
@@ -50,7 +51,7 @@ def _add_matrix(p) -> None:
 def register(commands) -> None:
     """Add `scales map`, `scales check` and `scales plan` to the argparse subparsers object `commands`."""
     from spec.scales import layouts, vectors
-    group = add_group(commands, "scales", "block-scaled MMA scale factors: writer layouts and the tensor-memory path")
+    group = add_group(commands, "scales", summary("scales"))
     p = add_command(group, "map", run_map, help="where a writer layout puts each scale (row, K block)",
                     description="The position, in scale elements, of the scale of each row and K block for a writer "
                                 "layout: interleaved (cuBLAS's 128 x 4 blocks, CUTLASS's and Triton's), linear-k "

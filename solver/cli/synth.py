@@ -7,6 +7,7 @@ from spec.mma import dtypes, readmap
 
 from spec.rule import SpecError
 
+from solver.cli.catalogue import summary
 from solver.cli import pictures, render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, UsageError, add_arch, add_command, add_descriptor_swizzle,
                              add_dtype, add_kind, add_major, add_mn, add_picture, add_smem_address, layout_text, number, number_list)
@@ -102,14 +103,14 @@ def add_tile_arguments(p) -> None:
 
 def register(commands) -> None:
     synth = add_command(
-        commands, "synth", run_synth, help="find the descriptor that reads a tile",
+        commands, "synth", run_synth, help=summary("synth"),
         description="Find descriptor fields whose read map equals the tile's byte addresses for every "
                     "element one instruction reads, or say which rules exclude every candidate (exit 1).")
     add_tile_arguments(synth)
     synth.add_argument("--all", action="store_true", help="list every distinct solution")
 
     check = add_command(
-        commands, "check", run_check, help="does this descriptor read that tile?",
+        commands, "check", run_check, help=summary("check"),
         description="Compare a descriptor's read map with the tile's addresses. Exit 0 when they agree; "
                     "exit 1 with the first mismatching element and the fields to change.")
     check.add_argument("descriptor", metavar="DESC", help="the descriptor, 0x-hex")
@@ -118,7 +119,7 @@ def register(commands) -> None:
 
     recipe = add_command(
         commands, "recipe", run_recipe,
-        help="the whole set-up for a tile: smem layout, TMA boxes, one descriptor per MMA",
+        help=summary("recipe"),
         description="Smem layout (CuTe notation), byte size and alignment, the TMA boxes and swizzle that "
                     "fill it, one descriptor per instruction along K, and the exhaustive check that what "
                     "the TMA writes is what each descriptor reads. A misaligned address is refused (exit 1).")

@@ -6,6 +6,7 @@ from spec.rule import SpecError
 
 import json
 
+from solver.cli.catalogue import summary
 from solver.cli import pictures, render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_arch, add_command, add_group, add_picture, add_tma_swizzle,
                              add_element_size, add_optional_arch, add_smem_address, tma_dtype_name, exit_status, number, number_list, read_json_document)
@@ -89,7 +90,7 @@ def run_box(args) -> int:
 
 
 def register(commands) -> None:
-    tma_commands = add_group(commands, "tma", help="TMA tensor copies")
+    tma_commands = add_group(commands, "tma", help=summary("tma"))
 
     check = add_command(
         tma_commands, "check", run_check,

@@ -12,6 +12,7 @@ import argparse
 
 from spec.rule import SpecError, shown
 
+from solver.cli.catalogue import summary
 from solver.cli import pictures, render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_optional_arch, add_picture, number,
                              read_json_document)
@@ -158,7 +159,7 @@ TCGEN05_ARCH_HELP = "sm100 or sm103 (tensor memory exists on no other GPU)"
 
 
 def register(commands) -> None:
-    tmem_commands = add_group(commands, "tmem", help="tcgen05 tensor memory: instruction forms, fragment maps")
+    tmem_commands = add_group(commands, "tmem", help=summary("tmem"))
 
     check = add_command(
         tmem_commands, "check", run_check,
