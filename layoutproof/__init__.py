@@ -109,6 +109,8 @@ def synthesize(arch: str, dtype: str, major: str, mn: int, layout, start_address
     addresses; the instruction reads elements (mn, k_offset .. k_offset + K - 1). Returns
     solver.synth.descriptor.Outcome: status "found" (with `.descriptor`) or "none" (with `.reason`)."""
     from solver.synth import descriptor as synth
+    from spec.cute import swizzle as cute_swizzle
+    cute_swizzle.refuse_outside_cute(layout)          # Sw<1,0,0>: refused as C++ CuTe refuses it
     tile = synth.make_tile(arch, dtype, major, mn, layout, start_address, k, k_offset, kind)
     return synth.synthesize(tile, all_solutions=all_solutions)
 

@@ -108,8 +108,11 @@ def checked_text(text: str, field_name: str, rule_id: str = "") -> str:
 
 
 def layout_text(text: str) -> str:
-    """argparse type of a --layout in CuTe notation (checked_text)."""
+    """argparse type of a --layout in CuTe notation (checked_text), whose swizzle C++ CuTe accepts
+    (spec.cute.swizzle.refuse_outside_cute: Sw<1,0,0> is refused as CuTe refuses it)."""
+    from spec.cute import swizzle as cute_swizzle
     try:
+        cute_swizzle.refuse_outside_cute(text)
         return checked_text(text, "layout", "layout.notation")
     except SpecError as error:
         raise argparse.ArgumentTypeError(str(error)) from None

@@ -152,18 +152,9 @@ def _check_extent(text, leaves: int, size: int, what: str = "leaves") -> None:
 
 
 def refuse_non_cute_swizzle(layout) -> None:
-    """SpecError naming rule swizzle.cute.domain for a layout text whose swizzle C++ CuTe refuses (|S| < B:
-    cute/swizzle.hpp's static_assert; pycute asserts it too). The user's entries (the command line,
-    layoutproof.prove_layout) ask this; the engines themselves also take such swizzles, which clear bits,
-    for their own tests."""
-    if not isinstance(layout, str):
-        return
-    for m in re.finditer(r"Sw<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>", layout):
-        bits, shift = int(m.group(1)), int(m.group(3))
-        if 0 <= bits <= 64 and abs(shift) < bits:      # (sizes past 64 bits are the parser's to refuse)
-            from spec.cute import swizzle as cute_swizzle
-            raise SpecError("swizzle", m.group(0), f"|S| = {abs(shift)} < B = {bits}: C++ CuTe refuses this swizzle "
-                            "(cute/swizzle.hpp static_assert)", cute_swizzle.SWIZZLE_DOMAIN.id)
+    """spec.cute.swizzle.refuse_outside_cute, for the layout texts users give prove_layout."""
+    from spec.cute import swizzle as cute_swizzle
+    cute_swizzle.refuse_outside_cute(layout)
 
 
 def make_subject(layout, dtype: Optional[str] = None, start: int = 0, bytes_: Optional[int] = None) -> Subject:

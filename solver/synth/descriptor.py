@@ -141,7 +141,7 @@ def make_tile(arch: str, dtype: str, major: str, mn: int, layout_text, start_add
     kind = dtypes.check_kind(d, kind) if kind else dtypes.default_kind(d)
     layout = parse_layout(layout_text) if isinstance(layout_text, str) else layout_text
     if major not in readmap.MAJORS:
-        raise SpecError("major", major, "expected K or MN", readmap.MN_EXTENT.id)
+        raise SpecError("major", major, "expected K or MN", readmap.OPERAND_MAJOR.id)
     if mn <= 0 or mn % 8:
         raise SpecError("mn", mn, "the M or N extent must be a positive multiple of 8", readmap.MN_EXTENT.id)
     if mn > readmap.MAX_READ_EXTENT:

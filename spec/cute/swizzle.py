@@ -92,6 +92,24 @@ def _check_domain(sw: Swizzle):
     return None
 
 
+_SWIZZLE_TEXT = r"Sw<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>"
+
+
+def refuse_outside_cute(text) -> None:
+    """SpecError naming rule swizzle.cute.domain for a layout text whose swizzle C++ CuTe refuses (|S| < B:
+    cute/swizzle.hpp's static_assert; pycute asserts it too). What users type (--layout, and the Python
+    API's layout text) is refused so; the engines still take such swizzles, which clear bits, for their
+    own tests."""
+    import re
+    if not isinstance(text, str):
+        return
+    for m in re.finditer(_SWIZZLE_TEXT, text):
+        bits, shift = int(m.group(1)), int(m.group(3))
+        if 0 <= bits <= 64 and abs(shift) < bits:      # (sizes past 64 bits are the parser's to refuse)
+            raise SpecError("swizzle", m.group(0), f"|S| = {abs(shift)} < B = {bits}: C++ CuTe refuses this "
+                            "swizzle (cute/swizzle.hpp static_assert)", SWIZZLE_DOMAIN.id)
+
+
 def is_bijective(sw: Swizzle) -> bool:
     """Whether x -> sw(x) is a bijection of the non-negative integers (SWIZZLE_BIJECTIVE)."""
     return sw.bits == 0 or sw.shift != 0
