@@ -62,6 +62,7 @@ def register(commands) -> None:
 
     decode = add_command(
         desc_commands, "decode", run_decode,
+        examples=['layoutproof desc decode --arch sm90 0x4000004000010040'],
         help="decode a 64-bit descriptor into its fields",
         description="Decode a 64-bit descriptor; list the rules it breaks.")
     add_arch(decode)
@@ -69,6 +70,7 @@ def register(commands) -> None:
 
     encode = add_command(
         desc_commands, "encode", run_encode,
+        examples=['layoutproof desc encode --arch sm90 --smem-address 0x400 --lbo 16 --sbo 1024 --swizzle 128B'],
         help="encode fields into a 64-bit descriptor",
         description="Encode a descriptor. Unrepresentable values exit 2; encodable but illegal "
                     "combinations are encoded anyway and listed as violations (exit 1).")
@@ -85,6 +87,7 @@ def register(commands) -> None:
 
     addresses = add_command(
         desc_commands, "addresses", run_addresses,
+        examples=['layoutproof desc addresses --arch sm90 0x4000004000010040 --dtype bf16 --major K --mn 8'],
         help="the shared-memory byte address of every operand element one MMA reads",
         description="addresses[i][j] is the absolute shared-memory byte address of the first byte of "
                     "operand element (mn=i, k=j) read through this descriptor.")

@@ -129,6 +129,9 @@ def register(commands) -> None:
     """Add the top-level `im2col` command to the argparse subparsers object `commands`."""
     p = add_command(
         commands, "im2col", run,
+        examples=[
+            'layoutproof im2col --mode im2col --tensor 16,4,4,1 --lower=0,0 --upper=-1,-1 --channels-per-pixel 16 --pixels-per-column 4 --coords 0,0,0,0 --dtype bf16 --swizzle NONE --smem-address 0x400',
+        ],
         help=summary("im2col"),
         description="The pixels (n, d, h, w) an im2col / im2col::w / im2col::w::128 load reads, in shared-"
                     "memory row order, which are out of bounds, and the swizzled address of every element "

@@ -36,9 +36,34 @@ def option_names(parser) -> list:
 _INVALID_CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$")
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, but a line of the description or epilog that begins with two spaces (an example
+    command) is kept as written, not wrapped into its neighbours: examples stay whole, to copy."""
+
+    def _fill_text(self, text, width, indent):
+        kept, lines = [], []
+
+        def flush():
+            if lines:
+                kept.append(super(HelpFormatter, self)._fill_text(" ".join(lines), width, indent))
+                lines.clear()
+        for line in text.splitlines():
+            if line.startswith("  ") or line.endswith(":") and not lines:
+                flush()
+                kept.append(indent + line)
+            else:
+                lines.append(line)
+        flush()
+        return "\n".join(kept)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit 2, in the one error format
     `layoutproof: error: COMMAND: problem`, with "did you mean" for a near miss (docs/CLI.md)."""
+
+    def __init__(self, *arguments, **options):
+        options.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*arguments, **options)
 
     def error(self, message):
         found = _INVALID_CHOICE.match(message)

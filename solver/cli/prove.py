@@ -162,6 +162,10 @@ def run(args) -> int:
 def register(commands) -> None:
     p = add_command(
         commands, "prove", run,
+        examples=[
+            'layoutproof prove k48.contained --no-save',
+            'layoutproof prove --layout "Sw<3,4,3> o (64,64):(64,1)" --dtype bf16 injective',
+        ],
         help=summary("prove"),
         description="Prove or refute properties over their whole parameter ranges. Each result is "
                     "proved, refuted (with a counterexample that spec/ replays) or unknown (a timeout "

@@ -121,6 +121,7 @@ def run(args) -> int:
 def register(commands) -> None:
     p = add_command(
         commands, "rules", run,
+        examples=['layoutproof rules desc.sm90.layout --where'],
         help=summary("rules"),
         description="Every rule, or the rules named: id, source, statement, evidence, where it is defined. "
                     "A merged id resolves to its successor; naming a rule also lists the properties and "

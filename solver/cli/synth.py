@@ -104,6 +104,9 @@ def add_tile_arguments(p) -> None:
 def register(commands) -> None:
     synth = add_command(
         commands, "synth", run_synth, help=summary("synth"),
+        examples=[
+            'layoutproof synth --arch sm90 --dtype bf16 --major K --mn 64 --layout "Sw<3,4,3> o ((8,8),64):((64,512),1)" --smem-address 0x400',
+        ],
         description="Find descriptor fields whose read map equals the tile's byte addresses for every "
                     "element one instruction reads, or say which rules exclude every candidate (exit 1).")
     add_tile_arguments(synth)
@@ -111,6 +114,9 @@ def register(commands) -> None:
 
     check = add_command(
         commands, "check", run_check, help=summary("check"),
+        examples=[
+            'layoutproof check 0x4000004000010040 --arch sm90 --dtype bf16 --major K --mn 64 --layout "Sw<3,4,3> o ((8,8),64):((64,512),1)" --smem-address 0x400 --k-offset 16',
+        ],
         description="Compare a descriptor's read map with the tile's addresses. Exit 0 when they agree; "
                     "exit 1 with the first mismatching element and the fields to change.")
     check.add_argument("descriptor", metavar="DESC", help="the descriptor, 0x-hex")
@@ -119,6 +125,10 @@ def register(commands) -> None:
 
     recipe = add_command(
         commands, "recipe", run_recipe,
+        examples=[
+            'layoutproof recipe --arch sm90 --dtype bf16 --major K --mn 128 --k 64 --swizzle 128B --smem-address 0x400',
+            'layoutproof recipe --arch sm100 --dtype bf16 --major K --mn 128 --k 64 --swizzle 128B --smem-address 0x400 --instr 128,256',
+        ],
         help=summary("recipe"),
         description="Smem layout (CuTe notation), byte size and alignment, the TMA boxes and swizzle that "
                     "fill it, one descriptor per instruction along K, and the exhaustive check that what "
@@ -127,7 +137,7 @@ def register(commands) -> None:
     add_dtype(recipe)
     add_major(recipe)
     recipe.add_argument("--mn", required=True, type=number, help="M or N extent of the tile")
-    recipe.add_argument("--k", "--k-tile", dest="k_tile", required=True, type=number,
+    recipe.add_argument("--k", "--k-tile", dest="k_tile", metavar="K", required=True, type=number,
                         help="K extent of the tile, which several instructions read")
     add_descriptor_swizzle(recipe)
     add_smem_address(recipe, "the tile's byte address")

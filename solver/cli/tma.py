@@ -94,6 +94,7 @@ def register(commands) -> None:
 
     check = add_command(
         tma_commands, "check", run_check,
+        examples=['layoutproof tma check --example tiled_bf16 --arch sm90'],
         help="would the driver's encoder accept these tensor-map arguments?",
         description="Check the arguments of cuTensorMapEncodeTiled / Im2col / Im2colWide (a JSON document "
                     "named as in cuda.h, docs/CLI.md 'tma check'). Exit 0 when the encoder accepts them, 1 "
@@ -109,6 +110,7 @@ def register(commands) -> None:
 
     schema = add_command(
         tma_commands, "schema", run_schema,
+        examples=['layoutproof tma schema --json'],
         help="the JSON Schema of a tensor-map parameter document",
         description="Print the JSON Schema (draft 2020-12) of what `tma check --tensormap` reads, generated "
                     "from the parser's own tables: validate documents with it in your own CI. Form only "
@@ -117,6 +119,7 @@ def register(commands) -> None:
 
     place = add_command(
         tma_commands, "place", run_place,
+        examples=['layoutproof tma place --swizzle 128B --dtype bf16 --box 64,8 --smem-address 0x400'],
         help="where each element of a tiled box load lands in shared memory",
         description="offsets[i] is the absolute shared-memory byte address of box element i (d0 fastest) "
                     "after a tiled load with this swizzle (rule tma.place.tiled).")
@@ -130,6 +133,9 @@ def register(commands) -> None:
 
     box = add_command(
         tma_commands, "box", run_box,
+        examples=[
+            'layoutproof tma box --dtype bf16 --rows 128 --inner 64 --global-dim 4096,4096 --global-strides 8192 --arch sm90',
+        ],
         help="the largest legal TMA box and swizzle for a shared-memory tile",
         description="Pick the swizzle and boxDim that move the most bytes per load for a tile of ROWS x INNER "
                     "elements of a global tensor, legal on the architecture (solver.model.tensormap, re-checked "

@@ -163,6 +163,9 @@ def register(commands) -> None:
 
     check = add_command(
         tmem_commands, "check", run_check,
+        examples=[
+            'layoutproof tmem check --arch sm_100a --ptx "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r0];"',
+        ],
         help="does ptxas accept this tcgen05 instruction, and which rules does it break?",
         description="Judge one tcgen05 instruction (ld, st, ld.red, cp, shift, alloc, dealloc, "
                     "relinquish_alloc_permit, wait) given as PTX text: whether ptxas of the target assembles it, the rules that make "
@@ -178,6 +181,7 @@ def register(commands) -> None:
     for op in ("ld", "st"):
         access = add_command(
             tmem_commands, op, run_access,
+            examples=[f"layoutproof tmem {op} --shape 32x32b --num x4 --lane 32 --column 0 --warp 1 --arch sm_100a"],
             help=f"the cells one warp's tcgen05.{op} touches at an address, and the run-time rules it breaks",
             description=f"tcgen05.{op} of one warp at a tensor-memory address: the cells it touches (absolute) and "
                         "the rules it breaks (lane quarter, address range, lane alignment, and the static ones). "
@@ -195,6 +199,7 @@ def register(commands) -> None:
 
     copy = add_command(
         tmem_commands, "cp", run_cp,
+        examples=['layoutproof tmem cp --shape 64x128b --multicast warpx2::02_13'],
         help="the cells tcgen05.cp writes from shared memory, multicast copies included",
         description="tcgen05.cp (PTX 9.7.16.9): which lanes each source row goes to (multicast) and the cells "
                     "written, in the issuing CTA and, with cta_group::2, in its peer.")
@@ -206,6 +211,7 @@ def register(commands) -> None:
 
     shifting = add_command(
         tmem_commands, "shift", run_shift,
+        examples=['layoutproof tmem shift --lane 0'],
         help="the rows tcgen05.shift.down moves",
         description="tcgen05.shift.down (implicit shape 31x256b): each of the 31 lanes after the address's moves "
                     "one lane down, 8 columns.")
@@ -214,6 +220,7 @@ def register(commands) -> None:
 
     sequence = add_command(
         tmem_commands, "alloc", run_alloc,
+        examples=['layoutproof tmem alloc --example alloc_leak'],
         help="check a kernel's tcgen05.alloc / dealloc / relinquish_alloc_permit sequence",
         description="Check a kernel's allocation operations, in program order, against the allocation rules "
                     "(PTX 9.7.16.7.1): column counts, one allocating warp, everything freed before exit, "
@@ -229,6 +236,7 @@ def register(commands) -> None:
 
     mapping = add_command(
         tmem_commands, "map", run_map,
+        examples=['layoutproof tmem map --op ld --shape 16x64b --num x1'],
         help="which tensor-memory cell each register piece of each thread comes from or goes to",
         description="The fragment map of tcgen05.ld / tcgen05.st (PTX 9.7.16.2.3): for thread t, piece j is "
                     "the 16-bit piece j of its registers (register j // 2, low half when j is even), and the "

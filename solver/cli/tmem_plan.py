@@ -185,6 +185,7 @@ def add_plan(tmem_commands) -> None:
     """Register `tmem plan` under the `tmem` group (called from solver.cli.tmem.register)."""
     p = add_command(
         tmem_commands, "plan", run_plan,
+        examples=['layoutproof tmem plan --m 128 --n 64 --dtype f32 --at 17,3'],
         help="the tcgen05.ld sequence that reads an accumulator D into registers (an epilogue plan)",
         description="Choose the tcgen05.ld instructions (shape, .num, .pack::16b, addresses per warp) with "
                     "the fewest instructions that read every element of D exactly once, each warp only "
