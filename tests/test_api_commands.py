@@ -172,3 +172,19 @@ def test_help_shows_the_flags():
     assert "smem_address" in signature.parameters and "k_offset" in signature.parameters
     assert signature.parameters["descriptor"].default is inspect.Parameter.empty
     assert "--k-offset" not in commands.check.__doc__ and "k_offset:" in commands.check.__doc__
+
+
+@pytest.mark.parametrize("name, keywords", [
+    ("prove", dict(list=True)),
+    ("fuzz", dict(coverage=True)),
+    ("synth", dict(arch="sm90", dtype="bf16", major="K", mn=64, layout=TILE, smem_address=0x400, all=True)),
+    ("desc_addresses", dict(arch="sm90", descriptor="0x4000004000010040", dtype="bf16", major="K", mn=8, map=True)),
+    ("tmem_cp", dict(shape="128x256b", cta_group=2)),
+    ("scales_plan", dict(kind="mxf4nvf4", m=128, n=128, k=64, sf_block=16)),
+], ids=lambda value: value if isinstance(value, str) else "")
+def test_other_forms_of_a_command_are_typed_too(name, keywords, monkeypatch):
+    """The keys a command's other forms add (--list, --coverage, --all, --map, a peer CTA) have fields."""
+    monkeypatch.chdir(ROOT)
+    result = getattr(commands, name)(**keywords)
+    _, result_class = commands.COMMANDS[name]
+    assert set(result.to_json()) - result_class.json_keys() == set()
