@@ -27,8 +27,9 @@ the rule). Modules load when a function is first called, so `import layoutproof`
 """
 from __future__ import annotations
 
-__all__ = ["__version__", "decode", "encode", "violations", "read_addresses", "check_tensor_map", "synthesize", "recipe",
-           "prove", "prove_layout", "rules", "rule", "example_path", "audit", "scales_map", "scales_check"]
+__all__ = ["__version__", "decode", "encode", "violations", "read_addresses", "same_reads", "check_tensor_map",
+           "synthesize", "recipe", "prove", "prove_layout", "rules", "rule", "example_path", "audit", "scales_map",
+           "scales_check", "scales_plan"]
 
 
 def example_path(name: str) -> str:
@@ -90,6 +91,15 @@ def read_addresses(descriptor, dtype: str, major: str, mn: int, k=None, kind=Non
     `kind` is the tcgen05 kind (sub-byte packing)."""
     from spec.mma import readmap
     return readmap.read_addresses(readmap.make_operand(descriptor, dtype, major, mn, k, kind))
+
+
+def same_reads(first, second, tile) -> bool:
+    """Whether two descriptors (words, hex text or Descriptors) make the MMA read the same byte for every
+    element of `tile` (a strategy's record, or a dict with arch, dtype, major, mn, k, kind): what the
+    hardware means by "the same descriptor", where equal bits is stricter (an LBO the tile never uses
+    may differ). layoutproof.strategies.assert_same_reads raises with the element and both addresses."""
+    from solver.fuzz.compare import same_reads as compare
+    return compare(first, second, tile)
 
 
 def check_tensor_map(params, arch: str) -> dict:
