@@ -1,4 +1,4 @@
-"""The wheel carries what the README's tour uses: built from this tree, installed on its own into a
+"""The wheel carries what the README's examples use: built from this tree, installed on its own into a
 folder (no source tree on the path), every `$ layoutproof` example of the README runs from an empty
 directory and prints what the README shows; the bundled examples, docs/CLI.md and spec's data files
 are inside it."""
