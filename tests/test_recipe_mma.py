@@ -117,3 +117,13 @@ def test_ptxas_accepts_the_instruction_of_an_mn_major_recipe(tmp_path):
     done = subprocess.run(["ptxas", "-arch=sm_90a", path, "-o", os.path.join(tmp_path, "k.cubin")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_emit_prints_the_snippet_alone_and_refuses_with_exit_1():
+    status, text = _run(["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k", "64",
+                         "--swizzle", "128B", "--smem-address", "0x400", "--emit", "cuda"])
+    assert status == 0 and "cuTensorMapEncodeTiled(tensor_map," in text and "proof:" not in text
+    status, out = _run(["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k", "64",
+                        "--swizzle", "128B", "--smem-address", "0x480", "--emit", "cute", "--json"])
+    document = json.loads(out)                 # 0x480 is off the 1024-byte repeat: refused, nothing to paste
+    assert status == 1 and document["emit"]["text"] is None and document["emit"]["refused"]

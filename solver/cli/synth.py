@@ -76,6 +76,8 @@ def run_recipe(args) -> int:
         elif args.instr is not None:
             document["mma"] = recipe_mma.sm100_reads(r, document["instr_desc"])
         reads_ok = "mma" not in document or recipe_mma.proved(document["mma"])
+    if args.emit is not None:
+        return _emit(args, r, document, reads_ok)
     if pictures.wanted(args) and (r.violations or not r.tma):
         raise SpecError("svg" if args.svg else "png", args.svg or args.png, "nothing to draw: the recipe is refused",
                         r.violations[0].rule.id if r.violations else "")
@@ -84,6 +86,21 @@ def run_recipe(args) -> int:
     broken = document.get("instr_desc", {}).get("violations")
     ok = not r.violations and r.proof.get("status") == "proved" and not broken and reads_ok
     return EXIT_OK if ok else EXIT_VIOLATION
+
+
+def _emit(args, r, document: dict, reads_ok: bool) -> int:
+    """--emit FORM: the snippet to paste (solver.synth.recipe_emit), alone on stdout; with --json, the
+    document with "emit": {"form", "text"}. A recipe with nothing right to paste (refused, a step with no
+    descriptor, a misread slice) prints why instead: exit 1."""
+    from solver.synth import recipe_emit
+    try:
+        text, refused = recipe_emit.emit(document, args.emit), None
+    except ValueError as error:
+        text, refused = None, str(error)
+    document["emit"] = {"form": args.emit, "text": text, "refused": refused}
+    render.emit(args, document, lambda: text if text is not None else
+                render.recipe_text(document) + f"\nnothing to emit: {refused}")
+    return EXIT_OK if text is not None and reads_ok else EXIT_VIOLATION
 
 
 def add_tile_arguments(p) -> None:
@@ -145,6 +162,10 @@ def register(commands) -> None:
     recipe.add_argument("--instr", type=number_list, default=None, metavar="M,N[,CTA_GROUP]",
                         help="also the tcgen05.mma instruction descriptor of an M x N MMA reading tiles like this "
                              "one as A and B (sm100/sm103), with the shape rules it breaks")
+    recipe.add_argument("--emit", default=None, choices=("cute", "cuda", "triton"),
+                        help="print instead a snippet to paste: the smem layout and descriptors in CuTe (cute), the "
+                             "cuTensorMapEncodeTiled call and descriptor words (cuda), or Triton's NVMMASharedLayout "
+                             "and TensorDescriptor (triton)")
     add_picture(recipe)
     recipe.add_argument("--allow-unaligned", action="store_true",
                         help="build a tile off its swizzle's repeat boundary (rule recipe.swizzle_alignment)")

@@ -142,19 +142,24 @@ def skipped_function(record: dict, position: int, why: str) -> str:
         "}"])
 
 
+def encoder_call_text(call: EncoderCall, tensor_map: str, expression=argument_expression) -> str:
+    """`cuTensorMapEncode*(tensor_map, ...)` with each argument as `expression` writes it, one to a line
+    (the fuzz programs here, and `recipe --emit cuda`)."""
+    passed = ",\n      ".join(expression(argument) for argument in call.arguments)
+    return f"{call.function}({tensor_map},\n      {passed})"
+
+
 def call_function(record: dict, position: int, call: EncoderCall) -> str:
     """The function that makes one encoder call and reports it."""
     rank = call.value("tensorRank")
     arrays = [array_declaration(a, rank) for a in call.arguments if a.is_array]
-    passed = ",\n      ".join(argument_expression(a) for a in call.arguments)
     violates = json_text([str(v) for v in record.get("violates") or []])
     ours_refuses = "true" if our_verdict(record) == "refuse" else "false"
     return "\n".join(header_comment(record, position) + [
         f"static void {function_name(position)}(CUdeviceptr base) {{",
         *arrays,
         "  CUtensorMap map;",
-        f"  CUresult result = {call.function}(&map,",
-        f"      {passed});",
+        f"  CUresult result = {encoder_call_text(call, '&map')};",
         f"  report({record_index(record, position)}, result, {ours_refuses}, {c_string(violates)});",
         "}"])
 
