@@ -128,18 +128,30 @@ def test_check_picture_marks_exactly_the_mismatches_on_both_sides():
     assert columns[:8] == [str(16 + k) for k in range(8)]
 
 
-def test_pictures_too_large_to_look_at_are_refused_with_a_one_line_error():
-    from spec.rule import SpecError
-    big = [[0] * 256 for _ in range(256)]
-    with pytest.raises(SpecError) as error:
-        places.desc_addresses("t", [], big, 2)
-    assert "picture" in str(error.value) and "\n" not in str(error.value)
+def test_pictures_too_large_to_look_at_are_drawn_in_part_and_say_so():
+    """A 256 x 256 read (65,536 elements) was refused; it is drawn: its first rows and columns, titled with
+    what part is shown, and the caption says the picture is summarised."""
+    big = [[0x400 + 2 * (256 * m + k) for k in range(256)] for m in range(256)]
+    figure = places.desc_addresses("t", [], big, 2)
+    text = svg.render(figure)
+    drawn = cells(text)
+    rows = 1 + max(r for p, r, _ in drawn if p == 0)
+    columns = 1 + max(c for p, _, c in drawn if p == 0)
+    assert rows < 256 and columns < 256
+    assert all(drawn[(0, m, k)] == hex(big[m][k]) for m in range(rows) for k in range(columns))
+    titles = [e.text for e in ET.fromstring(text).iter(f"{SVG}text") if e.get("class") == "panel"]
+    assert f"showing rows 0-{rows - 1} of 256, columns 0-{columns - 1} of 256" in titles[0]
+    captions = [e.text for e in ET.fromstring(text).iter(f"{SVG}text") if e.get("class") == "caption"]
+    assert any("summarised" in line for line in captions)
 
 
 def test_png_is_a_png_of_the_svg_geometry(tmp_path):
+    """The PNG has the SVG's size, and each cell's pixels (inside its edge, off its label) are its fill, in
+    every band of rows the PNG is drawn in."""
     assert png.available(), "the test extra installs matplotlib (the `pictures` extra)"
+    from PIL import Image
     desc = spec_descriptor.decode("sm90", 0x4000004000000040)
-    op = readmap.make_operand(desc, "bf16", "K", 8)
+    op = readmap.make_operand(desc, "bf16", "K", 64)
     figure = places.desc_addresses("t", ["c"], readmap.read_addresses(op), 2)
     path = tmp_path / "p.png"
     png.render(figure, str(path))
@@ -148,6 +160,13 @@ def test_png_is_a_png_of_the_svg_geometry(tmp_path):
     width, height = struct.unpack(">II", data[16:24])
     g = svg.geometry(figure)
     assert (width, height) == (round(g["width"]), round(g["height"]))
+    image = Image.open(path).convert("RGB")
+    assert height > 2 * png.BAND
+    for index, panel in enumerate(figure.panels):
+        x0, y0, w = g["panels"][index]
+        for cell in panel.cells:
+            x, y = x0 + cell.column * w + 2, y0 + cell.row * svg.CELL_HEIGHT + 2
+            assert "#%02x%02x%02x" % image.getpixel((x, y)) == cell.fill, (index, cell.row, cell.column)
 
 
 # --- the commands (--svg / --png) ----------------------------------------------------------------------------
@@ -216,3 +235,81 @@ def test_tmem_map_png(capsys, tmp_path):
     code, _, _ = _cli(capsys, "tmem", "map", "--op", "ld", "--shape", "32x32b", "--num", "x2", "--png",
                       str(tmp_path / "m.png"))
     assert code == 0 and (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# --- colours ---------------------------------------------------------------------------------------------------
+
+def _lab(colour: str) -> tuple:
+    """CIE L*a*b* (D65) of an sRGB '#rrggbb' (CIE 15; sRGB, IEC 61966-2-1)."""
+    rgb = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    xyz = (0.4124 * r + 0.3576 * g + 0.1805 * b, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           0.0193 * r + 0.1192 * g + 0.9505 * b)
+    f = [t ** (1 / 3) if t > (6 / 29) ** 3 else t / (3 * (6 / 29) ** 2) + 4 / 29
+         for t in (xyz[0] / 0.95047, xyz[1], xyz[2] / 1.08883)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def _difference(one: str, other: str) -> float:
+    """CIE76 colour difference: about 2.3 is just noticeable; above 20 reads as another colour."""
+    return sum((p - q) ** 2 for p, q in zip(_lab(one), _lab(other))) ** 0.5
+
+
+def _hue_degrees(colour: str) -> float:
+    import colorsys
+    return 360 * colorsys.rgb_to_hls(*[int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])[0]
+
+
+def test_the_palette_keeps_clear_of_red_which_marks_misreads():
+    from solver.pictures.figure import HALO, MISMATCH, palette
+    assert min(_hue_degrees(MISMATCH), 360 - _hue_degrees(MISMATCH)) < 10        # the mark is red
+    for index in range(256):
+        hue = _hue_degrees(palette(index))
+        assert min(hue, 360 - hue) >= 30, (index, palette(index))
+        assert _difference(palette(index), MISMATCH) > 40 and _difference(palette(index), HALO) > 40
+
+
+def test_adjacent_palette_colours_are_distinguishable():
+    from solver.pictures.figure import CHUNK_COLOURS, EMPTY, palette
+    assert all(_difference(palette(i), palette(i + 1)) > 25 for i in range(256))
+    assert all(_difference(a, b) > 10 for i, a in enumerate(CHUNK_COLOURS) for b in CHUNK_COLOURS[i + 1:])
+    assert all(_difference(c, EMPTY) > 10 for c in CHUNK_COLOURS)           # an empty chunk reads as empty
+    assert all(_lab(palette(i))[0] > 55 for i in range(256))                 # black labels stay readable
+
+
+def test_legend_marks_are_never_a_cell_fill(capsys, tmp_path):
+    """The legend's mark (red: misread) appears only as an outline, and no cell is filled with it or with a
+    colour of the legend that is not a palette colour."""
+    from solver.pictures.figure import MISMATCH, palette
+    picture = tmp_path / "c.svg"
+    _cli(capsys, "check", "0x4000002000010040", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "64",
+         "--layout", "Sw<3,4,3> o ((8,8),64):((64,512),1)", "--start-address", "0x400", "--svg", str(picture))
+    root = ET.fromstring(picture.read_text())
+    legend = {e.get("fill") for e in root.iter(f"{SVG}rect") if e.get("class") == "legend"}
+    fills = {e.get("fill") for e in root.iter(f"{SVG}rect") if e.get("class") == "cell"}
+    strokes = {e.get("stroke") for e in root.iter(f"{SVG}rect") if e.get("class") == "cell"}
+    palette_colours = {palette(i) for i in range(256)}
+    assert MISMATCH in legend and MISMATCH in strokes and MISMATCH not in fills
+    assert fills <= palette_colours and not (legend - palette_colours) & fills
+
+
+def _memory_fills(swizzle: str) -> dict:
+    """(line row, chunk column) -> fill of the recipe's shared-memory map, sm90 K-major bf16 64 x 64 at 0x400."""
+    from solver.synth import recipe
+    text = svg.render(places.recipe_figure(recipe.build("sm90", "bf16", "K", 64, 64, swizzle, 0x400)))
+    return {key[1:]: e.get("fill") for key, e in rects(text).items() if key[0] == 0}
+
+
+def test_the_recipe_map_shows_the_swizzle_even_with_one_load():
+    """A chunk of the map is coloured by the chunk its element would fill without the swizzle. With 128B,
+    one TMA load writes the whole 64 x 64 tile, and chunk c of line r holds what would be chunk
+    c XOR (r mod 8) (the 128B swizzle, PTX 5.5.7, the tile at a 1024-byte boundary): each line shows all
+    eight colours, in another order on each of 8 lines. Without a swizzle every chunk keeps its own colour."""
+    from solver.pictures.figure import CHUNK_COLOURS
+    from solver.synth import recipe
+    assert len(recipe.build("sm90", "bf16", "K", 64, 64, "128B", 0x400).tma["loads"]) == 1
+    swizzled, plain = _memory_fills("128B"), _memory_fills("none")
+    assert swizzled != plain
+    assert all(fill == CHUNK_COLOURS[c ^ (r % 8)] for (r, c), fill in swizzled.items())
+    assert all(fill == CHUNK_COLOURS[c] for (r, c), fill in plain.items())
+    assert len(swizzled) == len(plain) == 32 * 8          # the first 32 lines, every chunk full

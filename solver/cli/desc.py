@@ -47,7 +47,7 @@ def run_addresses(args) -> int:
                   f"desc addresses: {d.arch} {op.major}-major {op.dtype.name} MN={op.mn} K={op.k}, descriptor {d.hex}",
                   [f"swizzle {d.swizzle}, start {d.start_address:#x}, LBO {d.leading_byte_offset}, SBO "
                    f"{d.stride_byte_offset}, base offset {d.base_offset}; phase model {args.phase_model}"],
-                  addresses, max(1, op.dtype.bits // 8))
+                  addresses, max(1, op.dtype.bits // 8), major=op.major)
     if args.json:
         document["addresses"] = render.int_rows(addresses)
     def text() -> str:         # only without --json

@@ -62,7 +62,7 @@ def run_place(args) -> int:
     pictures.save(args, "tma_place", f"tma place: box {'x'.join(map(str, box.dims))} of {box.element_bytes}-byte "
                   f"elements, {box.swizzle}, destination {box.smem_address:#x}",
                   [f"{len(offsets or [])} elements; violations: {', '.join(v['rule'] for v in found) or 'none'}"],
-                  list(box.dims), offsets, box.element_bytes)
+                  list(box.counts), offsets, box.element_bytes)     # offsets follow the counts (strides)
     render.emit(args, document, render.placement_text(box, offsets, found))
     return exit_status(found)
 

@@ -1,26 +1,17 @@
 """A Figure as SVG text, with no dependency. Panels are laid out side by side or stacked; each cell is a
 <rect> and, when labelled, a <text> at its centre, both carrying data-panel, data-row and data-column,
-the <rect> a <title> tooltip; headings and legend are <text class="row|column|legend">."""
+the <rect> a <title> tooltip; headings and legend are <text class="row|column|legend">. A panel drawn in
+part carries data-rows-total / data-columns-total (how many there are) and says so in its title."""
 from __future__ import annotations
 
 from html import escape
 
-from solver.pictures.figure import Figure, Panel
-
-CHAR, CELL_HEIGHT, MARGIN, LINE = 7, 20, 10, 16
-
-
-def cell_width(panel: Panel) -> int:
-    longest = max([len(c.label) for c in panel.cells] + [len(str(n)) for n in panel.column_names] + [3])
-    return CHAR * longest + 12
-
-
-def heading_width(panel: Panel) -> int:
-    return CHAR * max([len(str(n)) for n in panel.row_names] + [len(panel.row_heading), 2]) + 12
+from solver.pictures.figure import (CELL_HEIGHT, CHAR, LINE, MARGIN, Figure, Panel, cell_width,  # noqa: F401
+                                    heading_width)
 
 
 def panel_size(panel: Panel) -> tuple:
-    width = max(heading_width(panel) + cell_width(panel) * len(panel.column_names), CHAR * len(panel.title) + 8)
+    width = max(heading_width(panel) + cell_width(panel) * len(panel.column_names), CHAR * len(panel.heading) + 8)
     height = 2 * LINE + CELL_HEIGHT * len(panel.row_names)
     return width, height
 
@@ -28,7 +19,8 @@ def panel_size(panel: Panel) -> tuple:
 def geometry(figure: Figure) -> dict:
     """Where each panel's grid starts: {panel index: (x of column 0, y of row 0, cell width)}, and the
     whole size. Shared by the SVG and PNG backends, and by tests that read positions back."""
-    top = MARGIN + LINE * (1 + len(figure.caption)) + 6
+    caption = figure.caption_lines()
+    top = MARGIN + LINE * (1 + len(caption)) + 6
     x, y, width, height, at = MARGIN, top, 0, top, {}
     for index, panel in enumerate(figure.panels):
         w, h = panel_size(panel)
@@ -42,9 +34,19 @@ def geometry(figure: Figure) -> dict:
     legend_rows = -(-len(figure.legend) // 2) if figure.legend else 0
     legend_width = 2 * (CHAR * max([len(t) for t, _ in figure.legend] + [10]) + 30)
     width = max(width, legend_width + 2 * MARGIN, CHAR * max([len(figure.title) + 2] + [len(c) for c in
-                                                                 figure.caption]) + 2 * MARGIN)
+                                                                 caption]) + 2 * MARGIN)
     return {"panels": at, "legend_y": height + MARGIN, "width": width,
             "height": height + MARGIN + legend_rows * LINE + MARGIN}
+
+
+def _totals(panel: Panel) -> str:
+    """data-rows-total / data-columns-total of a panel drawn in part."""
+    out = ""
+    if panel.rows_total > len(panel.row_names):
+        out += f' data-rows-total="{panel.rows_total}"'
+    if panel.columns_total > len(panel.column_names):
+        out += f' data-columns-total="{panel.columns_total}"'
+    return out
 
 
 def render(figure: Figure) -> str:
@@ -54,13 +56,13 @@ def render(figure: Figure) -> str:
            '<rect width="100%" height="100%" fill="white"/>',
            f'<text class="title" x="{MARGIN}" y="{MARGIN + 12}" font-size="13" font-weight="bold">'
            f'{escape(figure.title)}</text>']
-    for i, line in enumerate(figure.caption):
+    for i, line in enumerate(figure.caption_lines()):
         out.append(f'<text class="caption" x="{MARGIN}" y="{MARGIN + 12 + LINE * (i + 1)}">{escape(line)}</text>')
     for index, panel in enumerate(figure.panels):
         x0, y0, w = g["panels"][index]
         hw = heading_width(panel)
-        out.append(f'<text class="panel" x="{x0 - hw}" y="{y0 - LINE - 4}" font-weight="bold">'
-                   f'{escape(panel.title)}</text>')
+        out.append(f'<text class="panel" data-panel="{index}"{_totals(panel)} x="{x0 - hw}" y="{y0 - LINE - 4}" '
+                   f'font-weight="bold">{escape(panel.heading)}</text>')
         if panel.row_heading or panel.column_heading:
             out.append(f'<text class="corner" x="{x0 - 6}" y="{y0 - 5}" text-anchor="end" fill="#555">'
                        f'{escape(panel.row_heading + chr(92) + panel.column_heading)}</text>')
