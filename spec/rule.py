@@ -15,7 +15,11 @@ Every rule records:
   * `enforced_by`: who refuses an input that breaks it: the driver's encoder, ptxas, or nobody (it
     shows at run time as a trap or as wrong data, or not at all); `not_enforced_on` names the
     architectures whose observed driver accepts such input all the same (spec/tma/driver.py);
-  * `defined_in`: the file and line where the rule is created (for `layoutproof rules --where`).
+  * `defined_in`: the file and line where the rule is created (for `layoutproof rules --where`);
+  * `consequences`: what breaking it leads to where no tool refuses it, per architecture, with what says
+    so (a trap the H100 showed, a hang the manual implies, "undefined" where the manual says so). Where
+    its enforcer refuses it, the outcome is "refused"; where nothing is recorded, "unknown": a fuzz label
+    never guesses. `Rule.outcome_on(arch)` is the one place a fuzz target asks.
 
 This module only defines the record and the registry; spec/rules.py is the whole catalogue.
 """
@@ -30,6 +34,26 @@ from typing import Any, Callable, Iterable, Optional
 EVIDENCE_KINDS = ("manual", "hardware", "driver", "ptxas", "cutlass", "interpretation")
 ENFORCERS = ("driver", "ptxas", "nobody")
 DEFINITION = "definition"
+# What breaking a rule leads to, worst first: refused by a tool (the driver's encoder, ptxas), a trap at run
+# time, a hang, wrong data (an element lands or is read elsewhere), undefined (the manual's words), unknown
+# (neither the manual nor our evidence says), ok (the input is ignored where it breaks the rule).
+OUTCOMES = ("refused", "trap", "hang", "wrong-data", "undefined", "unknown", "ok")
+ARCHITECTURES = ("sm90", "sm100", "sm103")
+
+
+@dataclass(frozen=True)
+class Consequence:
+    """What breaking a rule leads to where no tool refuses it: `outcome` (one of OUTCOMES but "refused"),
+    `why` (the evidence, one line), on `arches` (() for every architecture)."""
+    outcome: str
+    why: str
+    arches: tuple = ()
+
+    def __post_init__(self):
+        if self.outcome not in OUTCOMES or self.outcome == "refused":
+            raise ValueError(f"consequence {self.outcome!r}: one of {OUTCOMES[1:]} (refusal is the enforcer's)")
+        if any(arch not in ARCHITECTURES for arch in self.arches):
+            raise ValueError(f"consequence on {self.arches}: architectures are {ARCHITECTURES}")
 
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -47,7 +71,22 @@ class Rule:
     enforced_by: str = ""              # "driver", "ptxas", "nobody"; "" for a definition
     not_enforced_on: tuple = ()        # architectures whose observed enforcer accepts it all the same
     defined_in: str = ""               # "<path>.py:<line>" relative to the repository root
+    consequences: tuple = ()           # Consequence records: what breaking it leads to where none refuses it
     checks: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def refused_on(self, arch: str) -> bool:
+        """Does its enforcer (the driver's encoder, ptxas) refuse an input that breaks it, on `arch`?"""
+        return self.enforced_by in ("driver", "ptxas") and arch not in self.not_enforced_on
+
+    def outcome_on(self, arch: str) -> tuple:
+        """(outcome, why) of breaking this rule alone on `arch` (OUTCOMES): "refused" by its enforcer, else
+        its recorded consequence there, else "unknown"."""
+        if self.refused_on(arch):
+            return "refused", f"{self.enforced_by} refuses it"
+        for consequence in self.consequences:
+            if not consequence.arches or arch in consequence.arches:
+                return consequence.outcome, consequence.why
+        return "unknown", "nothing recorded says what breaking it does"
 
     @property
     def subject(self) -> str:
@@ -90,6 +129,9 @@ class Rule:
             document["not_enforced_on"] = list(self.not_enforced_on)
         if self.note:
             document["note"] = self.note
+        if self.subjects:
+            document["if_broken"] = {arch: dict(zip(("outcome", "why"), self.outcome_on(arch)))
+                                     for arch in ARCHITECTURES}
         return document
 
 
@@ -116,7 +158,7 @@ def _caller_location(depth: int) -> str:
 
 def rule(id: str, source: str, statement: str, *, subject: Optional[str] = None, subjects: Iterable[str] = (),
          evidence: str = "manual", note: str = "", enforced_by: str = "", not_enforced_on: Iterable[str] = (),
-         stack_depth: int = 1) -> Rule:
+         consequences: Iterable[Consequence] = (), stack_depth: int = 1) -> Rule:
     """Create and register a rule. Ids are unique across the whole catalogue.
 
     `subject` (one) or `subjects` (several) name what its checks look at; neither makes a definition.
@@ -137,8 +179,11 @@ def rule(id: str, source: str, statement: str, *, subject: Optional[str] = None,
     not_enforced_on = tuple(not_enforced_on)
     if not_enforced_on and enforced_by in ("", "nobody"):
         raise ValueError(f"rule {id}: not_enforced_on needs an enforcer")
+    consequences = tuple(consequences)
+    if consequences and not named:
+        raise ValueError(f"rule {id}: a definition cannot be broken, so it has no consequences")
     created = Rule(id, source, statement, named, evidence, note, enforced_by, not_enforced_on,
-                   _caller_location(stack_depth))
+                   _caller_location(stack_depth), consequences)
     CATALOGUE[id] = created
     return created
 

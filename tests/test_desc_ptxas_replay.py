@@ -21,7 +21,7 @@ import pytest
 from solver.fuzz import desc as fuzz_desc
 from solver.fuzz.adapters import ptxas as adapter
 from solver.fuzz.formats import ptx as fuzz_ptx
-from solver.fuzz.outcome import PTXAS_REFUSES
+from solver.fuzz.outcome import refused_ids
 from solver.model import desc_case as desc_model
 from spec.rules import all_rules
 
@@ -70,13 +70,15 @@ def test_valid_cases_assemble(arch):
 
 def ptxas_rules(arch):
     catalogue = {r.id for r in all_rules() if r.enforced_by == "ptxas" and arch not in r.not_enforced_on}
-    return sorted((set(PTXAS_REFUSES.get(arch, ())) | catalogue) & set(desc_model.RULE_IDS))
+    labels = set(refused_ids(desc_model.RULE_IDS, arch, "ptxas"))     # what the fuzz labels ask of the records
+    assert labels == catalogue & set(desc_model.RULE_IDS)
+    return sorted(labels)
 
 
 @pytest.mark.parametrize("arch", ARCHES)
 def test_the_refused_rules_are_the_ones_ptxas_enforces(arch):
     """Each broken-alone run is refused in full or assembled in full, and the refused ones are the rules
-    the catalogue (enforced_by, not_enforced_on) and the fuzz labels (PTXAS_REFUSES) give ptxas there."""
+    the catalogue (enforced_by, not_enforced_on), which the fuzz labels read, gives ptxas there."""
     assert RECORDING["ptxas_rules"][arch] == ptxas_rules(arch)
     refused = set()
     for r in runs_of(arch):

@@ -132,6 +132,14 @@ def chunk_map(op: readmap.Operand, addresses: list, max_lines: int = 64) -> str:
     return f"shared memory, 16-byte chunks ({legend} read from each):\n" + _table(header, rows) + more
 
 
+def if_broken_text(per_arch: dict) -> str:
+    """'refused on sm100, sm103; unknown on sm90': the outcomes of breaking a rule, arches grouped."""
+    grouped = {}
+    for arch, found in per_arch.items():
+        grouped.setdefault(found["outcome"], []).append(arch)
+    return "; ".join(f"{outcome} on {', '.join(arches)}" for outcome, arches in grouped.items())
+
+
 def rules_table(documents: list, where: bool = False) -> str:
     """One block per rule (its JSON document): id, what decided it, who enforces it, its source, the
     statement wrapped; with `where`, and for every rule asked for by id, the file:line that defines it;
@@ -149,6 +157,8 @@ def rules_table(documents: list, where: bool = False) -> str:
         if r.get("requested_as"):
             lines.append(f"    (asked for as {r['requested_as']}, which was merged into {r['id']})")
         lines.append(textwrap.fill(r["statement"], width=100, initial_indent="    ", subsequent_indent="    "))
+        if "if_broken" in r and "properties" in r:      # a constraint asked for by id: what breaking it does
+            lines.append("    if broken: " + if_broken_text(r["if_broken"]))
         if where or "properties" in r:         # --where, or a rule asked for by id
             lines.append(f"    defined in {r['defined_in']}")
         for key, label in (("properties", "properties"), ("tests", "tests")):

@@ -15,7 +15,7 @@ operand as its descriptor starts at smem_base + 32 kb (the DSL's k-blocks: check
 campaign), checked with spec's operand rules, and on sm100 the MMA shape with spec's shape rules. The
 judge's own `legality` is asked too and must agree (it reads the address as 0 and stops at the first
 rule family). Outcome "refused" when a broken rule is one ptxas enforces on the arch (sm90's wgmma form;
-solver/fuzz/outcome.py PTXAS_REFUSES), else "unknown" (tcgen05 carries these in run-time descriptors
+the rule's record: spec.rule.Rule.refused_on), else "unknown" (tcgen05 carries these in run-time descriptors
 that no tool checks, and the manual does not say what happens), "ok" when none is broken.
 
 Configurations the judge calls illegal without a rule id (an atom of the other major, a tile that is no
@@ -37,7 +37,7 @@ from spec.rules import SpecError, all_rules
 from solver.fuzz.adapters import cute_dsl as adapter
 from solver.fuzz.compilers import cute_dsl as judge
 from solver.fuzz.engine import Stats, anchored, exactly
-from solver.fuzz.outcome import PTXAS_REFUSES, Label, mma_instruction
+from solver.fuzz.outcome import Label, mma_instruction, refused_ids
 from solver.model import cute_dsl as model
 
 RULE_IDS = model.RULE_IDS
@@ -164,7 +164,7 @@ def label(case: dict, arch: str, expect=None) -> Optional[Label]:
         return None
     if not ids:
         return Label(ids, "ok", None)
-    refused = [i for i in ids if i in PTXAS_REFUSES.get(arch, ())]
+    refused = refused_ids(ids, arch, "ptxas")
     because = "; ".join(verdict["why"])
     if refused:
         others = [i for i in ids if i not in refused]

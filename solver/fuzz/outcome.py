@@ -14,15 +14,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
-WitnessFinder = Callable[[], Optional[dict]]
-OUTCOMES = ("refused", "trap", "hang", "wrong-data", "undefined", "unknown", "ok")          # worst first
+from spec.rule import CATALOGUE, OUTCOMES  # noqa: F401  (OUTCOMES: worst first, re-exported)
 
-# Rules that make the MMA instruction form itself ill-formed, so that ptxas refuses it: sm90's wgmma takes
-# the operand's type, transposition and K as static parts of the instruction (PTX 9.7.15.5), sm103's
-# tcgen05.mma has no kind::i8 (PTX 9.7.16; tests/hardware/ptxas_forms.json).
-PTXAS_REFUSES = {"sm90": frozenset({"operand.sm90.dtype", "operand.mn_major.dtype", "operand.instruction_k",
-                                    "operand.sm90.n_extent"}),
-                 "sm103": frozenset({"operand.sm103.kind_i8"})}
+WitnessFinder = Callable[[], Optional[dict]]
+
+# What breaking a rule leads to is the rule's own record (spec.rule.Rule.outcome_on: "refused" where its
+# enforcer refuses it on the arch, else its recorded consequence, else "unknown"); the targets ask it here.
+
+
+def rule_outcome(rule_id: str, arch: str) -> tuple:
+    """(outcome, why) of breaking the rule `rule_id` on `arch`, from its record."""
+    return CATALOGUE[rule_id].outcome_on(arch)
+
+
+def refused_ids(rule_ids: Iterable[str], arch: str, enforcer: str) -> list:
+    """The rules of `rule_ids` that `enforcer` ("driver", "ptxas") refuses on `arch`, in the order given."""
+    return [i for i in rule_ids if CATALOGUE[i].enforced_by == enforcer and CATALOGUE[i].refused_on(arch)]
+
+
+def outcome_ids(rule_ids: Iterable[str], arch: str, outcome: str) -> list:
+    """The rules of `rule_ids` whose breaking leads to `outcome` on `arch` (a trap, a hang, ...)."""
+    return [i for i in rule_ids if rule_outcome(i, arch)[0] == outcome]
 
 
 @dataclass(frozen=True)
@@ -50,8 +62,11 @@ def mma_instruction(arch: str) -> str:
 
 
 def ptxas_refusal(broken: Sequence, arch: str) -> Optional[dict]:
-    """The witness of ptxas refusing the MMA instruction form on `arch`, or None."""
-    return blamed(broken, PTXAS_REFUSES.get(arch, ()), by="ptxas", instruction=mma_instruction(arch))
+    """The witness of ptxas refusing the MMA instruction form on `arch` (the operand rules ptxas enforces
+    there: sm90's wgmma takes the type, transposition, K and N in its form, PTX 9.7.15.5; sm103's tcgen05.mma
+    has no kind::i8), or None."""
+    return blamed(broken, refused_ids([v.rule.id for v in broken], arch, "ptxas"), by="ptxas",
+                  instruction=mma_instruction(arch))
 
 
 def broken_ids(broken: Sequence, expect=None) -> Optional[tuple]:

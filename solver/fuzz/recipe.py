@@ -24,12 +24,9 @@ from solver.model import descriptor
 from solver.model import recipe as model
 from solver.model.vocab import swizzle_codes
 from solver.fuzz.engine import Stats, anchored, exactly
-from solver.fuzz.outcome import blamed, first_found, ptxas_refusal
+from solver.fuzz.outcome import blamed, first_found, outcome_ids, ptxas_refusal, refused_ids
 
 RULE_IDS = model.RULE_IDS
-DRIVER_REFUSES = frozenset({"tma.map.box_range", "tma.map.box_inner_16B", "tma.map.box_swizzle_span",
-                            "tma.map.element_strides_range"})
-TRAPS = frozenset({"tma.load.coord0_16B"})
 
 
 # --- Rendering the model's values as a case ---------------------------------------------------------------
@@ -77,10 +74,12 @@ def label(case: dict, arch: str, expect=None):
     ids), None as soon as the broken rules are known to differ from it (the outcome is not computed)."""
     c = spec_recipe.parse_case(case, arch)
     broken = spec_recipe.violations(c)
+    ids = [v.rule.id for v in broken]
     return first_found(broken, expect,
-                       [("refused", lambda: blamed(broken, DRIVER_REFUSES, by="driver", call="cuTensorMapEncodeTiled")),
+                       [("refused", lambda: blamed(broken, refused_ids(ids, arch, "driver"), by="driver",
+                                                   call="cuTensorMapEncodeTiled")),
                         ("refused", lambda: ptxas_refusal(broken, arch)),
-                        ("trap", lambda: blamed(broken, TRAPS, by="cp.async.bulk.tensor")),
+                        ("trap", lambda: blamed(broken, outcome_ids(ids, arch, "trap"), by="cp.async.bulk.tensor")),
                         ("wrong-data", lambda: spec_recipe.first_misread(c))],
                        "every element is read from where the boxes left it under spec's placement and read "
                        "map; the broken rules are not shown to misread")

@@ -12,7 +12,8 @@ cases are *sampled*: an anchor with one to three arguments redrawn, kept only wh
 says it breaks exactly the asked rules. Exact duplicates are dropped.
 
 Labels come from spec/tma/tensormap.py (`label`): the rules broken, enforced or not on the arch, and the
-outcome: "refused" when the driver's encoder refuses (an enforced rule); otherwise per rule (RUNTIME).
+outcome: "refused" when the driver's encoder refuses (an enforced rule); otherwise the rule's recorded
+consequence (spec.rule.Rule.outcome_on), with the witness of a wrong-data outcome.
 """
 from __future__ import annotations
 
@@ -28,28 +29,10 @@ from spec.rules import SpecError
 
 from solver.model import tensormap as model
 from solver.fuzz.engine import Stats, anchored, exactly
-from solver.fuzz.outcome import Label, blamed, broken_ids, worst
+from solver.fuzz.outcome import Label, blamed, broken_ids, rule_outcome, worst
 
 RULE_IDS = model.RULE_IDS
 ENCODES = model.ENCODES
-
-# What breaking a rule the encoder accepts leads to, with the evidence. Rules not here and not enforced
-# on the arch (the sm90 driver's omissions, tensormap_model.DRIVER_IGNORED_ON) are "unknown": the encoder
-# takes the map and nothing we have observed says what a copy through it does.
-RUNTIME = {
-    "tma.map.element_strides_inner": (
-        "ok", "elementStrides[0] is ignored: the H100 loaded the same bytes for every value "
-              "(tests/hardware/tma_loads_sm90.json.gz; the CUDA Driver API's cuTensorMapEncodeTiled "
-              "calls it ignored)"),
-    "tma.map.copy_direction": (
-        "unknown", "PTX 5.5.7 names the direction a mode is for; what a copy the other way does is not stated"),
-    "tma.load.coord0_16B": (
-        "trap", "the H100 stopped every tiled load whose first column was off 16 bytes with 'an illegal "
-                "instruction was encountered' (tests/hardware/tma_loads_sm90.json.gz)"),
-    "tma.load.packed_coord0": (
-        "unknown", "PTX 5.5.1.1 asks it; no machine here loads packed types (the H100's driver refuses them)"),
-}
-
 
 # --- Labels ---------------------------------------------------------------------------------------------
 def _element_bytes(document: dict):
@@ -197,17 +180,19 @@ class Placements:
         return memo[key]
 
 
-def _runtime_outcome(rule_id: str, document: dict, memo: Optional[dict] = None):
-    """(outcome, witness) of breaking a rule the encoder accepts."""
+def _runtime_outcome(rule_id: str, arch: str, document: dict, memo: Optional[dict] = None):
+    """(outcome, witness) of breaking a rule the encoder accepts: the rule's recorded consequence
+    (spec.rule.Rule.outcome_on), with the witness a wrong-data outcome needs."""
+    outcome, why = rule_outcome(rule_id, arch)
     if rule_id == "tma.box.destination_alignment":
-        return "trap", {"note": f"destination {document['smemAddress']:#x} is off 128 bytes: the H100 stopped such "
-                                "copies with 'misaligned address' (tests/hardware/tma_loads_sm90.json.gz)"}
-    if rule_id == "tma.map.smem_alignment":
+        return outcome, {"note": f"destination {document['smemAddress']:#x} is off 128 bytes: {why}"}
+    if outcome == "wrong-data":                  # tma.map.smem_alignment: the element that lands elsewhere
         if document["smemAddress"] % 128:        # the copy traps first (tma.box.destination_alignment)
             return "unknown", {"note": "the copy traps before anyone reads it"}
         witness = misplaced_element(document, memo)
         return ("wrong-data", witness) if witness else ("ok", None)
-    outcome, why = RUNTIME.get(rule_id, ("unknown", "the encoder accepts it; no observation of a copy"))
+    if outcome == "unknown" and why.startswith("nothing recorded"):
+        why = "the encoder accepts it; no observation of a copy"
     return outcome, {"note": why}
 
 
@@ -225,7 +210,7 @@ def label(document: dict, arch: str, expect=None, memo: Optional[dict] = None) -
                      driver_result="CUDA_ERROR_INVALID_VALUE")
     if refusal:
         return Label(ids, "refused", refusal)
-    outcomes = [_runtime_outcome(rule_id, document, memo) for rule_id in ids]
+    outcomes = [_runtime_outcome(rule_id, arch, document, memo) for rule_id in ids]
     outcome = worst(o for o, _ in outcomes)
     witness = next((w for o, w in outcomes if o == outcome), None)
     return Label(ids, outcome, witness)

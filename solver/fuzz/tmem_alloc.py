@@ -37,19 +37,18 @@ from spec.tmem import alloc as spec_alloc
 
 from solver.model import tmem_alloc as model
 from solver.fuzz.engine import Stats, anchored, exactly
-from solver.fuzz.outcome import Label
+from spec.rule import CATALOGUE
+
+from solver.fuzz.outcome import Label, outcome_ids, rule_outcome
 
 RULE_IDS = model.RULE_IDS
 ARCHES = model.ARCHES           # the GPUs with tensor memory; `fuzz --arch sm90` is refused for this target
 MAX_OPS = model.MAX_OPS
 ALLOC, DEALLOC, RELINQUISH = "alloc", "dealloc", "relinquish_alloc_permit"
-# What each broken rule leads to, worst first (solver/fuzz/outcome.py). No rule of a sequence is one the
-# manual calls undefined behaviour: it says "must", "should" or "illegal", and nothing of what follows.
-REFUSED = frozenset({"tmem.alloc.cta_group_uniform"})       # ptxas: one .cta_group per function
-HANGS = frozenset({"tmem.alloc.capacity"})                  # tcgen05.alloc blocks (9.7.16.7.1)
-HANG_NOTE = ("tcgen05.alloc blocks until the columns it asks for are free (PTX 9.7.16.7.1); the operations "
-             "after it in this CTA's sequence wait for it, so none frees them: it waits forever")
-OUTCOME_RULES = (("refused", REFUSED, {"by": "ptxas"}), ("hang", HANGS, {"note": HANG_NOTE}))   # worst first
+# What each broken rule leads to is the rule's record (spec.rule.Rule.outcome_on: ptxas refuses a kernel mixing
+# .cta_group::1 and ::2; an alloc past 512 columns hangs). No rule of a sequence is one the manual calls
+# undefined behaviour: it says "must", "should" or "illegal", and nothing of what follows.
+LABELLED_OUTCOMES = ("refused", "hang")          # worst first: the outcomes a sequence's rules lead to
 UNKNOWN_NOTE = ("ptxas accepts the kernel; the manual states the rule (PTX 9.7.16.1.2, 9.7.16.7.1) but not what "
                 "happens when it is broken; no GPU here runs tcgen05 to observe it")
 
@@ -127,10 +126,13 @@ def label(case: dict, arch: str, expect=None) -> Optional[Label]:
         return None
     if not ids:
         return Label(ids, "ok", None)
-    for outcome, rule_ids, extra in OUTCOME_RULES:
+    for outcome in LABELLED_OUTCOMES:
+        rule_ids = outcome_ids(ids, arch, outcome)
         breaches = [(i, v) for i, v in found if v.rule.id in rule_ids]
         if breaches:
             others = [i for i in ids if i not in rule_ids]
+            why = rule_outcome(rule_ids[0], arch)[1]
+            extra = {"by": CATALOGUE[rule_ids[0]].enforced_by} if outcome == "refused" else {"note": why}
             return Label(ids, outcome, witness_of(breaches, **extra, **({"also": others} if others else {})))
     return Label(ids, "unknown", witness_of(found, note=UNKNOWN_NOTE))
 

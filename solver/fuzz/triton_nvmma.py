@@ -12,8 +12,8 @@ broken instruction steps), each kept only when the judge (solver/fuzz/compilers/
 swizzle width with every dtype and both majornesses.
 
 Labels (spec through the judge): the broken rules; the outcome "refused" when one of them is a rule
-ptxas enforces on the arch (sm90's wgmma form: the type's transposition, K, N; solver/fuzz/outcome.py
-PTXAS_REFUSES), else "unknown" (tcgen05 carries these in the run-time instruction descriptor: no tool
+ptxas enforces on the arch (sm90's wgmma form: the type's transposition, K, N; the rule's record,
+spec.rule.Rule.refused_on), else "unknown" (tcgen05 carries these in the run-time instruction descriptor: no tool
 sees them, and the manual does not say what happens); "ok" when none is broken. A valid case is one
 whose operand breaks no rule; whether the descriptor then reads Triton's own tile (desc.tile.reads)
 needs Triton's layout, which is the adapter's campaign's question, not this target's.
@@ -33,7 +33,7 @@ from spec.rules import SpecError, all_rules
 from solver.model import triton_nvmma as model
 from solver.fuzz.compilers import triton as judge
 from solver.fuzz.engine import Stats, anchored, exactly
-from solver.fuzz.outcome import PTXAS_REFUSES, Label, mma_instruction
+from solver.fuzz.outcome import Label, mma_instruction, refused_ids
 
 RULE_IDS = model.RULE_IDS
 ARCHES = model.ARCHES
@@ -98,7 +98,7 @@ def label(case: dict, arch: str, expect=None) -> Optional[Label]:
         raise SpecError("case", case, f"judged by {', '.join(unknown)}, no catalogue rule", "triton.case")
     if not ids:
         return Label(ids, "ok", None)
-    refused = [i for i in ids if i in PTXAS_REFUSES.get(arch, ())]
+    refused = refused_ids(ids, arch, "ptxas")
     if refused:
         others = [i for i in ids if i not in refused]
         return Label(ids, "refused", {"by": "ptxas", "instruction": mma_instruction(arch), "rules": refused,

@@ -23,7 +23,7 @@ OBSERVED_DRIVERS = {
 def enforced(rule_id: str, arch: str = "sm100") -> bool:
     """Does the driver's encoder on this architecture refuse arguments that break this rule?"""
     r = CATALOGUE[rule_id]
-    return r.enforced_by == "driver" and arch not in r.not_enforced_on
+    return r.enforced_by == "driver" and r.refused_on(arch)
 
 
 def not_enforced_on(arch: str) -> frozenset:

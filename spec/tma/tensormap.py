@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from spec.rule import Violation, check_all, rule
+from spec.rule import Consequence, Violation, check_all, rule
 from spec.tma import swizzle as tma_swizzle
 from spec.tma.driver import enforced  # noqa: F401  (tensormap.enforced: the callers' name)
 from spec.tma.tensormap_params import (  # noqa: F401  (re-exported: callers use tensormap.<name>)
@@ -308,7 +308,10 @@ ELEMENT_STRIDES_INNER = _map_rule(
     note="The driver documentation says instead that the first element 'is ignored since TMA doesn't "
          "support the stride for dimension zero': the encoder accepts another value and the copy then "
          "loads boxDim[0] elements, not ceil(boxDim[0] / stride), as the H100 did "
-         "(tests/hardware/tma_loads_sm90.json.gz, rule tma.place.tiled): a warning, not a refusal.")
+         "(tests/hardware/tma_loads_sm90.json.gz, rule tma.place.tiled): a warning, not a refusal.",
+    consequences=[Consequence("ok", "elementStrides[0] is ignored: the H100 loaded the same bytes for every "
+                              "value (tests/hardware/tma_loads_sm90.json.gz; the CUDA Driver API's "
+                              "cuTensorMapEncodeTiled calls it ignored)")])
 
 
 @ELEMENT_STRIDES_INNER.checker(subject=SUBJECT)
@@ -897,7 +900,10 @@ COORD0_ALIGNMENT = rule(
     note="Not in the manual. On the H100 every tiled load whose first column was off a 16-byte boundary "
          "stopped with 'an illegal instruction was encountered' (649 loads of a first run: 1, 2 and 4-byte "
          "elements, inside the tensor and partly outside, coordinates -2, 4, ...; 12 kept in the record), "
-         "and every aligned one ran.")
+         "and every aligned one ran.",
+    # seen on an H100 only; taken for every arch, as the TMA unit's copy path is the same family's
+    consequences=[Consequence("trap", "the H100 stopped every tiled load whose first column was off 16 bytes "
+                              "with 'an illegal instruction was encountered' (tests/hardware/tma_loads_sm90.json.gz)")])
 
 
 @COORD0_ALIGNMENT.checker(subject="tma_box")
@@ -926,7 +932,9 @@ PACKED_COORD0 = rule(
     "memory) starts at a tensor coordinate along dimension 0 that is a multiple of 128, the values one "
     "box row holds (tma.map.packed_box).", subject="tensormap", enforced_by="nobody",
     note="The encoder cannot see a copy's coordinates. The H100's driver refuses the packed types, so no "
-         "machine here can load them: what a copy at another coordinate does only a Blackwell GPU could show.")
+         "machine here can load them: what a copy at another coordinate does only a Blackwell GPU could show.",
+    consequences=[Consequence("unknown", "PTX 5.5.1.1 asks it; no machine here loads packed types (the H100's "
+                              "driver refuses them)")])
 
 
 @PACKED_COORD0.checker
@@ -952,7 +960,9 @@ DESTINATION = rule(
          "stopped with 'misaligned address' (12 loads, swizzle NONE and 128B), while boxes placed at every "
          "128-byte offset of the swizzle repeat landed right. The repeat alignment that rule "
          "tma.map.smem_alignment asks is about readers that assume phase 0, not about the copy. The "
-         "encoder cannot see the destination: nobody refuses it before run time.")
+         "encoder cannot see the destination: nobody refuses it before run time.",
+    consequences=[Consequence("trap", "the H100 stopped copies to destinations off 128 bytes with 'misaligned "
+                              "address' (tests/hardware/tma_loads_sm90.json.gz)")])
 DESTINATION_ALIGNMENT = 128
 
 
@@ -992,7 +1002,10 @@ SMEM_ALIGNMENT = _map_rule(
     note="Off the repeat boundary the swizzle phase follows the absolute address (PTX ISA 5.5.7; observed on "
          "the H100, rule tma.place.tiled), so a reader assuming phase 0 reads wrong data; a descriptor with "
          "base offset 0 reads it right (rule readmap.swizzle_phase). Not an encoder argument: a warning. The "
-         "128 bytes every destination needs, swizzled or not, are rule tma.box.destination_alignment.")
+         "128 bytes every destination needs, swizzled or not, are rule tma.box.destination_alignment.",
+    consequences=[Consequence("wrong-data", "the swizzle phase follows the absolute address (PTX ISA 5.5.7; "
+                              "H100, rule tma.place.tiled): a reader that starts the pattern at the destination "
+                              "finds an element elsewhere")])
 
 
 @SMEM_ALIGNMENT.checker
@@ -1012,7 +1025,9 @@ COPY_DIRECTION = _map_rule(
     "CUtensorMapSwizzle, CUtensorMapDataType", enforced_by="nobody",
     statement="When the copy direction is given: 128B_ATOM_32B_FLIP_8B and dataType 16U4_ALIGN16B are for "
     "global -> shared copies only; 16U6_ALIGN16B with 128B_ATOM_64B for shared -> global copies only.",
-    note="A property of the copy instruction, not of the map: the encoder cannot see it (a warning).")
+    note="A property of the copy instruction, not of the map: the encoder cannot see it (a warning).",
+    consequences=[Consequence("unknown", "PTX 5.5.7 names the direction a mode is for; what a copy the other "
+                              "way does is not stated")])
 
 
 def _direction_only(p: TensorMapParams) -> Optional[tuple]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from spec.rule import SpecError, Violation, rule
+from spec.rule import Consequence, SpecError, Violation, rule
 from spec.tmem.address import COLUMNS
 
 MIN_COLUMNS = 32
@@ -276,7 +276,10 @@ CAPACITY = rule(
     "tmem.alloc.capacity", "PTX 9.7.16.1; PTX 9.7.16.7.1",
     "At most 512 columns are allocated at once; an alloc that asks for more blocks until enough columns "
     "are freed (in a single sequence with no dealloc in between: forever).",
-    subject="tmem_alloc_sequence", enforced_by="nobody")
+    subject="tmem_alloc_sequence", enforced_by="nobody",
+    consequences=[Consequence("hang", "tcgen05.alloc blocks until the columns it asks for are free (PTX "
+                              "9.7.16.7.1); the operations after it in this CTA's sequence wait for it, so none "
+                              "frees them: it waits forever")])
 
 
 @CAPACITY.checker
