@@ -14,7 +14,7 @@ Every command of the command line is also a function, with its flags as keywords
 whose .to_json() is the command's --json (layoutproof.commands, layoutproof.results):
 
     from layoutproof import commands as lpc
-    lpc.recipe(arch="sm90", dtype="bf16", major="K", mn=128, k=64, swizzle="128B", smem_address=0x400)
+    lpc.recipe(arch="sm90", dtype="bf16", major="K", mn=128, k_tile=64, swizzle="128B", smem_address=0x400)
     lpc.tma_place(swizzle="128B", dtype="bf16", box=(64, 8), smem_address=0x400).offsets
 
 Hypothesis strategies for testing your own layout code are layoutproof.strategies.

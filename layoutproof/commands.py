@@ -3,7 +3,7 @@ typed result back (layoutproof.results), whose `.to_json()` is the document the 
 --json.
 
     from layoutproof import commands as lpc
-    r = lpc.recipe(arch="sm90", dtype="bf16", major="K", mn=128, k=64, swizzle="128B", smem_address=0x400)
+    r = lpc.recipe(arch="sm90", dtype="bf16", major="K", mn=128, k_tile=64, swizzle="128B", smem_address=0x400)
     r.ok, r.exit_status            # True, 0: what the command's exit status says
     r.mma["slices"][1]["rows"]     # [64, 127]: warpgroup 1's rows
     r.to_json()                    # == json.loads(`layoutproof recipe ... --json`)
@@ -93,6 +93,12 @@ def _arguments(parser) -> dict:
     return found
 
 
+def _older_keywords(parser) -> dict:
+    """{keyword: action} of the older spellings a command still takes (start_address for --smem-address)."""
+    return {spelling.lstrip("-").replace("-", "_"): action for action in parser._actions
+            for spelling in action.option_strings[1:] if spelling.startswith("--")}
+
+
 def _words_of(value) -> list:
     """A value as the command line spells it: numbers in decimal, lists comma-separated."""
     if isinstance(value, bool):
@@ -106,10 +112,11 @@ def argv_of(words: tuple, parser, options: dict) -> list:
     """The command line that `options` (keyword -> Python value) spell for this command."""
     from spec.rule import SpecError
     known = _arguments(parser)
+    older = _older_keywords(parser)
     argv = list(words)
     positional = []
     for name, value in options.items():
-        action = known.get(name)
+        action = known.get(name) or older.get(name)
         if action is None:
             from solver.cli.args import did_you_mean
             raise SpecError(name, value, f"{' '.join(words)} takes no such argument{did_you_mean(name, known)}; "

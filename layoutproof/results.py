@@ -87,6 +87,7 @@ class Synth(CommandResult):
     excluded: Optional[dict] = None
     violations: Optional[list] = None
     solutions: Optional[list] = None
+    hint: Optional[str] = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +100,8 @@ class Check(CommandResult):
     violations: Optional[list] = None
     fix: Optional[dict] = None
     suggested_descriptor: Optional[str] = None
+    reason: Optional[str] = None
+    hint: Optional[str] = None
 
 
 @dataclass(frozen=True, kw_only=True)

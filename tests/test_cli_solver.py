@@ -187,4 +187,4 @@ def test_recipe_instr_n_zero_breaks_the_n_rule_not_the_m_rule(capsys):
 
 def test_recipe_instr_negative_n_is_malformed_and_names_n(capsys):
     code, _, err = run(capsys, *RECIPE_SM100, "--instr", "128,-8")
-    assert code == 2 and err.startswith("layoutproof: error: n=-8") and err.count("\n") == 1
+    assert code == 2 and err.startswith("layoutproof: error: recipe: n=-8") and err.count("\n") == 1

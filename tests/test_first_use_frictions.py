@@ -57,7 +57,7 @@ def test_2_the_overlapping_tile_is_refuted_and_not_drawn_as_valid():
 
 # 3. recipe on sm90 ignored how wgmma reads: one descriptor set, no second warpgroup, no instruction.
 def test_3_an_sm90_recipe_gives_each_warpgroup_and_the_instruction():
-    status, out, _ = run("recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k", "64",
+    status, out, _ = run("recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
                          "--swizzle", "128B", "--smem-address", "0x400", "--instr", "128,128", "--json")
     document = json.loads(out)
     assert status == 0
@@ -65,7 +65,7 @@ def test_3_an_sm90_recipe_gives_each_warpgroup_and_the_instruction():
     a = [s for s in document["mma"]["slices"] if s["operand"] == "A"]
     assert [s["rows"] for s in a] == [[0, 63], [64, 127]]
     assert int(a[1]["descriptors"][0], 16) - int(a[0]["descriptors"][0], 16) == (64 * 128) >> 4
-    status, out, _ = run("recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k", "64",
+    status, out, _ = run("recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
                          "--swizzle", "128B", "--smem-address", "0x400", "--emit", "cuda")
     assert status == 0 and "cuTensorMapEncodeTiled" in out
 
@@ -85,7 +85,7 @@ def test_4_fuzz_examples_name_the_arch_and_out_says_what_it_wrote(tmp_path):
 
 # 5. Pictures that took 50 s and 310 MB: bounded, summarised past a readable size (test_picture_budget).
 def test_5_the_largest_recipe_picture_is_bounded(tmp_path):
-    status, _, err = run("recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "256", "--k", "256",
+    status, _, err = run("recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "256", "--k-tile", "256",
                          "--swizzle", "128B", "--smem-address", "0x400", "--svg", str(tmp_path / "r.svg"))
     assert status == 0, err
     assert os.path.getsize(tmp_path / "r.svg") < 20 * 1024 * 1024
@@ -98,7 +98,7 @@ def test_5_the_largest_recipe_picture_is_bounded(tmp_path):
     ["tma", "place", "--swizzle", "128B", "--dtype", "bf16", "--box", "64,8", "--smem-address", "0x400"],
     ["tmem", "plan", "--arch", "sm100", "--m", "128", "--n", "64", "--dtype", "f32"],
     ["tmem", "map", "--arch", "sm100", "--op", "ld", "--shape", "32x32b", "--num", "x1"],
-    ["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "k", "--mn", "64", "--k", "64", "--swizzle", "128B",
+    ["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "k", "--mn", "64", "--k-tile", "64", "--swizzle", "128B",
      "--smem-address", "0x400"],
 ])
 def test_6_one_vocabulary(argv):
@@ -111,7 +111,7 @@ def test_6_one_error_format_with_did_you_mean():
     lines = [run("recipe", "--arch", "sm90", "--dtyp", "bf16")[2], run("recipe", "--arch", "sm90", "--major", "kk")[2],
              run("desc", "decode", "--arch", "sm90", "0xg")[2], run("nosuch")[2]]
     assert all(line.startswith("layoutproof: error: ") and line.count("\n") == 1 for line in lines), lines
-    status, _, err = run("recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "X", "--mn", "64", "--k", "64",
+    status, _, err = run("recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "X", "--mn", "64", "--k-tile", "64",
                          "--swizzle", "128B", "--smem-address", "0x400")
     assert status == 2 and "operand.mn_extent" not in err
 

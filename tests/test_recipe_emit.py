@@ -62,7 +62,7 @@ def recipe_document(name: str) -> dict:
     arch, dtype, major, mn, k, swizzle, address, extra = RECIPES[name]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        main(["recipe", "--arch", arch, "--dtype", dtype, "--major", major, "--mn", str(mn), "--k", str(k),
+        main(["recipe", "--arch", arch, "--dtype", dtype, "--major", major, "--mn", str(mn), "--k-tile", str(k),
               "--swizzle", swizzle, "--smem-address", hex(address), *extra, "--json"])
     return json.loads(out.getvalue())
 
@@ -140,7 +140,7 @@ def test_the_mma_instruction_and_descriptor_words_are_in_every_form(documents):
     sm100 = documents["sm100-bf16-K-128B-instr"]
     text = recipe_emit.emit(sm100, "cuda")
     assert "tcgen05.mma" in text
-    assert re.search(rf"static const uint32_t idesc_\w+ = {sm100['instr_desc']['word']}u;", text)
+    assert re.search(rf"static __constant__ uint32_t idesc_\w+ = {sm100['instr_desc']['word']}u;", text)
 
 
 # --- cute: the emitted layouts are the TMA's, by pycute ---------------------------------------------------

@@ -86,12 +86,12 @@ def _run(argv):
 
 
 def test_cli_prints_the_instruction_and_takes_instr_on_sm90():
-    status, text = _run(["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k", "64",
+    status, text = _run(["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
                          "--swizzle", "128B", "--smem-address", "0x400", "--instr", "128,128"])
     assert status == 0
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in text
     assert text.count("proved (4096 elements)") == 2
-    status, out = _run(["recipe", "--arch", "sm100", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k", "64",
+    status, out = _run(["recipe", "--arch", "sm100", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
                         "--swizzle", "128B", "--smem-address", "0x400", "--instr", "128,256", "--json"])
     document = json.loads(out)
     assert status == 0 and document["mma"]["instruction"].startswith("tcgen05.mma.cta_group::1.kind::f16")
@@ -120,10 +120,10 @@ def test_ptxas_accepts_the_instruction_of_an_mn_major_recipe(tmp_path):
 
 
 def test_emit_prints_the_snippet_alone_and_refuses_with_exit_1():
-    status, text = _run(["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k", "64",
+    status, text = _run(["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
                          "--swizzle", "128B", "--smem-address", "0x400", "--emit", "cuda"])
     assert status == 0 and "cuTensorMapEncodeTiled(tensor_map," in text and "proof:" not in text
-    status, out = _run(["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k", "64",
+    status, out = _run(["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "128", "--k-tile", "64",
                         "--swizzle", "128B", "--smem-address", "0x480", "--emit", "cute", "--json"])
     document = json.loads(out)                 # 0x480 is off the 1024-byte repeat: refused, nothing to paste
     assert status == 1 and document["emit"]["text"] is None and document["emit"]["refused"]

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import sys
 
 from solver.cli import catalogue
@@ -217,7 +218,8 @@ def _unknown_flags(parser, argv) -> tuple:
     if any(isinstance(a, argparse._SubParsersAction) for a in parser._actions):
         return parser, []               # no command named yet: that is the error to report
     known = option_names(parser)
-    flags = [word.split("=", 1)[0] for word in argv if word.startswith("--") and word != "--"]
+    # a flag's shape: --name (a value such as --16 is a mistyped number, which its flag reports)
+    flags = [word.split("=", 1)[0] for word in argv if re.match(r"--[A-Za-z][\w-]*(=|$)", word)]
     return parser, [flag for flag in flags if not any(name.startswith(flag) for name in known)]
 
 
@@ -237,13 +239,31 @@ def _parse(parser, argv):
     return args
 
 
+def _command_prefix(words: str) -> str:
+    """`layoutproof: error: WORDS: `, the start of every error line of a command that has parsed."""
+    return ERROR_PREFIX + (f"{words}: " if words else "")
+
+
+def _without_prefix(text: str, words: str) -> str:
+    """A message without the command name it may begin with already (`layoutproof prove: ...`, `fuzz: ...`)."""
+    for prefix in (ERROR_PREFIX, f"layoutproof {words}: ", f"{words}: "):
+        if words and text.startswith(prefix):
+            text = text[len(prefix):]
+    return text
+
+
 def _main(argv) -> int:
     parser = build_parser(_modules_for(argv))
+    words = ""
     try:
         args = _parse(parser, argv)
+        words = _leaf_parser(parser, args).prog[len("layoutproof"):].strip()
         return args.run(args)
     except UsageError as error:
-        _error("", error)
+        if not words:                    # the parser's own line: already in the one format
+            _error("", error)
+        else:
+            _error(_command_prefix(words), _without_prefix(str(error), words))
         return EXIT_MALFORMED
     except OutputError as error:
         _discard_stdout()
@@ -253,7 +273,7 @@ def _main(argv) -> int:
         from spec.rule import SpecError
         if os.environ.get("LAYOUTPROOF_DEBUG") and not isinstance(error, SpecError):
             raise
-        _error(ERROR_PREFIX, error)
+        _error(_command_prefix(words), _without_prefix(str(error), words))
         return EXIT_MALFORMED
     except RecursionError:               # input nested deeper than any legal input is
         if os.environ.get("LAYOUTPROOF_DEBUG"):

@@ -259,11 +259,11 @@ def _crd(value) -> str:
     return "(" + ",".join(_crd(v) for v in value) + ")" if isinstance(value, list) else str(value)
 
 
-def synth_text(tile, outcome, violations: list) -> str:
+def synth_text(tile, outcome, violations: list, hint=None) -> str:
     head = (f"{tile.arch} {tile.major}-major {tile.dtype} MN={tile.mn} K={tile.k} from K offset "
             f"{tile.k_offset}, tile at {tile.start_address:#x}: {tile.layout.notation()}")
     if outcome.status != "found":
-        return head + "\nno descriptor: " + outcome.reason
+        return head + (f"\nhint: {hint}" if hint else "") + "\nno descriptor: " + outcome.reason
     d = outcome.descriptor
     lines = [head, descriptor_table(d, violations)]
     if outcome.ignored:
@@ -274,6 +274,10 @@ def synth_text(tile, outcome, violations: list) -> str:
 
 
 def check_text(report: dict) -> str:
+    if report["match"] and report["violations"]:       # the addresses agree, but no instruction reads so
+        return (f"{report['descriptor']} reads every element where the tile has it, but the read breaks "
+                f"{len(report['violations'])} rule{'' if len(report['violations']) == 1 else 's'}:\n"
+                + violations_text(report["violations"]))
     if report["match"]:
         return f"{report['descriptor']} reads the tile: every element matches\n" + \
             violations_text(report["violations"])
@@ -284,6 +288,8 @@ def check_text(report: dict) -> str:
         lines.append("change: " + ", ".join(f"{k} {v['from']} -> {v['to']}" for k, v in report["fix"].items())
                      + f" (descriptor {report['suggested_descriptor']})")
     elif report.get("reason"):
+        if report.get("hint"):
+            lines.append(f"hint: {report['hint']}")
         lines.append(report["reason"])
     return "\n".join(lines)
 

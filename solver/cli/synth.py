@@ -37,7 +37,10 @@ def run_synth(args) -> int:
     tile = tile_from_args(args)
     outcome = synth.synthesize(tile, all_solutions=args.all)
     document = synth_document(tile, outcome, args.all)
-    render.emit(args, document, render.synth_text(tile, outcome, document.get("violations", [])))
+    hint = synth.other_major_hint(tile) if outcome.status != "found" else None
+    if hint:
+        document["hint"] = hint
+    render.emit(args, document, render.synth_text(tile, outcome, document.get("violations", []), hint))
     return EXIT_OK if outcome.status == "found" else EXIT_VIOLATION
 
 
@@ -143,8 +146,8 @@ def register(commands) -> None:
     recipe = add_command(
         commands, "recipe", run_recipe,
         examples=[
-            'layoutproof recipe --arch sm90 --dtype bf16 --major K --mn 128 --k 64 --swizzle 128B --smem-address 0x400',
-            'layoutproof recipe --arch sm100 --dtype bf16 --major K --mn 128 --k 64 --swizzle 128B --smem-address 0x400 --instr 128,256',
+            'layoutproof recipe --arch sm90 --dtype bf16 --major K --mn 128 --k-tile 64 --swizzle 128B --smem-address 0x400',
+            'layoutproof recipe --arch sm100 --dtype bf16 --major K --mn 128 --k-tile 64 --swizzle 128B --smem-address 0x400 --instr 128,256',
         ],
         help=summary("recipe"),
         description="Smem layout (CuTe notation), byte size and alignment, the TMA boxes and swizzle that "
@@ -154,8 +157,9 @@ def register(commands) -> None:
     add_dtype(recipe)
     add_major(recipe)
     recipe.add_argument("--mn", required=True, type=number, help="M or N extent of the tile")
-    recipe.add_argument("--k", "--k-tile", dest="k_tile", metavar="K", required=True, type=number,
-                        help="K extent of the tile, which several instructions read")
+    recipe.add_argument("--k-tile", dest="k_tile", metavar="K", required=True, type=number,
+                        help="K extent of the tile, which several instructions read (--k in synth and check is "
+                             "the K one instruction reads)")
     add_descriptor_swizzle(recipe)
     add_smem_address(recipe, "the tile's byte address")
     add_kind(recipe)

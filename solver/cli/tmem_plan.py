@@ -48,6 +48,10 @@ def run_plan(args) -> int:
     acc = tmem_plan.make_accumulator(args.m, args.n, args.dtype, args.cta_group, args.ws, args.column,
                                      args.lane_offset, args.sparse)
     warps = tmem_plan.check_warps(args.warps)
+    if args.registers > tmem_plan.REGISTERS_PER_THREAD:
+        raise SpecError("registers", args.registers, f"a thread has {tmem_plan.REGISTERS_PER_THREAD} registers "
+                        "(CUDA C++ Programming Guide, compute capabilities); no budget can be larger",
+                        ld_st.REGISTERS.id)
     at = None
     if args.at is not None:
         m, n = args.at

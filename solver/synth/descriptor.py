@@ -573,8 +573,8 @@ def _core_text(core: list, answer: str) -> str:
         return f"z3 says {answer}"
     elements = [name for name, _, _ in core]
     rules = sorted({rule for _, rule, _ in core} | {"desc.field.encoding", readmap.PHASE.id})
-    return (f"no fields meet {len(elements)} constraints together ({'; '.join(elements)}) under rules "
-            + ", ".join(rules))
+    count = f"{len(elements)} constraint" + ("" if len(elements) == 1 else "s")
+    return (f"no fields meet {count} together ({'; '.join(elements)}) under rules " + ", ".join(rules))
 
 
 def check(tile: Tile, desc: spec_descriptor.Descriptor) -> dict:
@@ -600,8 +600,42 @@ def check(tile: Tile, desc: spec_descriptor.Descriptor) -> dict:
         right = outcome.descriptor.fields_json()
         report["fix"] = {name: {"from": value, "to": right[name]} for name, value in desc.fields_json().items()
                          if right[name] != value and name not in outcome.ignored}
-        report["suggested_descriptor"] = outcome.descriptor.hex
+        report["suggested_descriptor"] = _with_changes(desc, report["fix"], tile, outcome.descriptor).hex
     else:
         report["fix"] = None
         report["reason"] = outcome.reason
+        hint = other_major_hint(tile)
+        if hint:
+            report["hint"] = hint
     return report
+
+
+def _with_changes(desc: spec_descriptor.Descriptor, fix: dict, tile: Tile, found: spec_descriptor.Descriptor):
+    """The user's descriptor with only the fields `fix` names changed (a field the tile never reads keeps
+    its value, so the suggestion differs from the word given exactly as the "change:" line says), when it
+    reads the tile; else the descriptor synth found."""
+    fields = {**desc.fields_json(), **{name: change["to"] for name, change in fix.items()}}
+    try:
+        changed = spec_descriptor.encode(desc.arch, fields["start_address"], fields["leading_byte_offset"],
+                                         fields["stride_byte_offset"], fields["swizzle"], fields["base_offset"],
+                                         fields["lbo_mode"])
+    except SpecError:
+        return found
+    op = readmap.make_operand(changed, tile.dtype, tile.major, tile.mn, tile.k, tile.kind)
+    reads = readmap.read_addresses(op)
+    return changed if reads == tile.targets() else found
+
+
+def other_major_hint(tile: Tile) -> Optional[str]:
+    """When no descriptor reads the tile as given but one does with the other --major: say so (a K-major
+    layout checked as MN-major is a common slip)."""
+    other = "MN" if tile.major == "K" else "K"
+    try:
+        swapped = make_tile(tile.arch, tile.dtype, other, tile.mn, tile.layout, tile.start_address, tile.k,
+                            tile.k_offset, tile.kind)
+        found = synthesize(swapped)
+    except SpecError:
+        return None
+    if found.status != "found":
+        return None
+    return f"with --major {other} the tile is read by {found.descriptor.hex}: is the layout {other}-major?"

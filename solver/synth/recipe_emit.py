@@ -6,7 +6,8 @@ emit(document, form) renders the recipe document (solver.synth.recipe.as_json, w
 
   cuda    C++ host code: a function that calls cuTensorMapEncodeTiled (cuda.h) for the recipe's TMA box,
           the global tensor's address, extents and row stride as its parameters; the descriptor words as
-          `static const uint64_t desc_<tile>[]`, one per k-step (and one array per MMA slice);
+          `static __constant__ uint64_t desc_<tile>[]` (a kernel reads them), one per k-step (and one array
+          per MMA slice);
   cute    C++ with CuTe: the smem layout as CuTe types, the same map as the recipe's notation (the
           conventions below), and the descriptor words as constants;
   triton  Python for Triton Gluon: the NVMMASharedLayout and TMA block shape that give the recipe's tile,
@@ -218,7 +219,9 @@ def c_comment(text: str) -> str:
 
 def c_descriptor_array(name: str, what: str, words: list) -> str:
     entries = ", ".join(f"0x{word:016x}ull" for word in words)
-    return f"static const uint64_t {name}[{len(words)}] = {{{entries}}};  // {comment_text(what)}"
+    # __constant__: a kernel reads the words directly (a host `static const` array is not visible in device
+    # code); the host reads them back with cudaMemcpyFromSymbol if it needs them
+    return f"static __constant__ uint64_t {name}[{len(words)}] = {{{entries}}};  // {comment_text(what)}"
 
 
 def cuda_snippet(document: dict) -> str:
@@ -258,7 +261,7 @@ def c_descriptor_lines(document: dict, prefix: str) -> list:
         lines += [c_comment(f"tcgen05.mma instruction descriptor (PTX ISA 9.7.16.4.2): M={idesc['m']} N={idesc['n']}, "
                             f"cta_group::{idesc['cta_group']}, A {idesc['a_major']}-major, B {idesc['b_major']}-major, "
                             f"D {idesc['d_type']}"),
-                  f"static const uint32_t i{prefix} = {int(idesc['word'], 16):#010x}u;"]
+                  f"static __constant__ uint32_t i{prefix} = {int(idesc['word'], 16):#010x}u;"]
     return lines
 
 

@@ -276,7 +276,8 @@ def plan(acc: Accumulator, warps=DEFAULT_WARPS, budget: int = DEFAULT_REGISTERS,
     if missing:
         spans = ", ".join(f"lanes {32 * q}..{32 * q + 31} (warps w with w % 4 == {q})" for q in missing)
         result.reason = (f"tmem.access.lane_quarter: D lies in {spans}; none of warps "
-                         f"{','.join(map(str, warps))} may access them")
+                         f"{','.join(map(str, warps))} may access them (warps are named by their index in the "
+                         f"CTA: 0,1,2,3 is warpgroup 0, 4,5,6,7 warpgroup 1)")
         result.rules = [tmem_address.LANE_QUARTER.id]
         return result
     best = None
