@@ -85,7 +85,7 @@ def test_a_wrong_builder_is_caught_with_the_whole_story(tmp_path):
     report = run.stdout
     assert run.returncode == 1, report + run.stderr
     found = re.search(r"E\s+AssertionError: the descriptors read the tile differently: element \(mn=(\d+), k=(\d+)\) "
-                      r"is read at (0x[0-9a-f]+) by the built, at (0x[0-9a-f]+) by the expected", report)
+                      r"is read at (0x[0-9a-f]+) by built, at (0x[0-9a-f]+) by expected", report)
     assert found, report
     mn, k, read_built, read_expected = int(found[1]), int(found[2]), int(found[3], 16), int(found[4], 16)
     tile = re.search(r"E\s+tile:\s+sm90 bf16 K-major mn=(\d+) k=16 at (0x[0-9a-f]+): "

@@ -291,7 +291,7 @@ def test_a_disagreement_names_the_tile_both_descriptors_and_the_element():
     # element (8, 0): the second row group at start + SBO; 128B swizzle XORs bits [4,7) with the line index
     # bits [7,10) (PTX 9.7.16.10.6), 0 for lines 16 and 17 here: 0x400 + 0x440 = 0x840, 0x400 + 0x400 = 0x800
     assert "element (mn=8, k=0)" in lines[0]
-    assert "0x840 by the built" in lines[0] and "0x800 by the expected" in lines[0]
+    assert "0x840 by built" in lines[0] and "0x800 by expected" in lines[0]
     assert "sm90 bf16 K-major mn=64 k=16 at 0x400: Sw<3,4,3> o ((8,8),(64,1)):((64,512),(1,0))" in lines[1]
     assert f"{built:#018x}" in lines[2] and "stride_byte_offset=0x440" in lines[2] and "swizzle=128B" in lines[2]
     assert f"{expected:#018x}" in lines[3] and "stride_byte_offset=0x400" in lines[3]

@@ -347,6 +347,21 @@ def add_kind(p) -> None:
 MAX_DOCUMENT_BYTES = 1024 * 1024     # every document a command reads is far smaller (a tensor map: ~1 KiB)
 
 
+def _bundled_or_path(path: str) -> str:
+    """`path`, or, where no such file exists, the bundled example it names (`tiled_bf16`,
+    `examples/tma_box_128b_bf16.json` outside a checkout: layoutproof.example_path), so that the docs'
+    examples run after `pip install` too."""
+    import os
+    if os.path.exists(path) or not path:
+        return path
+    import layoutproof
+    name = os.path.basename(path)
+    try:
+        return layoutproof.example_path(name)
+    except ValueError:
+        return path                # the open then says what is wrong with the path the user gave
+
+
 def read_text_document(path: str, field_name: str, rule_id: str = "", limit: int = MAX_DOCUMENT_BYTES) -> str:
     """The text of file `path` (stdin for '-'), at most `limit` bytes; unreadable, too large, not UTF-8
     or no standard input: malformed input reported against `field_name`."""
@@ -357,7 +372,7 @@ def read_text_document(path: str, field_name: str, rule_id: str = "", limit: int
             stream = getattr(sys.stdin, "buffer", None)
             data = stream.read(limit + 1) if stream is not None else sys.stdin.read(limit + 1)
         else:
-            with open(path, "rb") as handle:
+            with open(_bundled_or_path(path), "rb") as handle:
                 data = handle.read(limit + 1)
         if len(data) > limit:
             raise SpecError(field_name, path, f"larger than {limit} bytes: not a document this command reads",

@@ -49,7 +49,7 @@ def build_parser(modules=COMMAND_MODULES) -> Parser:
         "Formal model and constraint checker for NVIDIA tensor-core memory layouts: shared-memory "
         "descriptors, swizzles, TMA tensor maps. Prove layout properties, synthesize descriptors and "
         "boxes, fuzz compilers. Every command takes --json. Exit 0 valid, 1 breaks a rule (or no "
-        "solution), 2 malformed input, 3 internal error. The contract: docs/CLI.md."))
+        "solution), 2 malformed input, 3 internal error. The contract: docs/CLI.md (installed as layoutproof/docs/CLI.md)."))
     top.add_argument("--version", action=_Version)
     commands = top.add_subparsers(dest="command", required=True, parser_class=Parser)
     for name in modules:

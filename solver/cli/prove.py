@@ -163,7 +163,7 @@ def register(commands) -> None:
     p = add_command(
         commands, "prove", run,
         examples=[
-            'layoutproof prove k48.contained --no-save',
+            'layoutproof prove k48.contained',
             'layoutproof prove --layout "Sw<3,4,3> o (64,64):(64,1)" --dtype bf16 injective',
         ],
         help=summary("prove"),

@@ -415,7 +415,8 @@ def tma_box_text(document: dict, rows: int, inner: int, arch: str) -> str:
     along_inner, along_rows = document["loads_along"] or (None, None)
     return (f"{document['dataType']} tile {rows} x {inner} on {arch}: swizzle "
             f"{document['swizzle']}, box {document['box']} ({document['bytes_per_load']} bytes per load), "
-            f"{document['loads']} loads ({along_inner} along the inner extent x {along_rows} along the rows)")
+            f"{document['loads']} load{'' if document['loads'] == 1 else 's'} ({along_inner} along the inner "
+            f"extent x {along_rows} along the rows)")
 
 
 # --- tmem ----------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ TMA_ARCH_HELP = "sm90, sm100 or sm103"
 def read_params_document(path: str):
     """The JSON document of --tensormap (a file, or stdin for '-'); unreadable or not JSON: malformed."""
     from spec.tma import tensormap
-    return read_json_document(path, "params", tensormap.PARAMS.id)
+    return read_json_document(path, "tensormap", tensormap.PARAMS.id)
 
 
 def run_schema(args) -> int:

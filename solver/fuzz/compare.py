@@ -174,7 +174,7 @@ def reads_message(first, second, tile: dict, arch: Optional[str] = None,
     width = max(len(name) for name in names) + 1
     return "\n".join([
         f"the descriptors read the tile differently: element (mn={found.mn}, k={found.k}) is read at "
-        f"{found.first_address:#x} by the {names[0]}, at {found.second_address:#x} by the {names[1]} "
+        f"{found.first_address:#x} by {names[0]}, at {found.second_address:#x} by {names[1]} "
         f"({found.differing} of {found.elements} elements differ)",
         f"  {'tile:':<{width + 1}} {describe_tile(case, arch)}",
         f"  {names[0] + ':':<{width + 1}} {describe_descriptor(a)}",
@@ -194,7 +194,7 @@ def assert_same_reads(first, second, tile: dict, arch: Optional[str] = None,
     >>> assert_same_reads(0x4000004000010040, 0x4000004100010040, tile, names=("built", "expected"))
     Traceback (most recent call last):
     ...
-    AssertionError: the descriptors read the tile differently: element (mn=8, k=0) is read at 0x800 by the built, at 0x810 by the expected (896 of 1024 elements differ)
+    AssertionError: the descriptors read the tile differently: element (mn=8, k=0) is read at 0x800 by built, at 0x810 by expected (896 of 1024 elements differ)
       tile:      sm90 bf16 K-major mn=64 k=16
       built:     0x4000004000010040  start_address=0x400 leading_byte_offset=0x10 stride_byte_offset=0x400 base_offset=0 swizzle=128B
       expected:  0x4000004100010040  start_address=0x400 leading_byte_offset=0x10 stride_byte_offset=0x410 base_offset=0 swizzle=128B

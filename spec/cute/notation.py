@@ -88,8 +88,9 @@ class _Parser:
         return Layout(shape, stride)
 
     def swizzle(self) -> Swizzle:
-        if not (self.accept("Swizzle") or self.accept("Sw")):
-            raise self.fail("'Sw<' or 'Swizzle<'")
+        # C++ CuTe prints Sw<B,M,S> (Swizzle<B,M,S> in code); the CuTe DSL prints S<B,M,S>
+        if not (self.accept("Swizzle") or self.accept("Sw") or self.accept("S")):
+            raise self.fail("'Sw<', 'Swizzle<' or 'S<'")
         self.expect("<")
         bits = self.integer()
         self.expect(",")

@@ -92,7 +92,7 @@ def _check_domain(sw: Swizzle):
     return None
 
 
-_SWIZZLE_TEXT = r"Sw<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>"
+_SWIZZLE_TEXT = r"S(?:wizzle|w)?<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>"    # Sw<, Swizzle<, S< (the CuTe DSL)
 
 
 def refuse_outside_cute(text) -> None:
