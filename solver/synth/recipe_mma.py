@@ -103,6 +103,9 @@ def sm90_reads(r, written: list, k_step: int, m: Optional[int], n: Optional[int]
                            "rows": [first, last], "descriptors": [w.hex for w in words],
                            "proof": check_slice(r, written, first, rows, words, k_step)})
     instruction = wgmma_instruction(r.dtype, r.major, n, k_step, a_major=r.major)
+    # one tile, read as A or as B: the other operand is another recipe (its own address and major-ness)
+    notes.append(f"this tile at {r.smem_address:#x} is read as A or as B; give the other operand its own recipe "
+                 f"(its address; imm-trans-a/b above take both as {r.major}-major); %scale_d is a predicate")
     return {"instruction": instruction, "shape": f"m{WGMMA_M}n{n}k{k_step}", "slices": slices, "notes": notes}
 
 
