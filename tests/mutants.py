@@ -33,6 +33,10 @@ def mutated_code(function, old: str, new: str):
 
 
 def swap(monkeypatch, function, old: str, new: str) -> None:
-    """Mutate `function` in place (restored by monkeypatch at the end of the test)."""
+    """Mutate `function` in place (restored by monkeypatch at the end of the test), with every fast path
+    off (spec.fast: a fast path inlines the definitions it was written against, so a mutant of one of them
+    is seen only by the references)."""
+    from spec import fast
     function = inspect.unwrap(function)
+    monkeypatch.setattr(fast, "ENABLED", False)
     monkeypatch.setattr(function, "__code__", mutated_code(function, old, new))

@@ -99,9 +99,11 @@ SAMPLES = [
 
 
 def _untimed(document):
-    """The document without what differs between two runs of one proof: prove's "seconds"."""
-    if isinstance(document, dict) and isinstance(document.get("results"), list):
-        return {**document, "results": [{k: v for k, v in r.items() if k != "seconds"} for r in document["results"]]}
+    """The document without what differs between two runs of one proof: prove's "seconds", wherever."""
+    if isinstance(document, dict):
+        return {k: _untimed(v) for k, v in document.items() if k != "seconds"}
+    if isinstance(document, list):
+        return [_untimed(v) for v in document]
     return document
 
 

@@ -190,11 +190,11 @@ def test_prove_rows_is_prove(case):
         wrong[target]["descriptor"] = f"{word:#018x}"
         tampered = recipe.Recipe(**{**r.__dict__, "instructions": wrong})
         assert_same(lambda: recipe._prove(tampered, None, per_row, d, k_inst),
-                    lambda: recipe._prove_rows(tampered, per_row, d, k_inst))
+                    lambda: recipe._prove_rows(tampered, None, per_row, d, k_inst))
     missing = [dict(i) for i in r.instructions]
     missing[-1].update(status="none", descriptor=None)
     tampered = recipe.Recipe(**{**r.__dict__, "instructions": missing})
-    assert recipe._prove_rows(tampered, per_row, d, k_inst) == recipe._prove(tampered, None, per_row, d, k_inst)
+    assert recipe._prove_rows(tampered, None, per_row, d, k_inst) == recipe._prove(tampered, None, per_row, d, k_inst)
 
 
 # --- spec.tma.im2col.placement_rows / placement_json, solver.cli.im2col.placement_text ---------------
@@ -338,13 +338,21 @@ def test_a_replaced_or_changed_tma_swizzle_reaches_the_batch(monkeypatch):
         [tma_swizzle.swizzle_byte_address("128B", a) for a in addresses]
 
 
+def _fast_paths_off(monkeypatch):
+    """What a test that changes a definition does (tests/mutants.py): spec.fast's one switch, off."""
+    from spec import fast
+    monkeypatch.setattr(fast, "ENABLED", False)
+
+
 def test_a_changed_swizzle_or_byte_reaches_tile_targets(monkeypatch):
     layout = recipe._layout("K", "128B", 64, 64, 64)
     tile = synth.Tile("sm90", "bf16", "K", 64, 16, 16, layout, 0x400, dtypes.default_kind(dtypes.dtype("bf16")))
     before = tile.targets()
+    _fast_paths_off(monkeypatch)
     monkeypatch.setattr(type(layout.swizzle), "__call__", lambda self, offset: offset)
     assert tile.targets() == tile.targets_reference() != before
     monkeypatch.undo()
+    _fast_paths_off(monkeypatch)
     monkeypatch.setattr(dtypes, "byte_in_chunk", lambda d, kind, i: 0)
     assert tile.targets() == tile.targets_reference() != before
 
@@ -352,6 +360,7 @@ def test_a_changed_swizzle_or_byte_reaches_tile_targets(monkeypatch):
 def test_a_changed_element_address_reaches_the_recipe_proof(monkeypatch):
     from spec.mma import readmap
     original = readmap.element_address
+    _fast_paths_off(monkeypatch)
     monkeypatch.setattr(readmap, "element_address", lambda op, mn, k, model="hardware": original(op, mn, k) + (k == 3))
     r = recipe.build("sm90", "bf16", "K", 64, 64, "128B", 0x400)
     assert r.proof["status"] == "refuted" and r.proof["element"] == [0, 3]
@@ -397,3 +406,17 @@ def test_desc_addresses_json_is_the_document_json_dumps_writes():
     op = readmap.make_operand(descriptor.decode("sm90", 0x4000004000010040), "bf16", "K", 256)
     assert document["addresses"] == readmap.read_addresses(op)
     assert out.getvalue() == json.dumps(document) + "\n"
+
+
+def test_the_fast_paths_are_registered_and_one_switch_turns_them_off():
+    """spec.fast (issue 30): each fast path is registered against its reference, and with fast paths off
+    every caller gets the reference."""
+    from spec import fast
+    from spec.cases import recipe_case
+    from solver.synth import recipe as recipe_module
+    found = fast.registered()
+    assert found[recipe_case.first_misread_by_element] is recipe_case.first_misread
+    assert found[recipe_module._prove] is recipe_module._prove_rows
+    with fast.references_only():
+        assert not fast.enabled() and fast.fastest(recipe_module._prove) is recipe_module._prove
+    assert fast.enabled() and fast.fastest(recipe_module._prove) is recipe_module._prove_rows

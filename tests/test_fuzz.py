@@ -364,7 +364,7 @@ def test_cli_count_is_capped_before_any_work_and_a_bad_out_is_exit_2(capsys, mon
 
 def test_progress_shows_on_a_terminal_only():
     import io
-    from solver.cli.progress import Progress
+    from solver.shell import Progress
 
     class Terminal(io.StringIO):
         def isatty(self):

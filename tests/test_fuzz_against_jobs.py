@@ -123,7 +123,7 @@ def test_a_command_that_is_not_there_is_one_line_exit_2(capsys, tmp_path):
 
 
 def test_too_many_jobs_and_an_unreachable_scheduler_are_one_line_exit_2(capsys, monkeypatch):
-    from solver.cli.args import MAX_JOBS
+    from solver.shell import MAX_JOBS
     code, out, err = _cli(capsys, ["fuzz", *CAMPAIGNS["desc-valid"], "--against", STAND_IN, "--jobs", str(MAX_JOBS + 1)])
     assert code == 2 and out == "" and err.count("\n") == 1 and "--jobs" in err
     monkeypatch.setattr(campaign, "CONNECT_SECONDS", 1)

@@ -58,7 +58,7 @@ def test_the_command_line_with_jobs_prints_the_same_bytes(capsys, small_chunks):
 def test_jobs_and_an_unreachable_scheduler_are_one_line_exit_2(capsys, monkeypatch):
     """--jobs has an upper bound checked before any process starts; a scheduler nobody answers at is a
     usage error after the connect timeout, not a hang or an internal error."""
-    from solver.cli.args import MAX_JOBS
+    from solver.shell import MAX_JOBS
     for argv in (["fuzz", "--target", "desc", "--arch", "sm90", "--jobs", str(MAX_JOBS + 1)],
                  ["prove", "k48", "--jobs", "100000000"]):
         assert main(argv) == 2

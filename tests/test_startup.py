@@ -11,7 +11,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LIGHT = {"solver", "solver.cli", "solver.cli.main", "solver.cli.parser", "solver.cli.catalogue", "layoutproof",
+LIGHT = {"solver", "solver.cli", "solver.cli.main", "solver.shell", "solver.cli.catalogue", "layoutproof",
          "layoutproof._version"}
 
 

@@ -17,8 +17,9 @@ from spec.mma import dtypes, readmap
 from spec.rule import SpecError, parse_number, shown
 from spec.tma import swizzle as tma_swizzle
 
-from solver.cli.parser import (ERROR_PREFIX, Parser, UsageError, closest, did_you_mean,  # noqa: F401 (re-exported)
-                               option_names, usage_error_line)
+from solver.shell import (ERROR_PREFIX, MAX_JOBS, HelpFormatter, Parser, UsageError, closest,  # noqa: F401
+                          did_you_mean, job_count, number, option_names, positive_number, signed_number,
+                          usage_error_line)   # (re-exported: the command modules take them from here)
 
 # Exit statuses (docs/CLI.md): 0 valid / found / as expected; 1 well-formed but breaks a rule, or no solution;
 # 2 malformed input (one line on stderr); 3 an internal error (a bug; one line, no traceback).
@@ -28,46 +29,6 @@ EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED, EXIT_INTERNAL = 0, 1, 2, 3
 def exit_status(violations) -> int:
     """EXIT_VIOLATION when any rule is broken, else EXIT_OK."""
     return EXIT_VIOLATION if violations else EXIT_OK
-
-
-# --- numbers ---------------------------------------------------------------------------------------------
-def _integer(text: str, minimum=None) -> int:
-    """Decimal or 0x-hex ('_' separators allowed: spec.rule.parse_number), at least `minimum`."""
-    try:
-        value = parse_number(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{shown(text)}: {error}") from None
-    if minimum == 0 and value < 0:
-        raise argparse.ArgumentTypeError(f"{shown(text)} is negative")
-    if minimum is not None and value < minimum:
-        raise argparse.ArgumentTypeError(f"{shown(text)}: must be at least {minimum}")
-    return value
-
-
-def number(text: str) -> int:
-    """A non-negative number, decimal or 0x-hex."""
-    return _integer(text, 0)
-
-
-def signed_number(text: str) -> int:
-    """A number that may be negative (coordinates, corners): spec/ checks its range."""
-    return _integer(text)
-
-
-def positive_number(text: str) -> int:
-    """A count: at least 1."""
-    return _integer(text, 1)
-
-
-MAX_JOBS = 256           # worker processes: far more than any machine this runs on has cores
-
-
-def job_count(text: str) -> int:
-    """--jobs: 1 to MAX_JOBS processes (checked before any is started)."""
-    value = _integer(text, 1)
-    if value > MAX_JOBS:
-        raise argparse.ArgumentTypeError(f"{shown(text)}: at most {MAX_JOBS} processes")
-    return value
 
 
 MAX_LIST_LENGTH = 64     # no list option takes more than a handful of numbers (a tensor has at most 5 dimensions)
@@ -239,7 +200,7 @@ def accumulator_dtype_name(text: str) -> str:
     try:
         return accumulator_dtype(text)
     except SpecError as error:
-        raise argparse.ArgumentTypeError(f"{shown(text)}: {error.problem}") from None
+        raise argparse.ArgumentTypeError(str(error)) from None      # the field, the problem and the rule
 
 
 def tcgen05_arch(text: str) -> str:

@@ -11,7 +11,7 @@ from solver.cli.catalogue import summary
 from solver.cli import render
 from solver.cli.args import (ARCHES, EXIT_OK, EXIT_VIOLATION, add_command, arch_name, command_text, job_count,
                              number, output_path, positive_number, shown)
-from solver.cli.progress import Progress
+from solver.shell import Progress
 from solver.fuzz import engine as fuzz
 
 FORMATS = ("jsonl", "cuda", "ptx")
@@ -215,7 +215,7 @@ def _say_written(paths: list, cases: int) -> None:
 
 def _stream(args, records) -> int:
     """Write each jsonl line as it is made (to stdout, flushed, or to DIR/cases.jsonl); the count made.
-    On a terminal, stderr shows the progress (solver.cli.progress)."""
+    On a terminal, stderr shows the progress (solver.shell.Progress)."""
     made = 0
     progress = Progress(f"fuzz {args.target}", args.count, "cases")
     try:

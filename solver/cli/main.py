@@ -17,7 +17,7 @@ import re
 import sys
 
 from solver.cli import catalogue
-from solver.cli.parser import ERROR_PREFIX, Parser, UsageError, did_you_mean, option_names, usage_error_line
+from solver.shell import ERROR_PREFIX, Parser, UsageError, did_you_mean, option_names, usage_error_line
 
 # Exit statuses (solver.cli.args, repeated here so that --help and --version import nothing more)
 EXIT_OK, EXIT_VIOLATION, EXIT_MALFORMED, EXIT_INTERNAL = 0, 1, 2, 3

@@ -584,7 +584,7 @@ def run(compiler: Compiler, cases: list, out_path: Optional[str], tally: Callabl
     write their rows to `out_path` in case order (no file: None; the rows are only tallied); returns
     {"summary": tally of every row (in order), "compiled", "cached", "compile_seconds" (wall time),
     "worker_seconds", "configs_per_second"}."""
-    from solver.cli.progress import Progress
+    from solver.shell import Progress
     cache = AnswerCache(cache_path, legacy_key)
     slots = jobs if client is None else max(1, sum(w.get("nthreads", 1) for w in
                                                    client.scheduler_info().get("workers", {}).values()))
@@ -875,7 +875,7 @@ class CampaignUsage(ValueError):
 
 
 def count_argument(text: str) -> int:
-    from solver.cli.args import positive_number
+    from solver.shell import positive_number
     import argparse
     value = positive_number(text)
     if value > MAX_CASES:
@@ -886,7 +886,7 @@ def count_argument(text: str) -> int:
 
 def add_arguments(parser, record_help: str, counterexamples_default: str) -> None:
     """The options of a distributed campaign (the compilers' own options stay in their mains)."""
-    from solver.cli.args import job_count
+    from solver.shell import job_count
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--jobs", type=job_count, default=os.cpu_count() or 1,
                        help="adapter processes on this machine, one per thread (1 to 256; default: the cores)")
@@ -974,7 +974,7 @@ def check_files(args) -> None:
 
 def main_guard(run_main: Callable[[], int], prog: str) -> int:
     """Run a campaign's main: a usage error is one line on stderr, exit 2."""
-    from solver.cli.args import UsageError
+    from solver.shell import UsageError
     try:
         return run_main()
     except (CampaignUsage, UsageError, AdapterError) as error:
@@ -994,7 +994,7 @@ def main(argv=None) -> int:
 
 def _main(argv=None) -> int:
     import importlib
-    from solver.cli.args import Parser
+    from solver.shell import Parser
     parser = Parser(prog=PROG, description="merge compiler campaigns (the --out files of runs with other seeds, "
                                            "on other machines, or cut short) into a recording and its "
                                            "counterexample file, each case once")

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import z3
 
+from spec import fast      # the fast-path switch only (no definition: the model stays written apart from spec)
+
 from solver.model.bitvec import bv
 from solver.model.swizzle import cute_swizzle
 
@@ -134,12 +136,15 @@ def destination_chunk_term(table, row, chunk):
     terms, so the result is the very term destination_chunk would build; the tests check it). Building the
     chain is most of the time of building a TMA swizzle term.
 
-    The key holds the table's cells, the function destination_chunk as this module names it now and its
-    code object, the sorts and the context: a test that replaces the function or its __code__ (tests/
-    mutants.py) or passes another table gets a template built by what it patched, never a stale one."""
+    The key holds the table's cells, the function destination_chunk as this module names it now, the sorts
+    and the context: a test that replaces the function or passes another table gets a template built by
+    what it patched; a test that mutates a definition turns fast paths off (spec.fast), and the term is
+    then built directly, never from a stale template."""
     function = destination_chunk
+    if not fast.enabled():
+        return function(table, row, chunk)
     cells = tuple(tuple(r) for r in table)
-    key = (cells, function, function.__code__, NOWHERE, row.sort(), chunk.sort(), row.ctx)
+    key = (cells, function, NOWHERE, row.sort(), chunk.sort(), row.ctx)
     entry = _DESTINATION_TEMPLATES.get(key)
     if entry is None:
         row0 = z3.Const("tma_swizzle.row", row.sort())

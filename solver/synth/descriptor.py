@@ -24,13 +24,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
+from spec import fast
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
 from spec.cute.layout import ComposedLayout, Layout
 from spec.cute.notation import parse_layout
 from spec.rules import SpecError
-from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, Swizzle
+from spec.cute.swizzle import DESCRIPTOR_SWIZZLES
 
 MAX_ROUNDS = 64
 # The direct path of synthesize (_direct); off, every answer comes from the Z3 search (tests compare the two).
@@ -69,9 +70,8 @@ class Tile:
         composed = isinstance(self.layout, ComposedLayout)
         layout = self.layout.layout if composed else self.layout
         base = self.layout.offset if composed else 0
-        if (d.bits * per_chunk != 128 or (composed and self.layout.swizzle.shift < 0)
-                or dtypes.byte_in_chunk.__code__ is not _BYTE_IN_CHUNK or Swizzle.__call__.__code__ is not _SWIZZLE_CALL):
-            return self.targets_reference()     # padding, a left shift, or a changed definition
+        if d.bits * per_chunk != 128 or (composed and self.layout.swizzle.shift < 0) or not fast.enabled():
+            return self.targets_reference()     # padding, a left shift, or fast paths off (a test's mutant)
         column = _mode_offsets(layout, 1, self.k_offset + self.k)       # L(0, j), j < k_offset + k
         first_k = column[self.k_offset]
         along_mn = [base + first_k + m for m in _mode_offsets(layout, 0, self.mn)[:self.mn]]
@@ -98,11 +98,6 @@ class Tile:
         return [[swizzle(self.start_address + byte(base + m + k)) for k in along_k] for m in along_mn]
 
 
-# What targets() inlines, as defined when this module was imported (a test may change either); and
-# readmap.first_misread, which ignored_fields takes to read an operand through its parts alone.
-_BYTE_IN_CHUNK = dtypes.byte_in_chunk.__code__
-_SWIZZLE_CALL = Swizzle.__call__.__code__
-_FIRST_MISREAD = readmap.first_misread.__code__
 
 # What a series of syntheses over one tile shares (a recipe: one per K step), kept only inside
 # `shared_work()`: layout offsets and Z3 read-map terms. Outside it nothing is kept, so a definition a
@@ -294,7 +289,7 @@ def ignored_fields(tile: Tile, targets: list, desc) -> list:
     reads every element right, so another value that leaves its read-map parts as they are does too)."""
     ignored = []
     fields = desc.fields_json()
-    parts = _read_parts(tile, desc) if readmap.first_misread.__code__ is _FIRST_MISREAD else None
+    parts = _read_parts(tile, desc) if fast.enabled() else None     # the operand read through its parts alone
     # One other value per field: far from any stride a tile uses, and a flipped phase parity.
     for name, alternatives in (("leading_byte_offset", (fields["leading_byte_offset"] ^ 0x1010,)),
                                ("stride_byte_offset", (fields["stride_byte_offset"] ^ 0x2010,)),

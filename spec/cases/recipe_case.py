@@ -30,6 +30,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Optional
 
+from spec import fast
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
@@ -390,11 +391,10 @@ def first_misread_by_element(c: RecipeCase) -> Optional[dict]:
     return None
 
 
-# What first_misread inlines (the hardware read swizzle of read_addresses, the rows of place_rows), as
-# defined when this module was imported: a changed definition (a test's mutant) is followed element by element.
-_INLINED = (readmap.read_addresses.__code__, tma_place.place_rows.__code__)
-
-
+# first_misread inlines the hardware read swizzle of read_addresses and the rows of place_rows: registered
+# as the fast version of first_misread_by_element, it runs only while spec.fast is enabled (a test that
+# changes a definition turns fast paths off, and the definition is followed element by element).
+@fast.fast_version_of(first_misread_by_element)
 def first_misread(c: RecipeCase) -> Optional[dict]:
     """first_misread_by_element, by classes of rows (tests/test_recipe_fast.py checks the two equal).
 
@@ -411,7 +411,7 @@ def first_misread(c: RecipeCase) -> Optional[dict]:
     than their extent): the TMA swizzle permutes each period, so those are found on linear addresses."""
     rows, inner, pitch = tma_place.row_layout(box_at(c, 0))     # refuses the boxes that place_rows refuses
     table = tma_swizzle.period_deltas(c.tma_swizzle)
-    if table is None or not table[2] or (readmap.read_addresses.__code__, tma_place.place_rows.__code__) != _INLINED:
+    if table is None or not table[2] or not fast.enabled():
         return first_misread_by_element(c)
     tma_mask, delta, _ = table
     E, S, A, count = c.element_bytes, c.box_stride, c.smem_address, c.box_count

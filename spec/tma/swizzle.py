@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from spec import fast
 from spec.rule import Rule, SpecError, rule
 from spec.cute.swizzle import Swizzle
 
@@ -273,8 +274,9 @@ _REFERENCE_SWIZZLE = swizzle_byte_address      # the fast path below follows it 
 # swizzle_byte_address(a) - a depends on a mod pattern_period(mode) only (the table row, the chunk and
 # the flip all come from the address bits below the period, a power of two), so one period of
 # differences, computed by the reference function itself, places any address with one lookup. The
-# differences are kept per state of what the reference reads (its table, its code, the constants), and
-# a replaced swizzle_byte_address (a test's stand-in) is called element by element.
+# differences are kept per state of what the reference reads (its table, the constants); a replaced
+# swizzle_byte_address (a test's stand-in), or fast paths turned off (spec.fast, a test's mutant), is
+# called element by element.
 _DELTAS: dict = {}
 
 
@@ -282,8 +284,7 @@ def _deltas(mode: str) -> Optional[tuple]:
     """(period - 1, [swizzle_byte_address(r) - r for r in range(period)], whether r -> r + delta[r]
     permutes range(period)) for `mode`; None when the period is not a power of two (no mask can take
     the address apart)."""
-    key = (mode, _TABLES.get(mode), id(MODES.get(mode)), ROW_BYTES, CHUNK_BYTES, FLIP_BYTES,
-           swizzle_byte_address.__code__, flips_8b.__code__, pattern_period.__code__)
+    key = (mode, _TABLES.get(mode), id(MODES.get(mode)), ROW_BYTES, CHUNK_BYTES, FLIP_BYTES)
     found = _DELTAS.get(key)
     if found is None:
         period = pattern_period(mode)
@@ -302,7 +303,7 @@ def period_deltas(mode: str) -> Optional[tuple]:
     land apart exactly when they were apart). None when no such table stands for the reference (a
     period that is not a power of two, or a replaced swizzle_byte_address): call it element by element."""
     mode_info(mode)
-    return _deltas(mode) if swizzle_byte_address is _REFERENCE_SWIZZLE else None
+    return _deltas(mode) if swizzle_byte_address is _REFERENCE_SWIZZLE and fast.enabled() else None
 
 
 def swizzle_byte_addresses(mode: str, addresses) -> list:

@@ -498,7 +498,7 @@ def main(argv=None) -> int:
 
 
 def _main(argv=None) -> int:
-    from solver.cli.args import Parser
+    from solver.shell import Parser
     parser = Parser(prog="python -m solver.fuzz.adapters.triton_gluon",
                     description="Triton (Gluon) oracle for layoutproof fuzz --against; without a command it "
                                 "serves the line protocol on stdin/stdout")

@@ -321,7 +321,7 @@ def main(argv=None) -> int:
 
 def _main(argv=None) -> int:
     import sys
-    from solver.cli.args import Parser
+    from solver.shell import Parser
     parser = Parser(prog="python -m solver.fuzz.compilers.cute_dsl",
                     description="CuTe DSL campaign: run the adapter (here or on a Dask cluster), judge, record, "
                                 "merge the disagreements")
