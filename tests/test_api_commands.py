@@ -178,7 +178,7 @@ def test_help_shows_the_flags():
 
 @pytest.mark.parametrize("name, keywords", [
     ("prove", dict(list=True)),
-    ("fuzz", dict(coverage=True)),
+    ("fuzz", dict(coverage=True, target="tmem-alloc")),
     ("synth", dict(arch="sm90", dtype="bf16", major="K", mn=64, layout=TILE, smem_address=0x400, all=True)),
     ("desc_addresses", dict(arch="sm90", descriptor="0x4000004000010040", dtype="bf16", major="K", mn=8, map=True)),
     ("tmem_cp", dict(shape="128x256b", cta_group=2)),

@@ -15,6 +15,7 @@ as Z3's, can change what a later one prints).
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import shlex
@@ -22,6 +23,8 @@ import subprocess
 import sys
 
 import pytest
+
+from once import RUN_MANY, once_per_run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCUMENTS = ("README.md",) + tuple(sorted(os.path.relpath(path, ROOT)
@@ -93,10 +96,30 @@ def test_the_documents_have_examples():
     assert documents == set(DOCUMENTS)
 
 
+# Each example that runs Z3 (prove, audit) runs in a fresh process, so that no earlier query can change
+# the counterexample it prints; the others run together in one interpreter (its start-up paid once).
+FRESH = ("layoutproof prove", "layoutproof audit")
+
+
+@pytest.fixture(scope="module")
+def printed_together(tmp_path_factory) -> dict:
+    """{command: what it printed} of the examples outside FRESH, run once per test run (tests/once.py)."""
+    def run_all():
+        lines = sorted({command for command, _ in (e.values for e in EXAMPLES) if not command.startswith(FRESH)})
+        done = subprocess.run([sys.executable, "-c", RUN_MANY], input=json.dumps(lines), cwd=ROOT,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return {line: out for line, (_, out, _) in zip(lines, json.loads(done.stdout))}
+    return once_per_run(tmp_path_factory, "docs_examples", run_all)
+
+
 @pytest.mark.parametrize("command, expected", EXAMPLES)
-def test_example_prints_what_the_document_shows(command, expected):
-    argv = [sys.executable, "-m", "layoutproof"] + shlex.split(command)[1:]
-    printed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120).stdout.strip()
+def test_example_prints_what_the_document_shows(command, expected, printed_together):
+    if command.startswith(FRESH):
+        argv = [sys.executable, "-m", "layoutproof"] + shlex.split(command)[1:]
+        printed = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120).stdout.strip()
+    else:
+        printed = printed_together[command].strip()
     assert _pattern(expected).fullmatch(printed), f"{command}\n--- printed ---\n{printed}"
 
 

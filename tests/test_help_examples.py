@@ -15,6 +15,8 @@ import pytest
 
 from solver.cli import main
 
+from once import RUN_MANY, once_per_run
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -45,23 +47,19 @@ def test_there_are_examples_and_few_need_a_gpu():
 
 
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory) -> list:
-    """[exit status, stdout, stderr] of every example that needs no GPU, run as written (`layoutproof`'s
-    main on its words) from a fresh directory, all in one fresh interpreter (its start-up paid once)."""
-    folder = tmp_path_factory.mktemp("help_examples")
+def ran(tmp_path_factory) -> dict:
+    """{example: [exit status, stdout, stderr]} of every example that needs no GPU, run as written
+    (`layoutproof`'s main on its words) from a fresh directory, all in one fresh interpreter (its start-up
+    paid once), once per test run (tests/once.py)."""
+    return once_per_run(tmp_path_factory, "help_examples",
+                        lambda: _run_examples(tmp_path_factory.mktemp("help_examples")))
+
+
+def _run_examples(folder) -> dict:
     for name in ("tests", "examples"):
         os.symlink(os.path.join(ROOT, name), folder / name)
-    script = ("import contextlib, io, json, shlex, sys\n"
-              "from solver.cli.main import main\n"
-              "found = []\n"
-              "for line in json.load(sys.stdin):\n"
-              "    out, err = io.StringIO(), io.StringIO()\n"
-              "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
-              "        status = main(shlex.split(line)[1:])\n"
-              "    found.append([status, out.getvalue()[:200], err.getvalue()[-500:]])\n"
-              "print(json.dumps(found))\n")
     lines = [line for _, line, gpu in EXAMPLES if not gpu]
-    done = subprocess.run([sys.executable, "-c", script], input=json.dumps(lines), cwd=folder, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", RUN_MANY], input=json.dumps(lines), cwd=folder, capture_output=True,
                           text=True, timeout=600, env={**os.environ, "PYTHONPATH": ROOT})
     assert done.returncode == 0, done.stderr[-2000:]
     return dict(zip(lines, json.loads(done.stdout)))

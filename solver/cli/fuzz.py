@@ -49,7 +49,7 @@ def register(commands) -> None:
                "  layoutproof fuzz --target scales --arch sm100 --violate scales.path.interleaved_writer --count 5 --seed 1\n"
                "  # against the CUDA driver's own encoder (on a machine with a GPU):\n"
                "  layoutproof fuzz --target tensormap --arch sm90 --count 200 --against 'python -m solver.fuzz.adapters.driver_encode'\n"
-               "  layoutproof fuzz --coverage --json",
+               "  layoutproof fuzz --coverage --target tmem-alloc --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--target", choices=fuzz.TARGETS, help="desc, tensormap, recipe, tmem, tmem-alloc, triton-nvmma (Triton's NVMMASharedLayout parameters "
                    "of one MMA operand), cute-dsl or scales (a block-scaled tile's scale configuration)")
