@@ -119,3 +119,31 @@ def test_no_product_code_inspects_another_functions_code():
             if "__code__" in handle.read():
                 found.append(name)
     assert found == []
+
+
+def _constant_tables(package: str) -> dict:
+    """{the table, keys folded (case, underscores): [module:line, ...]} of every dict literal of three or
+    more constant keys and values in the package."""
+    found = {}
+    for name, path in _sources().items():
+        if not _under(name, package):
+            continue
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Dict) and len(node.keys) >= 3
+                    and all(isinstance(k, ast.Constant) for k in node.keys)
+                    and all(isinstance(v, ast.Constant) for v in node.values)):
+                table = tuple(sorted((str(k.value).lower().replace("_", ""), repr(v.value))
+                                     for k, v in zip(node.keys, node.values)))
+                found.setdefault(table, []).append(f"{name}:{node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_one_table_per_fact_on_each_side(package):
+    """The same table written in two modules of one side is one fact kept twice (issue 30: the row
+    widths were in three places); spec and solver each keep their own, written apart."""
+    twice = {table: places for table, places in _constant_tables(package).items()
+             if len({place.rsplit(":", 1)[0] for place in places}) > 1}
+    assert twice == {}

@@ -105,7 +105,7 @@ def test_the_fuzz_domain_reaches_boxes_written_over_and_every_kind_of_witness():
 
 # --- hypothesis-drawn cases ------------------------------------------------------------------------------
 SIZES = {"bf16": 2, "f16": 2, "tf32": 4, "e4m3": 1, "s8": 1}
-ROW = recipe_case.ROW_BYTES
+ROW = {tma: recipe_case.readmap.ROW_BYTES[descriptor] for tma, descriptor in recipe_case.TMA_TO_DESC.items()}   # W per TMA swizzle
 
 
 @st.composite

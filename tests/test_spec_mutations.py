@@ -65,7 +65,7 @@ MUTATIONS = {
         [limits.test_kind_i8_on_sm103_only_is_flagged]),
     # spec/mma/readmap.py: the read map
     "64B swizzle rows 32 bytes apart": (
-        _code(readmap._row_bytes, '"64B": 64', '"64B": 32'), [limits.test_k_major_64b_bf16_with_a_base_offset]),
+        _entry(readmap.ROW_BYTES, "64B", 32), [limits.test_k_major_64b_bf16_with_a_base_offset]),
     "MN-major 128B_atom32B groups of 8 K rows": (
         _code(readmap._mn_major_group_rows, "return 4 if", "return 8 if"),
         [limits.test_mn_major_128b_atom32b_tf32]),

@@ -54,16 +54,16 @@ import random
 import z3
 
 from solver.model import field as field_model
+from solver.model import tmem as tmem_model
 from solver.model.field import between as _between, is_one_of as _is, table as _table
 
 OPS = ("ld", "st", "ld.red", "cp", "shift")
 DATA_OPS = ("ld", "st", "ld.red")
 SHAPES = ("16x64b", "16x128b", "16x256b", "32x32b", "16x32bx2", "16x512b")
 REAL_SHAPES = SHAPES[:-1]
-SHAPE_LANES = {"16x64b": 16, "16x128b": 16, "16x256b": 16, "32x32b": 32, "16x32bx2": 16}   # 9.7.16.2.3
-SHAPE_BITS = {"16x64b": 64, "16x128b": 128, "16x256b": 256, "32x32b": 32, "16x32bx2": 32}  # per lane
-BASE_REGISTERS = {"16x64b": 1, "16x128b": 2, "16x256b": 4, "32x32b": 1, "16x32bx2": 1}     # Table 49
-MAX_REGISTERS = 128
+# the shapes' lanes, bits per lane and registers at .x1 (PTX 9.7.16.2.3, Table 49): the access model's tables
+SHAPE_LANES, SHAPE_BITS, BASE_REGISTERS = tmem_model.LANES, tmem_model.LANE_BITS, tmem_model.BASE
+MAX_REGISTERS = tmem_model.MAX_REGISTERS
 MAX_NUM_LOG2 = 8                                  # x256: not a .num (ptxas: unknown modifier)
 RED_SHAPES = ("32x32b", "16x32bx2")
 PACKS = (None, "pack::16b", "unpack::16b")
@@ -148,8 +148,8 @@ def registers_needed(r):
     """base(shape) x num: linear, as an If-chain over the shape of constant x num."""
     n = num(r)
     term = z3.IntVal(0)
-    for s, b in BASE_REGISTERS.items():
-        term = z3.If(r.shape == SHAPES.index(s), b * n, term)
+    for s in REAL_SHAPES:                  # in SHAPES order: the term (and the fuzz's answers) as they were
+        term = z3.If(r.shape == SHAPES.index(s), BASE_REGISTERS[s] * n, term)
     return term
 
 
@@ -161,8 +161,8 @@ def columns(r):
     """Columns one access spans per lane: N*num/32, doubled when a 16-bit (un)pack qualifier is written."""
     n = num(r)
     term = z3.IntVal(0)
-    for s, bits in SHAPE_BITS.items():
-        term = z3.If(r.shape == SHAPES.index(s), (bits // 32) * n, term)
+    for s in REAL_SHAPES:
+        term = z3.If(r.shape == SHAPES.index(s), (SHAPE_BITS[s] // 32) * n, term)
     return z3.If(r.pack != 0, 2 * term, term)
 
 

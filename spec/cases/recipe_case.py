@@ -45,7 +45,6 @@ SOURCE = "PTX ISA 5.5.3 (Tiled mode), 5.5.7 (Swizzling Modes), 9.7.16.3.1-2 (mat
 # TMA swizzle -> the descriptor swizzle that reads the same pattern (absolute-address XOR, PTX 5.5.7 and
 # 9.7.16.10.6); the TMA modes a recipe case may use
 TMA_TO_DESC = {"NONE": "none", "32B": "32B", "64B": "64B", "128B": "128B", "128B_ATOM_32B": "128B_atom32B"}
-ROW_BYTES = {"NONE": 16, "32B": 32, "64B": 64, "128B": 128, "128B_ATOM_32B": 128}
 
 READS = rule(
     "recipe.case.reads", "PTX ISA 5.5.7 (where the boxes write: rule tma.place.tiled); PTX ISA 9.7.16.3 "
@@ -79,7 +78,7 @@ class RecipeCase:
 
     @property
     def row(self) -> int:
-        return ROW_BYTES[self.tma_swizzle]
+        return readmap.ROW_BYTES[TMA_TO_DESC[self.tma_swizzle]]    # a box row is the descriptor's row W
 
 
 def _int(value, name, lo=0, hi=None, multiple=1, rule_id=READS.id):

@@ -161,9 +161,12 @@ def violations(op: Operand):
 
 
 # --- Step 1: linear addresses ------------------------------------------------------------------------
+# W: bytes between consecutive rows of a swizzle atom (16 for no swizzle: one core-matrix row)
+ROW_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}
+
+
 def _row_bytes(swizzle: str) -> int:
-    """W: bytes between consecutive rows of a swizzle atom (16 for no swizzle: one core-matrix row)."""
-    return {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_atom32B": 128}[swizzle]
+    return ROW_BYTES[swizzle]
 
 
 def _mn_major_group_rows(swizzle: str) -> int:

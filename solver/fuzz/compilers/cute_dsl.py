@@ -575,8 +575,8 @@ def merge(results: list, record: str, counterexamples: Optional[str] = None, fou
 def dsl_call(case: dict) -> str:
     """The DSL calls a case stands for, as the adapter makes them (solver/fuzz/adapters/cute_dsl.py)."""
     m, n, k = case["mma_tiler"]
-    dt = "cutlass." + {"f16": "Float16", "bf16": "BFloat16", "tf32": "TFloat32", "e4m3": "Float8E4M3FN",
-                       "e5m2": "Float8E5M2", "s8": "Int8", "u8": "Uint8"}[case["dtype"]]
+    from solver.fuzz.adapters.cute_dsl import DTYPES
+    dt = "cutlass." + DTYPES[case["dtype"]]
     major = f"OperandMajorMode.{case['major']}"
     a, b = (major, "OperandMajorMode.K") if case["operand"] == "A" else ("OperandMajorMode.K", major)
     if case["arch"] == "sm90":

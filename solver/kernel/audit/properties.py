@@ -12,6 +12,7 @@ from typing import Optional
 from spec.rule import SpecError
 from spec.tma import tensormap
 
+from solver.model.vocab import TMA_MODE
 from solver.kernel.audit import accumulate, commits, compose, epilogue, operations, pairs, scales, tmem, tmem_operand
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import Definition, Tally, first_time
@@ -61,8 +62,8 @@ SAME_K = Definition(
 CATALOGUE = (MAPS, LEGAL, BYTES, WRITTEN, SWIZZLE, SAME_K, SAME_TILE, K_ONCE, *epilogue.DEFINITIONS, pairs.PAIRS,
              *tmem.DEFINITIONS, scales.PATH)
 
-# descriptor swizzle (spec.mma.readmap) -> TMA swizzle (spec.tma.swizzle)
-_SWIZZLE_NAMES = {"none": "NONE", "32B": "32B", "64B": "64B", "128B": "128B", "128B_atom32B": "128B_ATOM_32B"}
+# descriptor swizzle (spec.mma.readmap) -> the TMA swizzle that writes what it reads (solver.model.vocab)
+_SWIZZLE_NAMES = TMA_MODE
 
 
 @dataclass
