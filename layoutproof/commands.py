@@ -118,7 +118,7 @@ def argv_of(words: tuple, parser, options: dict) -> list:
     for name, value in options.items():
         action = known.get(name) or older.get(name)
         if action is None:
-            from solver.cli.args import did_you_mean
+            from solver.shell import did_you_mean
             raise SpecError(name, value, f"{' '.join(words)} takes no such argument{did_you_mean(name, known)}; "
                             f"it takes {', '.join(sorted(known))}")
         if value is None or value is False:
