@@ -25,19 +25,18 @@ domain: spec_verdict raises SpecError for them and they are never generated.
 from __future__ import annotations
 
 import random
-from functools import lru_cache
 from typing import Iterator, Optional
 
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes, readmap
 from spec.mma import shape as mma_shape
 from spec.rule import check_all
-from spec.rules import SpecError, all_rules
+from spec.rules import SpecError
 
 from solver.fuzz.adapters import cute_dsl as adapter
 from solver.fuzz.compilers import cute_dsl as judge
 from solver.fuzz.engine import Stats, anchored, exactly
-from solver.fuzz.outcome import Label, mma_instruction, refused_ids
+from solver.fuzz.outcome import catalogue_order, Label, mma_instruction, refused_ids
 from solver.model import cute_dsl as model
 
 RULE_IDS = model.RULE_IDS
@@ -128,7 +127,7 @@ def spec_verdict(case: dict) -> dict:
                                    major if c["operand"] == "B" else "K")
         for v in check_all(mma_shape.SUBJECT, shp):
             found.setdefault(v.rule.id, f"{v.rule.id}: {v.message}")
-    order = _catalogue_order()
+    order = catalogue_order()
     ids = sorted(found, key=lambda i: order.get(i, len(order)))
     _agrees_with_legality(c, atom, ids)
     return {"broken": ids, "why": [found[i] for i in ids], "atom": atom}
@@ -148,11 +147,6 @@ def _agrees_with_legality(case: dict, atom: str, ids: list) -> None:
 
 
 # --- Labels ----------------------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
-def _catalogue_order() -> dict:
-    return {r.id: i for i, r in enumerate(all_rules())}
-
-
 def label(case: dict, arch: str, expect=None) -> Optional[Label]:
     """What spec says of a case (SpecError when malformed or outside the domain). With `expect` (a set of
     rule ids), None as soon as the broken rules are known to differ from it."""

@@ -11,6 +11,7 @@ nor our evidence says what happens (a fuzz label never guesses), and "ok" when n
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
@@ -20,6 +21,14 @@ WitnessFinder = Callable[[], Optional[dict]]
 
 # What breaking a rule leads to is the rule's own record (spec.rule.Rule.outcome_on: "refused" where its
 # enforcer refuses it on the arch, else its recorded consequence, else "unknown"); the targets ask it here.
+
+
+@functools.lru_cache(maxsize=None)
+def catalogue_order() -> dict:
+    """{rule id: its place in the catalogue} (spec.rules.all_rules, the whole catalogue once it is loaded),
+    the order labels list rules in."""
+    from spec.rules import all_rules
+    return {r.id: i for i, r in enumerate(all_rules())}
 
 
 def rule_outcome(rule_id: str, arch: str) -> tuple:

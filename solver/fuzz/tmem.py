@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import random
 import re
-from functools import lru_cache
 from typing import Iterator, Optional
 
-from spec.rules import all_rules
 from spec.tmem import address as tmem_address
 from spec.tmem import cp as tmem_cp
 from spec.tmem import instruction as tmem_instruction
@@ -38,7 +36,7 @@ from spec.tmem import shift as tmem_shift
 
 from solver.model import tmem_form as model
 from solver.fuzz.engine import Stats, anchored, exactly
-from solver.fuzz.outcome import Label
+from solver.fuzz.outcome import catalogue_order, Label
 
 RULE_IDS = model.RULE_IDS
 RUN_TIME_NOTE = ("ptxas accepts the text; the manual calls the access undefined (PTX 9.7.16.1, 9.7.16.8.1) and "
@@ -205,11 +203,6 @@ def field_values(case: dict) -> dict:
 
 
 # --- Labels ----------------------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
-def _catalogue_order() -> dict:
-    return {r.id: i for i, r in enumerate(all_rules())}
-
-
 def encoded_address(case: dict) -> int:
     return tmem_address.encode(case["address"]["lane"], case["address"]["column"])
 
@@ -266,7 +259,7 @@ def label(case: dict, arch: str, expect=None) -> Optional[Label]:
     as soon as the broken rules are known to differ from it (no witness computed)."""
     result = tmem_instruction.check(case["ptx"], case["target"], case["ptx_version"], warp=case["warp"],
                                     address=encoded_address(case))
-    order = _catalogue_order()
+    order = catalogue_order()
     broken = result["violations"] + result["undefined"]
     ids = tuple(sorted({v.rule.id for v in broken}, key=lambda i: order.get(i, len(order))))
     if expect is not None and set(ids) != set(expect):

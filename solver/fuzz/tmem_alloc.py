@@ -29,17 +29,14 @@ and "by": "ptxas" (refused) or a "note".
 from __future__ import annotations
 
 import random
-from functools import lru_cache
 from typing import Iterator, Optional
-
-from spec.rules import all_rules
 from spec.tmem import alloc as spec_alloc
 
 from solver.model import tmem_alloc as model
 from solver.fuzz.engine import Stats, anchored, exactly
 from spec.rule import CATALOGUE
 
-from solver.fuzz.outcome import Label, outcome_ids, rule_outcome
+from solver.fuzz.outcome import catalogue_order, Label, outcome_ids, rule_outcome
 
 RULE_IDS = model.RULE_IDS
 ARCHES = model.ARCHES           # the GPUs with tensor memory; `fuzz --arch sm90` is refused for this target
@@ -106,11 +103,6 @@ def field_values(case: dict) -> dict:
 
 
 # --- Labels ----------------------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
-def _catalogue_order() -> dict:
-    return {r.id: i for i, r in enumerate(all_rules())}
-
-
 def witness_of(breaches: list, **extra) -> dict:
     """{"index": the first breaching operation, "because": spec's messages, by index, **extra}."""
     return {"index": breaches[0][0], "because": [str(v) for _, v in breaches], **extra}
@@ -120,7 +112,7 @@ def label(case: dict, arch: str, expect=None) -> Optional[Label]:
     """What spec says of a tmem-alloc case (SpecError when malformed). With `expect` (a set of rule ids),
     None as soon as the broken rules are known to differ from it (no witness computed)."""
     found = spec_alloc.check_sequence(case["ops"])            # [(index, Violation)], by index
-    order = _catalogue_order()
+    order = catalogue_order()
     ids = tuple(sorted({v.rule.id for _, v in found}, key=lambda i: order.get(i, len(order))))
     if expect is not None and set(ids) != set(expect):
         return None

@@ -25,15 +25,14 @@ sample is kept only when the Z3 model too finds no other rule broken (what the j
 from __future__ import annotations
 
 import random
-from functools import lru_cache
 from typing import Iterator, Optional
 
-from spec.rules import SpecError, all_rules
+from spec.rules import SpecError
 
 from solver.model import triton_nvmma as model
 from solver.fuzz.compilers import triton as judge
 from solver.fuzz.engine import Stats, anchored, exactly
-from solver.fuzz.outcome import Label, mma_instruction, refused_ids
+from solver.fuzz.outcome import catalogue_order, Label, mma_instruction, refused_ids
 
 RULE_IDS = model.RULE_IDS
 ARCHES = model.ARCHES
@@ -75,25 +74,20 @@ def field_values(case: dict) -> dict:
 
 
 # --- Labels ----------------------------------------------------------------------------------------------
-@lru_cache(maxsize=None)
-def _catalogue_order() -> dict:
-    return {r.id: i for i, r in enumerate(all_rules())}
-
-
 def label(case: dict, arch: str, expect=None) -> Optional[Label]:
     """What spec says of a case, through the judge (SpecError when malformed or not judged). With `expect`
     (a set of rule ids), None as soon as the broken rules are known to differ from it."""
     if case.get("arch") != arch:
         raise SpecError("arch", case.get("arch"), f"the case is not on {arch}", "triton.case")
     verdict = judge.spec_verdict(case)
-    ids = tuple(sorted(verdict["broken"], key=lambda i: _catalogue_order().get(i, len(_catalogue_order()))))
+    ids = tuple(sorted(verdict["broken"], key=lambda i: catalogue_order().get(i, len(catalogue_order()))))
     if verdict["legal"] is None and ids:
         raise SpecError("case", case, verdict["why"], "triton.case")
     if verdict["legal"] is None and "element_bitwidth" in verdict["why"]:
         raise SpecError("element_bitwidth", case.get("element_bitwidth"), verdict["why"], "triton.case")
     if expect is not None and set(ids) != set(expect):
         return None
-    unknown = [i for i in ids if i not in _catalogue_order()]
+    unknown = [i for i in ids if i not in catalogue_order()]
     if unknown:                     # a judge verdict that is no catalogue rule (e.g. triton.kernel.m)
         raise SpecError("case", case, f"judged by {', '.join(unknown)}, no catalogue rule", "triton.case")
     if not ids:
