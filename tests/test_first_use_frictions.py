@@ -153,3 +153,12 @@ def test_9_docs_that_teach():
 def test_10_a_plan_past_the_register_file_says_so():
     status, out, _ = run("tmem", "plan", "--m", "128", "--n", "256", "--dtype", "f32")
     assert status == 0 and "past the 255 a thread has" in out
+
+
+def test_a_missing_file_is_an_error_unless_it_names_a_bundled_example(tmp_path, monkeypatch):
+    """After pip install, examples/NAME.json and NAME find the bundled copy; any other missing path is
+    refused, never read as the example of the same name."""
+    monkeypatch.chdir(tmp_path)
+    assert run("tma", "check", "--tensormap", "examples/tensormap_tiled_bf16.json", "--arch", "sm90")[0] == 1
+    status, _, err = run("tma", "check", "--tensormap", "mine/tensormap_tiled_bf16.json", "--arch", "sm90")
+    assert status == 2 and "cannot read" in err

@@ -313,10 +313,11 @@ def _bundled_or_path(path: str) -> str:
     `examples/tma_box_128b_bf16.json` outside a checkout: layoutproof.example_path), so that the docs'
     examples run after `pip install` too."""
     import os
-    if os.path.exists(path) or not path:
+    folder, name = os.path.split(path)
+    # only a bare name or the docs' examples/NAME: a missing file elsewhere is an error, never a stand-in
+    if os.path.exists(path) or not path or folder not in ("", "examples"):
         return path
     import layoutproof
-    name = os.path.basename(path)
     try:
         return layoutproof.example_path(name)
     except ValueError:
