@@ -142,6 +142,14 @@ def test_a_warp_dispatched_on_a_stored_state_is_followed():
     assert [w.stopped for w in seen.warps] == [None, None]
     assert [v.values["%r3"] for v in seen.visits] == [1]     # once round with state 1, then state 0: out
 
+    # Without a tracer the pass that reproduces its answers is the result; with one (here a tracer that
+    # watches nothing, so the run is the same) a confirming run is made. Both give the same run.
+    confirmed = executor.run(function, {"smem": SMEM}, executor.Launch(params={"out": 0x1000}),
+                             lambda ins: ins.opcode.startswith("st.global"), tracer=executor.Tracer())
+    assert [(v.statement, v.warp, v.values) for v in confirmed.visits] == \
+        [(v.statement, v.warp, v.values) for v in seen.visits]
+    assert [(w.steps, w.stopped) for w in confirmed.warps] == [(w.steps, w.stopped) for w in seen.warps]
+
 
 _OP = st.one_of(st.tuples(st.just("st"), st.integers(0, WORDS - 1), st.integers(1, 3)),
                 st.tuples(st.just("ld"), st.integers(0, WORDS - 1)))

@@ -266,11 +266,14 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     bytes_loaded, previous = frozenset(probe.loaded), None
     for _ in range(memory.MAX_PASSES - 1):
         shared = memory.SharedMemory(previous, bytes_loaded)
-        explorer.run(shared)
+        explored = explorer.run(shared)
         if previous is not None and shared.log.same(previous) and shared.loaded <= bytes_loaded:
-            confirm = memory.SharedMemory(previous, bytes_loaded)
-            result = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
-                             watched, following, extent).run(confirm)
+            if tracer is None:          # the confirming run would be this pass again (the same runner, the
+                confirm, result = shared, explored      # same answers, nothing watched): it is that run
+            else:
+                confirm = memory.SharedMemory(previous, bytes_loaded)
+                result = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer,
+                                 block, watched, following, extent).run(confirm)
             if confirm.log.same(previous) and confirm.loaded <= bytes_loaded and confirm.justified():
                 return result
             break
