@@ -24,9 +24,14 @@ count alike. The CTA index is linear (x + nx * (y + ny * z)); the warp is %tid.x
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from spec.ptx_operands import split_operands  # noqa: E402  (the project's one operand splitter)
 
 RECORD_BYTES = 32
 HEADER_BYTES = 8
@@ -64,24 +69,6 @@ def _code(line: str) -> str:
     """A line without its // comment (PTX block comments do not occur in these files' code lines)."""
     cut = line.find("//")
     return line if cut < 0 else line[:cut]
-
-
-def split_operands(text: str) -> List[str]:
-    """Top-level comma split (commas inside { } vectors stay)."""
-    parts, depth, current = [], 0, []
-    for ch in text:
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-    if "".join(current).strip():
-        parts.append("".join(current).strip())
-    return parts
 
 
 def find_sites(lines: List[str]) -> List[Tuple[int, int, int, Site]]:
@@ -224,7 +211,7 @@ def instrument(text: str, *, warps_per_cta: int, max_per_warp: int, record_ctas:
                     (f"\tnot.pred \t%lp_g, {pred};" if negated else f"\tmov.pred \t%lp_g, {pred};"),
                     "\tand.pred \t%lp_q, %lp_q, %lp_g;",
                     "\tand.pred \t%lp_h, %lp_h, %lp_g;",
-                    f"\t@%lp_g add.u32 \t%lp_cnt, %lp_cnt, 1;",
+                    "\t@%lp_g add.u32 \t%lp_cnt, %lp_cnt, 1;",
                     "\t}"]
         else:
             out += ["\tadd.u32 \t%lp_cnt, %lp_cnt, 1;"]

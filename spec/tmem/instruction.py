@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from spec.ptx_operands import split_operands
 from spec.rule import SpecError, check_all, one_line, rule
 from spec.tmem import address as tmem_address
 from spec.tmem import alloc as tmem_alloc
@@ -124,25 +125,6 @@ class TmemInstruction:
     ptx_version: Optional[tuple] = None     # set by check()
     address_value: Optional[int] = None     # cp/shift: taddr's value where known (set by check())
     syntax: Optional[str] = None            # why ptxas cannot parse the text (set by check(); rule SYNTAX)
-
-
-def _split_operands(text: str) -> list:
-    """The comma-separated operands, braces and brackets kept whole; an empty one (a stray comma) is
-    kept as "" for the binding to refuse."""
-    parts, depth, current = [], 0, ""
-    for char in text:
-        if char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-        if char == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += char
-    if current.strip() or parts:
-        parts.append(current.strip())
-    return parts
 
 
 # PTX 4.5.1 Integer Constants: hexadecimal 0[xX]hex+, binary 0[bB][01]+, octal 0[0-7]+, decimal
@@ -325,7 +307,7 @@ def parse(text: str) -> TmemInstruction:
     if kind == "cp" and ".".join(format_parts) in tmem_cp.FORMATS:
         # ptxas 13.0 reads the format qualifiers in the order written, other qualifiers between them or not
         fields["format"], format_parts = ".".join(format_parts), []
-    operands = [parse_operand(t) for t in _split_operands(rest)]
+    operands = [parse_operand(t) for t in split_operands(rest)]
     found = dict(kind=kind, text=text, qualifiers=tuple(parts[1:]), unknown=tuple(unknown),
                  format_parts=tuple(format_parts), repeated=tuple(repeated), **fields)
     found.update(_bind_operands(kind, operands, text))

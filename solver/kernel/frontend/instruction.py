@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Optional
 
+from spec.ptx_operands import split_operands      # (the one splitter; fast_reader takes it from here)
+
 # Type modifiers and their widths (PTX ISA 5.2.2 Table 9, fundamental types).
 TYPE_BITS = {"b8": 8, "b16": 16, "b32": 32, "b64": 64, "b128": 128, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
              "s8": 8, "s16": 16, "s32": 32, "s64": 64, "f16": 16, "f16x2": 32, "bf16": 16, "bf16x2": 32,
@@ -71,31 +73,6 @@ class Instruction:
         """The width of the instruction's (last) type modifier; 32 when it has none."""
         found = self.types()
         return TYPE_BITS[found[-1]] if found else 32
-
-
-_OUTSIDE = re.compile(r"[,{}\[\]()]")       # what splits or nests, outside brackets
-_INSIDE = re.compile(r"[{}\[\]()]")         # what nests, elsewhere (a vector's commas are skipped at once)
-
-
-def split_operands(text: str) -> tuple:
-    """Split at the commas outside {}, [] and ()."""
-    parts, depth, start, at = [], 0, 0, 0
-    while True:
-        m = (_INSIDE if depth else _OUTSIDE).search(text, at)
-        if m is None:
-            break
-        char, at = m.group(0), m.end()
-        if char in "{[(":
-            depth += 1
-        elif char in "}])":
-            depth -= 1
-        else:
-            parts.append(text[start:m.start()].strip())
-            start = at
-    tail = text[start:].strip()
-    if tail:
-        parts.append(tail)
-    return tuple(parts)
 
 
 def parse_instruction(line: int, text: str) -> Instruction:
