@@ -18,7 +18,7 @@ on the same input: the recipe proof (_prove / _prove_rows), synth's targets over
 recipe (targets_reference / targets inside synth.shared_work(), as recipe.build calls it), synth over
 those 16 K steps (Z3's search / the direct path; tests/test_recipe_direct.py checks the two equal), im2col
 placement as JSON-able dicts (placement + as_json / placement_json) and as text (json.dumps of it /
-solver.cli.im2col.placement_text), TMA box placement (place / place_rows). tests/test_fast_paths.py
+solver.cli.render.im2col_placement_text), TMA box placement (place / place_rows). tests/test_fast_paths.py
 checks each pair equal.
 """
 from __future__ import annotations
@@ -112,7 +112,7 @@ def _synthesized(tiles, direct: bool) -> list:
 def run_paths(repeat: int) -> str:
     from spec.mma import dtypes
     from spec.tma import im2col, place
-    from solver.cli import im2col as cli_im2col
+    from solver.cli import render
     from solver.synth import descriptor as synth
     from solver.synth import recipe
 
@@ -132,7 +132,7 @@ def run_paths(repeat: int) -> str:
         ("im2col placement dicts", lambda: [e.as_json(fill) for e in im2col.placement(load)],
          lambda: im2col.placement_json(load)),
         ("im2col placement JSON text", lambda: json.dumps([e.as_json(fill) for e in im2col.placement(load)]),
-         lambda: cli_im2col.placement_text(load)),
+         lambda: render.im2col_placement_text(load)),
         ("TMA box 64x256 placement", lambda: place.place(box), lambda: place.place_rows(box)),
     ]
     rows = []

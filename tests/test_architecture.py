@@ -147,3 +147,23 @@ def test_one_table_per_fact_on_each_side(package):
     twice = {table: places for table, places in _constant_tables(package).items()
              if len({place.rsplit(":", 1)[0] for place in places}) > 1}
     assert twice == {}
+
+
+# Modules of solver/cli that are not commands: the printer itself, and the argument readers (whose *_text
+# functions read text in, never write it out).
+_NOT_COMMANDS = {"solver.cli.render", "solver.cli.args"}
+
+
+def test_only_render_writes_a_commands_text():
+    """Every command's human-readable text is built in solver/cli/render.py, from the command's document
+    (issue 30: cli/im2col and cli/tmem_plan built their own). A command module defines no module-level
+    *_text function."""
+    found = []
+    for name, path in _sources().items():
+        if not _under(name, "solver.cli") or name in _NOT_COMMANDS:
+            continue
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        found += [f"{name}.{node.name}" for node in tree.body       # (a closure that calls render is fine)
+                  if isinstance(node, ast.FunctionDef) and node.name.rstrip("_").endswith("text")]
+    assert found == []

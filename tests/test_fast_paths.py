@@ -197,7 +197,7 @@ def test_prove_rows_is_prove(case):
     assert recipe._prove_rows(tampered, None, per_row, d, k_inst) == recipe._prove(tampered, None, per_row, d, k_inst)
 
 
-# --- spec.tma.im2col.placement_rows / placement_json, solver.cli.im2col.placement_text ---------------
+# --- spec.tma.im2col.placement_rows / placement_json, solver.cli.render.im2col_placement_text ---------------
 def _loads():
     yield im2col.make_load("im2col", (16, 4, 4, 1), (0, 0), (-1, -1), 16, 4, (0, 0, 0, 0), elem_bytes=2,
                            swizzle="NONE", smem_address=0x400)
@@ -232,7 +232,7 @@ def test_im2col_placement_fast_paths(index):
     placed = assert_same(lambda: [e.as_json(im2col.fill_value(load)) for e in im2col.placement(load)],
                          lambda: im2col.placement_json(load))
     if placed is not None:
-        assert cli_im2col.placement_text(load).text == json.dumps(placed)
+        assert render.im2col_placement_text(load).text == json.dumps(placed)
 
 
 def test_dumps_with_json_text_is_json_dumps():

@@ -7,12 +7,8 @@ option).
 """
 from __future__ import annotations
 
-import json
-
-from spec.tma import im2col, tensormap
-from spec.tma import swizzle as tma_swizzle
-
 from spec.rule import SpecError
+from spec.tma import im2col, tensormap
 
 from solver.cli.catalogue import summary
 from solver.cli import pictures, render
@@ -36,69 +32,13 @@ def box_document(load: im2col.Im2colLoad) -> dict:
     return {name: [a, b] for name, a, b in zip(names, low, high)}
 
 
-def placement_text(load: im2col.Im2colLoad, loaded: list = None) -> render.JSONText:
-    """json.dumps(im2col.placement_json(load)), written a row at a time from im2col.placement_rows (the
-    JSON encoder would take most of the command's time on 64K elements; tests/test_fast_paths.py checks
-    the text against json.dumps). `loaded`: im2col.pixels(load), when the caller has it already."""
-    missing = ', "source": null, "fill": ' + json.dumps(im2col.fill_value(load)) + ', "smem_address": '
-    tail = '], "fill": null, "smem_address": '
-    rows, names, every = [], None, None
-    for pixel, along, inside, addresses in im2col.placement_rows(load, loaded):
-        if names is None:
-            names = [str(channel) for channel in along]       # json.dumps of an int is its str
-            every = all(inside)
-        head = '{"row": %d, "channel": ' % pixel.row
-        kept = ', "source": [%d, %d, %d, %d, ' % (pixel.n, pixel.d, pixel.h, pixel.w)
-        if pixel.oob:
-            rows.append(", ".join([f"{head}{c}{missing}{a}}}" for c, a in zip(names, addresses)]))
-        elif every:
-            rows.append(", ".join([f"{head}{c}{kept}{c}{tail}{a}}}" for c, a in zip(names, addresses)]))
-        else:
-            rows.append(", ".join([f"{head}{c}{kept}{c}{tail}{a}}}" if ok else f"{head}{c}{missing}{a}}}"
-                                   for c, ok, a in zip(names, inside, addresses)]))
-    return render.JSONText("[" + ", ".join(row for row in rows if row) + "]")
-
-
-def load_text(load, box: dict, found: list) -> str:
-    """`im2col`: one line per shared-memory row: its pixel, halo / out-of-bounds marks, the row's
-    (unswizzled) start address and where its first channel lands after swizzling. `box` is the
-    bounding box document {"w": [low, high], ...}."""
-    loaded = im2col.pixels(load)
-    starts = im2col.row_addresses(load)
-    spans = ", ".join(f"{name} [{a}, {b}]" for name, (a, b) in box.items())
-    lines = [f"{im2col.MODES[load.mode]} load of a {load.layout} tensor {'x'.join(map(str, load.tensor))}: "
-             f"{len(loaded)} rows of {load.channels_per_pixel} channels ({load.row_bytes} bytes), "
-             f"channels {load.coords[0]}..{load.coords[0] + load.channels_per_pixel - 1}, box {spans}, "
-             f"swizzle {load.swizzle}, destination {load.smem_address:#x}",
-             f"{'row':>5} {'n':>6} {'d':>5} {'h':>5} {'w':>6}  {'kind':<5} {'oob':<4} {'row at':>9} {'c0 at':>9}"]
-    for p, row_start in zip(loaded, starts):
-        first = tma_swizzle.swizzle_byte_address(load.swizzle, row_start)
-        lines.append(f"{p.row:>5} {p.n:>6} {p.d:>5} {p.h:>5} {p.w:>6}  {'halo' if p.halo else 'main':<5} "
-                     f"{'OOB' if p.oob else '':<4} {row_start:>#9x} {first:>#9x}")
-    channels = [c for c in range(load.coords[0], load.coords[0] + load.channels_per_pixel)
-                if not 0 <= c < load.tensor[0]]
-    if channels:
-        lines.append(f"channels {channels[0]}..{channels[-1]} are outside C = {load.tensor[0]}: "
-                     f"filled ({im2col.fill_value(load)}) in every row")
-    lines.append("violations: none" if not found else "violations:\n" + "\n".join(f"  {v}" for v in found))
-    return "\n".join(lines)
-
-
-def refused_text(load, box: dict, found: list) -> str:
-    """`im2col` of a load too large to exist (spec.tma.im2col.listable): what it is, and the rules."""
-    spans = ", ".join(f"{name} [{a}, {b}]" for name, (a, b) in box.items())
-    return "\n".join([f"{im2col.MODES[load.mode]} load of a {load.layout} tensor {'x'.join(map(str, load.tensor))}: "
-                      f"{load.channels_per_pixel} channels per pixel, box {spans}: not listed, the load breaks "
-                      f"the rules below", "violations:\n" + "\n".join(f"  {v}" for v in found)])
-
-
 def document(load: im2col.Im2colLoad, found: list, as_text: bool = False) -> dict:
     """The load's document; a load too large to exist (im2col.listable) lists no pixels nor placement.
     With as_text the placement is a render.JSONText (for --json with no picture to draw)."""
     listed = im2col.listable(found)
     loaded = im2col.pixels(load) if listed else None
     wanted = listed and load.interleave == "NONE"
-    placed = (placement_text(load, loaded) if as_text else im2col.placement_json(load)) if wanted else None
+    placed = (render.im2col_placement_text(load, loaded) if as_text else im2col.placement_json(load)) if wanted else None
     return {
         "mode": im2col.MODES[load.mode], "layout": load.layout, "tensor": list(load.tensor),
         "bounding_box": box_document(load),
@@ -120,8 +60,8 @@ def run(args) -> int:
     pictures.save(args, "im2col", f"im2col ({doc['mode']}): {len(doc['pixels'] or [])} pixels into shared memory "
                   f"at {doc['smem_address']:#x}, {doc['swizzle']}",
                   [f"{doc['row_bytes']} bytes per pixel row"], doc["pixels"], doc["placement"], args.elem_bytes)
-    render.emit(args, doc, lambda: load_text(load, box_document(load), found)
-                if doc["pixels"] is not None else refused_text(load, box_document(load), found))
+    render.emit(args, doc, lambda: render.im2col_text(load, box_document(load), found)
+                if doc["pixels"] is not None else render.im2col_refused_text(load, box_document(load), found))
     return exit_status(found)
 
 

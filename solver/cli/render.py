@@ -11,6 +11,9 @@ import sys
 import textwrap
 
 from spec.mma import descriptor as desc_mod
+from spec.tma import im2col as spec_im2col
+from spec.tma import swizzle as spec_tma_swizzle
+from spec.tmem import ld_st as spec_ld_st
 from spec.mma import readmap
 from spec.rule import one_line
 
@@ -444,6 +447,12 @@ def tmem_cells_text(head: str, document: dict) -> str:
     return "\n".join(lines)
 
 
+def tmem_row_lanes_text(row_lanes: list) -> str:
+    """tcgen05.cp: which lanes each source row goes to (its first four rows)."""
+    shown = "; ".join(f"{r}: {','.join(map(str, lanes))}" for r, lanes in enumerate(row_lanes[:4]))
+    return shown + ("; ..." if len(row_lanes) > 4 else "")
+
+
 def tmem_alloc_text(count: int, report: dict) -> str:
     if not report["violations"]:
         return f"{count} allocation operations: no rule broken"
@@ -840,4 +849,176 @@ def scales_plan_text(found) -> str:
                               "its chunk, every copy accepted on sm_100a, every instruction descriptor as planned "
                               "(spec.scales.path, spec.tmem.cp, spec.tmem.instruction, spec.mma.instr_desc)"
                               if check["ok"] else f"FAILED {check}"))
+    return "\n".join(lines)
+
+
+# --- im2col ------------------------------------------------------------------------------------------
+def im2col_placement_text(load: spec_im2col.Im2colLoad, loaded: list = None) -> JSONText:
+    """json.dumps(spec_im2col.placement_json(load)), written a row at a time from spec_im2col.placement_rows (the
+    JSON encoder would take most of the command's time on 64K elements; tests/test_fast_paths.py checks
+    the text against json.dumps). `loaded`: spec_im2col.pixels(load), when the caller has it already."""
+    missing = ', "source": null, "fill": ' + json.dumps(spec_im2col.fill_value(load)) + ', "smem_address": '
+    tail = '], "fill": null, "smem_address": '
+    rows, names, every = [], None, None
+    for pixel, along, inside, addresses in spec_im2col.placement_rows(load, loaded):
+        if names is None:
+            names = [str(channel) for channel in along]       # json.dumps of an int is its str
+            every = all(inside)
+        head = '{"row": %d, "channel": ' % pixel.row
+        kept = ', "source": [%d, %d, %d, %d, ' % (pixel.n, pixel.d, pixel.h, pixel.w)
+        if pixel.oob:
+            rows.append(", ".join([f"{head}{c}{missing}{a}}}" for c, a in zip(names, addresses)]))
+        elif every:
+            rows.append(", ".join([f"{head}{c}{kept}{c}{tail}{a}}}" for c, a in zip(names, addresses)]))
+        else:
+            rows.append(", ".join([f"{head}{c}{kept}{c}{tail}{a}}}" if ok else f"{head}{c}{missing}{a}}}"
+                                   for c, ok, a in zip(names, inside, addresses)]))
+    return JSONText("[" + ", ".join(row for row in rows if row) + "]")
+
+
+def im2col_text(load, box: dict, found: list) -> str:
+    """`im2col`: one line per shared-memory row: its pixel, halo / out-of-bounds marks, the row's
+    (unswizzled) start address and where its first channel lands after swizzling. `box` is the
+    bounding box document {"w": [low, high], ...}."""
+    loaded = spec_im2col.pixels(load)
+    starts = spec_im2col.row_addresses(load)
+    spans = ", ".join(f"{name} [{a}, {b}]" for name, (a, b) in box.items())
+    lines = [f"{spec_im2col.MODES[load.mode]} load of a {load.layout} tensor {'x'.join(map(str, load.tensor))}: "
+             f"{len(loaded)} rows of {load.channels_per_pixel} channels ({load.row_bytes} bytes), "
+             f"channels {load.coords[0]}..{load.coords[0] + load.channels_per_pixel - 1}, box {spans}, "
+             f"swizzle {load.swizzle}, destination {load.smem_address:#x}",
+             f"{'row':>5} {'n':>6} {'d':>5} {'h':>5} {'w':>6}  {'kind':<5} {'oob':<4} {'row at':>9} {'c0 at':>9}"]
+    for p, row_start in zip(loaded, starts):
+        first = spec_tma_swizzle.swizzle_byte_address(load.swizzle, row_start)
+        lines.append(f"{p.row:>5} {p.n:>6} {p.d:>5} {p.h:>5} {p.w:>6}  {'halo' if p.halo else 'main':<5} "
+                     f"{'OOB' if p.oob else '':<4} {row_start:>#9x} {first:>#9x}")
+    channels = [c for c in range(load.coords[0], load.coords[0] + load.channels_per_pixel)
+                if not 0 <= c < load.tensor[0]]
+    if channels:
+        lines.append(f"channels {channels[0]}..{channels[-1]} are outside C = {load.tensor[0]}: "
+                     f"filled ({spec_im2col.fill_value(load)}) in every row")
+    lines.append("violations: none" if not found else "violations:\n" + "\n".join(f"  {v}" for v in found))
+    return "\n".join(lines)
+
+
+def im2col_refused_text(load, box: dict, found: list) -> str:
+    """`im2col` of a load too large to exist (spec.tma.spec_im2col.listable): what it is, and the rules."""
+    spans = ", ".join(f"{name} [{a}, {b}]" for name, (a, b) in box.items())
+    return "\n".join([f"{spec_im2col.MODES[load.mode]} load of a {load.layout} tensor {'x'.join(map(str, load.tensor))}: "
+                      f"{load.channels_per_pixel} channels per pixel, box {spans}: not listed, the load breaks "
+                      f"the rules below", "violations:\n" + "\n".join(f"  {v}" for v in found)])
+
+
+# --- tmem plan ---------------------------------------------------------------------------------------
+def _plan_span(values) -> str:
+    values = sorted(values)
+    if not values:
+        return "-"
+    if values == list(range(values[0], values[-1] + 1)):
+        return f"{values[0]}..{values[-1]}" if len(values) > 1 else str(values[0])
+    return f"{len(values)} values in {values[0]}..{values[-1]}"
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _holder_text(holder) -> str:
+    warp, thread, index, register, half = holder
+    part = "" if half is None else (" low half" if half == 0 else " high half")
+    return f"warp {warp}, thread {thread}, instruction {index}, register %r{register}{part}"
+
+
+def _plan_instruction_rows(result) -> list:
+    """Per instruction: the D rows and columns it reads (down its first column and along its first lane)
+    and its first register pieces, from its fragment map (spec.tmem.spec_ld_st.fragment_map) and D's map."""
+    rows, maps = [], {}
+    for index, ins in enumerate(result.instructions):
+        key = (ins.shape, ins.num, ins.pack, ins.half_splitoff)
+        if key not in maps:
+            maps[key] = spec_ld_st.fragment_map(*key)
+        pieces = maps[key]
+        # rows down the first column, columns along the first lane (a band of D is lanes x columns)
+        elements = {result.cells.get((ins.lane + lane, ins.column)) for lane, _, _ in pieces[0] + pieces[-1]}
+        elements |= {result.cells.get((ins.lane + lane, ins.column)) for lane in range(32)}
+        elements |= {result.cells.get((ins.lane, ins.column + column)) for thread in pieces
+                     for _, column, _ in thread}
+        elements.discard(None)
+
+        def element(thread, piece):
+            lane, column, _ = pieces[thread][piece]
+            found = result.cells.get((ins.lane + lane, ins.column + column))
+            return f"D[{found[0]}][{found[1]}]" if found else "-"
+
+        rows.append([index, _plan_span({m for m, _ in elements}), _plan_span({n for _, n in elements}),
+                     _plan_sample(element, len(pieces[0]) // 2, ins.pack, result.acc.bits)])
+    return rows
+
+
+PLAN_SAMPLE_REGISTERS = ((0, 0), (0, 1), (1, 0))     # (thread, register) shown per instruction: t0 %r0, t0 %r1, t1 %r0
+
+
+def _plan_sample(element, registers: int, pack: bool, bits: int) -> str:
+    """What the first registers of threads 0 and 1 hold, as far as the instruction has registers (one
+    register per thread, --registers 1, has no t0 %r1). Register j holds pieces 2j and 2j+1
+    (spec.tmem.spec_ld_st.fragment_map): with .pack::16b two elements of D, else one cell, whose low half is
+    the element of a 16-bit D."""
+    def held(thread, register):
+        low = element(thread, 2 * register)
+        if pack:
+            return f"{low},{element(thread, 2 * register + 1)}"
+        return f"{low} (low half)" if bits == 16 and (thread, register) == (0, 0) else low
+    return "; ".join(f"t{thread} %r{register} = {held(thread, register)}"
+                     for thread, register in PLAN_SAMPLE_REGISTERS if register < registers)
+
+
+def tmem_plan_text(result, document: dict, at=None) -> str:
+    acc = document["accumulator"]
+    head = (f"tmem plan: D {acc['M']} x {acc['N']} {acc['dtype']}, layout {acc['layout']} "
+            f"(cta_group::{acc['cta_group']}{', .ws' if acc['ws'] else ''}{', sparse A' if acc['sparse'] else ''}), "
+            f"{acc['rows_per_cta']} rows per CTA; "
+            f"%taddr = {acc['address']} (lane 0, column {acc['column']}); warps "
+            f"{','.join(map(str, document['warps']))}; budget {_plural(document['registers'], 'register')} per thread "
+            f"per instruction")
+    lines = [head, f"objective: {document['objective']}"]
+    if result.status != "found":
+        lines.append(f"no plan: {document['reason']}")
+        lines.append("rules: " + ", ".join(document["rules"]))
+        return "\n".join(lines)
+    nums = sorted({i["num"] for i in document["instructions"]}, reverse=True)
+    lines.append(f"plan: {len(document['instructions'])} tcgen05.ld .{document['shape']}"
+                 f"{' .pack::16b' if document['pack'] else ''}, .num "
+                 + " ".join(f"x{n}" for n in nums)
+                 + f"; at most {_plural(max(i['registers'] for i in document['instructions']), 'register')} per thread"
+                 + (f"; idle warps {','.join(map(str, document['idle_warps']))}" if document["idle_warps"] else ""))
+    if acc["cta_group"] == 2:
+        lines.append(f"cta_group::2: each CTA of the pair runs this plan on its own {acc['rows_per_cta']} rows "
+                     f"(the peer's D rows {acc['rows_per_cta']}..{acc['M'] - 1})")
+    rows = _plan_instruction_rows(result)
+    for entry in document["per_warp"]:
+        lines.append("")
+        lines.append(f"warp {entry['warp']} (lanes {entry['lanes'][0]}..{entry['lanes'][1]}): "
+                     f"{_plural(len(entry['instructions']), 'instruction')}, {entry['registers']} registers per thread in all")
+        lines.append(_table(["#", "D rows", "D columns", "thread t, register %rj"],
+                                   [rows[i] for i in entry["instructions"]]))
+        for i in entry["instructions"]:
+            lines.append(f"  {result.instructions[i].ptx(result.acc.column, abbreviate=True)}")
+    check = document["check"]
+    lines.append("")
+    room = document["register_file"]
+    if not room["fits"]:
+        lines.append(f"note: a warp holds {room['largest_in_all']} registers per thread in all, past the "
+                     f"{room['per_thread']} a thread has: use each instruction's registers (tcgen05.wait::ld, then "
+                     "convert or store) before the next instruction loads")
+    if at is not None:
+        lines.append(f"D[{at['m']}][{at['n']}]: " + (_holder_text(at["holder"]) if at["holder"] else "not read"))
+    if check["read_exactly_once"] and check["ptxas_accepts"] and not check["undefined"]:
+        lines.append(f"check: every element of D read exactly once ({check['elements']} elements), each warp "
+                     f"inside its lane quarter, every instruction accepted on {check['target']} "
+                     f"(spec.tmem: instruction check, fragment maps, d_cell)")
+    else:
+        lines.append("check FAILED: " + "; ".join(check["problems"] + check["undefined"]
+                                                  + ([] if check["ptxas_accepts"] else ["ptxas would refuse"])))
+    lines.append("(%taddr is D's tensor-memory address; the offset is lane << 16 | column - C; registers are "
+                 "numbered within each instruction's vector; --json has holders[m][n] and the full PTX)")
     return "\n".join(lines)

@@ -94,13 +94,8 @@ def run_cp(args) -> int:
     multicast = f".{args.multicast}" if args.multicast else ""
     render.emit(args, document, render.tmem_cells_text(
         f"tcgen05.cp.cta_group::{args.cta_group}.{document['shape']}{multicast} at lane {args.lane}, column "
-        f"{args.column}: source row r -> lanes " + _row_lanes_text(document["row_lanes"]), document["self"]))
+        f"{args.column}: source row r -> lanes " + render.tmem_row_lanes_text(document["row_lanes"]), document["self"]))
     return EXIT_OK
-
-
-def _row_lanes_text(row_lanes: list) -> str:
-    shown = "; ".join(f"{r}: {','.join(map(str, lanes))}" for r, lanes in enumerate(row_lanes[:4]))
-    return shown + ("; ..." if len(row_lanes) > 4 else "")
 
 
 def run_shift(args) -> int:
