@@ -37,10 +37,11 @@ def _throughput(target, arch, violate, count, seed):
 
 def _anchor_seconds(target, arch, violate):
     module = fuzz.target_module(target)
+    anchors = getattr(module, "sampling", module.model)     # the target's sampling module, else its model
     if target == "tensormap":
-        problem = module.model.Problem("tiled", arch, break_=set(violate), budget=module.ANCHOR_BUDGET)
+        problem = anchors.Problem("tiled", arch, break_=set(violate), budget=module.ANCHOR_BUDGET)
     else:
-        problem = module.model.Problem(arch, set(violate))
+        problem = anchors.Problem(arch, set(violate))
     began = time.perf_counter()
     for seed in range(20):
         try:

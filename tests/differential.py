@@ -30,6 +30,7 @@ from spec.tma import tensormap as spec_tm
 from spec.cases import desc_case as spec_desc_case
 
 from solver.model import tensormap as tm
+from solver.fuzz import desc_sampling
 from solver.model import desc_case as desc_model
 
 ARCHES = ("sm90", "sm100", "sm103")
@@ -207,7 +208,7 @@ def desc_anchors(arch: int) -> list:
     """Legal desc cases of one arch: the model's solutions of "break nothing", each of a new shape (inputs
     only: spec/ judges them like any other case)."""
     if arch not in _ANCHORS:
-        problem = desc_model.Problem(desc_model.ARCHES[arch])
+        problem = desc_sampling.Problem(desc_model.ARCHES[arch])
         _ANCHORS[arch] = [v for v in (problem.next(seed) for seed in range(24)) if v is not None]
     return _ANCHORS[arch]
 

@@ -191,7 +191,7 @@ def test_tensormap_nonlinear_rule_under_a_bounded_budget():
 
 
 def test_tensormap_problem_budget_says_undecided_not_unsat():
-    from solver.model import tensormap as model
+    from solver.fuzz import tensormap_sampling as model
     problem = model.Problem("tiled", "sm90", break_={"tma.map.box_bytes_loaded"}, budget=1)
     with pytest.raises(model.Undecided):
         problem.next(0)

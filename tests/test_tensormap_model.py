@@ -9,6 +9,7 @@ import copy
 import pytest
 import z3
 
+from solver.fuzz.tensormap_sampling import solve
 from solver.model import tensormap as tm
 
 CLI_KEYS = {"encode", "dataType", "rank", "globalAddress", "globalDim", "globalStrides", "elementStrides",
@@ -56,7 +57,7 @@ VALID_CASES = [(e, a) for e in tm.ENCODES for a in tm.ARCHES if not (e == "im2co
 @pytest.mark.parametrize("case", VALID_CASES, ids=lambda c: "-".join(c))
 def test_valid_document_obeys_every_rule(case):
     encode, arch = case
-    doc = tm.solve(encode, arch, seed=7)
+    doc = solve(encode, arch, seed=7)
     assert doc is not None and tm.violated(doc, arch) == []
     assert spec_disagreement(None, arch, doc) is None          # the differential check against spec/
     assert set(doc) == CLI_KEYS | EXTRA_KEYS[encode]
@@ -65,30 +66,30 @@ def test_valid_document_obeys_every_rule(case):
 
 
 def test_im2col_wide_has_no_valid_document_on_sm90():
-    assert tm.solve("im2col_wide", "sm90") is None
+    assert solve("im2col_wide", "sm90") is None
 
 
 def test_seeds_vary_the_documents():
-    docs = {repr(sorted(tm.solve("tiled", "sm100", seed=s).items())) for s in range(6)}
+    docs = {repr(sorted(solve("tiled", "sm100", seed=s).items())) for s in range(6)}
     assert len(docs) >= 4
 
 
 def test_96B_only_when_asked():
-    assert all(tm.solve("tiled", "sm103", seed=s)["swizzle"] != "96B" for s in range(8))
-    doc = tm.solve("tiled", "sm103", keep=set(tm.RULE_IDS), swizzles=("96B",))
+    assert all(solve("tiled", "sm103", seed=s)["swizzle"] != "96B" for s in range(8))
+    doc = solve("tiled", "sm103", keep=set(tm.RULE_IDS), swizzles=("96B",))
     assert doc["swizzle"] == "96B" and tm.violated(doc, "sm103") == []
-    assert tm.solve("tiled", "sm100", swizzles=("96B",)) is None      # tma.map.swizzle_arch
+    assert solve("tiled", "sm100", swizzles=("96B",)) is None      # tma.map.swizzle_arch
 
 
 def test_solve_rejects_bad_requests():
     with pytest.raises(ValueError):
-        tm.solve("tiled", "sm100", break_={"tma.map.nonsense"})
+        solve("tiled", "sm100", break_={"tma.map.nonsense"})
     with pytest.raises(ValueError):
-        tm.solve("tiled", "sm100", keep={"tma.map.rank"}, break_={"tma.map.rank"})
+        solve("tiled", "sm100", keep={"tma.map.rank"}, break_={"tma.map.rank"})
 
 
 def test_keep_and_break_several():
-    doc = tm.solve("tiled", "sm90", keep={"tma.map.rank", "tma.map.box_range"},
+    doc = solve("tiled", "sm90", keep={"tma.map.rank", "tma.map.box_range"},
                    break_={"tma.map.swizzle_arch", "tma.map.oob_nan_dtype"}, seed=3)
     broken = tm.violated(doc, "sm90")
     assert {"tma.map.swizzle_arch", "tma.map.oob_nan_dtype"} <= set(broken)
@@ -100,7 +101,7 @@ def _break_exactly(encode: str, rule_id: str):
     """(arch, document) breaking exactly `rule_id`, trying the arch most likely to allow it first."""
     first = ARCH_FIRST.get(rule_id, "sm100")
     for arch in (first,) + tuple(a for a in tm.ARCHES if a != first):
-        doc = tm.solve(encode, arch, break_={rule_id}, seed=11)
+        doc = solve(encode, arch, break_={rule_id}, seed=11)
         if doc is not None:
             return arch, doc
     return None, None
@@ -114,12 +115,12 @@ def test_each_rule_breaks_alone(case):
     encode, rule_id = case
     arch, doc = _break_exactly(encode, rule_id)
     if case in NEVER:
-        assert doc is None and not any(tm.solve(encode, a, break_={rule_id}, keep=set(), seed=2) for a in tm.ARCHES)
+        assert doc is None and not any(solve(encode, a, break_={rule_id}, keep=set(), seed=2) for a in tm.ARCHES)
     elif case in TIED:
         assert doc is None
         # ...and breaking it together with its partners is possible on some arch
         together = {rule_id, *TIED[case]}
-        assert any(tm.solve(encode, a, break_=together, seed=2) is not None for a in tm.ARCHES)
+        assert any(solve(encode, a, break_=together, seed=2) is not None for a in tm.ARCHES)
     else:
         assert doc is not None, "no document breaks it alone"
         assert tm.violated(doc, arch) == [rule_id]
@@ -127,8 +128,8 @@ def test_each_rule_breaks_alone(case):
 
 
 def test_rules_of_other_encode_kinds_cannot_break():
-    assert tm.solve("im2col", "sm100", break_={"tma.map.box_range"}) is None
-    assert tm.solve("tiled", "sm100", break_={"tma.map.im2col.pixels_range"}) is None
+    assert solve("im2col", "sm100", break_={"tma.map.box_range"}) is None
+    assert solve("tiled", "sm100", break_={"tma.map.im2col.pixels_range"}) is None
 
 
 # --- Boundary values (CUDA Driver API cuTensorMapEncodeTiled / Im2col / Im2colWide) ---------------------

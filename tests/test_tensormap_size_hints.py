@@ -1,5 +1,5 @@
 """The hints a request to break a size rule (tma.map.box_bytes, tma.map.box_bytes_loaded) gives Z3 for a
-tiled map (solver/model/tensormap.py _box_past_the_load_limit, _outer_box): the outer box they draw
+tiled map (solver/fuzz/tensormap_sampling.py _box_past_the_load_limit, _outer_box): the outer box they draw
 counts as asked (exhaustively over the row sizes the hints draw, and on hypothesis-drawn limits); the
 whole set of hints keeps every other rule of the model, and the map they make breaks exactly the asked
 rule by the model and by spec; the fuzzer's cases for those rules still break exactly them, with
@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from solver.fuzz import engine
 from solver.fuzz import tensormap as fuzz_tensormap
+from solver.fuzz import tensormap_sampling as sampling
 from solver.model import tensormap as model
 
 SIZE_RULES = {True: "tma.map.box_bytes_loaded", False: "tma.map.box_bytes"}      # rounding -> rule
@@ -28,13 +29,13 @@ def _counts(boxes, strides):
 
 def _feasible(most: int, dims: int, rounding: bool) -> bool:
     """What _outer_box asks of `dims` (its docstring)."""
-    return model.MAX_BOX ** (dims - 1) * 128 > most if rounding else model.MAX_BOX ** dims > most
+    return sampling.MAX_BOX ** (dims - 1) * 128 > most if rounding else sampling.MAX_BOX ** dims > most
 
 
 def _assert_outer_box(most: int, dims: int, rounding: bool, seed: int) -> None:
-    boxes, strides = model._outer_box(most, dims, random.Random(seed), rounding)
+    boxes, strides = sampling._outer_box(most, dims, random.Random(seed), rounding)
     assert len(boxes) == len(strides) == dims
-    assert all(1 <= b <= model.MAX_BOX for b in boxes) and all(1 <= s <= model.MAX_STRIDE for s in strides)
+    assert all(1 <= b <= sampling.MAX_BOX for b in boxes) and all(1 <= s <= sampling.MAX_STRIDE for s in strides)
     floors, ceils = _counts(boxes, strides)
     if rounding:
         assert floors <= most < ceils, (most, boxes, strides)
@@ -72,8 +73,8 @@ def test_size_hints_keep_every_other_rule_and_break_the_asked_one(arch, rounding
     rule = SIZE_RULES[rounding]
     shapes = set()
     for seed in range(25):
-        problem = model.Problem("tiled", arch, break_={rule})
-        hints = model._box_past_the_load_limit(problem.record, arch, random.Random(seed), rounding)
+        problem = sampling.Problem("tiled", arch, break_={rule})
+        hints = sampling._box_past_the_load_limit(problem.record, arch, random.Random(seed), rounding)
         problem.solver.add(*hints.values())
         assert problem.solver.check() == model.z3.sat, (arch, rule, seed)
         doc = model.document(problem.solver.model(), problem.record)

@@ -5,10 +5,10 @@ A case is the arguments of `layoutproof check` (docs/CLI.md `fuzz`): {"descripto
 as B: "cta_group" (1 or 2) and "m" (its M; sm90 cases have neither: wgmma's M is 64); the tile is a
 canonical layout (PTX 9.7.16.3.3) in CuTe notation with its swizzle.
 
-Generation: Z3 anchors from solver/model/desc_case.py (each of a new shape: blocking clauses), then
-samples that redraw one to three fields of an anchor (moving a descriptor field with the tile's when the
-two were equal, so that sampling does not break tile rules by accident), each kept only when
-spec/cases/desc_case.py labels it with exactly the asked rules.
+Generation: Z3 anchors over solver/model/desc_case.py's constraints (solver/fuzz/desc_sampling.py: each
+of a new shape, by blocking clauses), then samples that redraw one to three fields of an anchor (moving a
+descriptor field with the tile's when the two were equal, so that sampling does not break tile rules by
+accident), each kept only when spec/cases/desc_case.py labels it with exactly the asked rules.
 
 Labels (spec/cases/desc_case.py): the rules broken, every one (the descriptor's, the operand's, the MMA
 shape's, on sm100/sm103 its instruction descriptor's, as `--format ptx` writes it, and the tile's:
@@ -29,6 +29,7 @@ from solver.model import desc_case as model
 from solver.model import descriptor
 from solver.model.swizzle import DESCRIPTOR_BITS, LINE_SHIFT
 from solver.model.vocab import DESCRIPTOR_ROW_BYTES
+from solver.fuzz import desc_sampling as sampling
 from solver.fuzz.engine import Stats, anchored, exactly
 from solver.fuzz.outcome import first_found, ptxas_refusal
 
@@ -146,6 +147,6 @@ def _mutators(rng: random.Random):
 
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
     rng = random.Random(seed)
-    problem = model.Problem(arch, violate)
+    problem = sampling.Problem(arch, violate)
     yield from anchored(problem.next, case_of, exactly(label, arch, violate), _mutators(rng), dict,
                         count, rng, stats, violate, adapt=True)

@@ -47,6 +47,7 @@ from spec.rule import SpecError
 
 from solver.fuzz import desc
 from solver.fuzz import engine as fuzz
+from solver.fuzz import desc_sampling
 from solver.model import desc_case as desc_model
 
 POOL_SIZE = 200
@@ -211,7 +212,7 @@ def _desc_cases_of_shape(arch: str, violate: frozenset, request: TileRequest, co
     """desc.generate's loop over its Z3 problem narrowed to the request (one major-ness and tile swizzle
     here), keeping the cases whose tile is one (tile_problem)."""
     rng = random.Random(seed)
-    problem = desc_model.Problem(arch, violate)
+    problem = desc_sampling.Problem(arch, violate)
     problem.solver.add(*_narrowing(problem.record, request))
     spec_label = fuzz.exactly(desc.label, arch, violate)
 

@@ -6,10 +6,10 @@ destination (smemAddress), direction and tensor coordinates, which the copy rule
 tma.load.packed_coord0).
 
 Generation (solver/fuzz/engine.py): for each encode kind the asked rules apply to, a Z3 Problem over
-solver/model/tensormap.py's constraints gives *anchors*, each of a new shape (data type, swizzle,
-interleave, rank, optional keys: blocking clauses), steered by seed-dependent hints. Between anchors,
-cases are *sampled*: an anchor with one to three arguments redrawn, kept only when spec/tma/tensormap.py
-says it breaks exactly the asked rules. Exact duplicates are dropped.
+solver/model/tensormap.py's constraints (solver/fuzz/tensormap_sampling.py) gives *anchors*, each of a new
+shape (data type, swizzle, interleave, rank, optional keys: blocking clauses), steered by seed-dependent
+hints. Between anchors, cases are *sampled*: an anchor with one to three arguments redrawn, kept only
+when spec/tma/tensormap.py says it breaks exactly the asked rules. Exact duplicates are dropped.
 
 Labels come from spec/tma/tensormap.py (`label`): the rules broken, enforced or not on the arch, and the
 outcome: "refused" when the driver's encoder refuses (an enforced rule); otherwise the rule's recorded
@@ -28,6 +28,7 @@ from spec.tma import swizzle as tma_swizzle
 from spec.rules import SpecError
 
 from solver.model import tensormap as model
+from solver.fuzz import tensormap_sampling as sampling
 from solver.fuzz.engine import Stats, anchored, exactly
 from solver.fuzz.outcome import Label, blamed, broken_ids, rule_outcome, worst
 
@@ -303,7 +304,7 @@ ANCHOR_EVERY = 500
 
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
     rng = random.Random(seed)
-    problems = [model.Problem(e, arch, break_=violate, budget=ANCHOR_BUDGET) for e in encodes_for(violate, arch)]
+    problems = [sampling.Problem(e, arch, break_=violate, budget=ANCHOR_BUDGET) for e in encodes_for(violate, arch)]
     solved = []
     gave_up = {id(p): 0 for p in problems}
 
@@ -317,7 +318,7 @@ def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats)
                 problem.set_budget(ANCHOR_BUDGET << (2 * gave_up[id(problem)]))
             try:
                 doc = problem.next(anchor_seed)
-            except model.Undecided:
+            except sampling.Undecided:
                 gave_up[id(problem)] += 1
                 if gave_up[id(problem)] >= (FIRST_ANCHOR_TRIES if first else UNDECIDED_LIMIT):
                     problems.remove(problem)

@@ -9,7 +9,8 @@ The record is field-level. The descriptor: start address, LBO, SBO (bytes), base
 swizzle code, the LBO mode bit, the 3 bits [46,49) ("fixed": 0b001 on sm100/sm103, unused on sm90) and
 `stray`, which unused or reserved region holds a stray 1 bit (0: none). The tile: a canonical layout
 (PTX 9.7.16.3.3) given by its swizzle, start address and its two strides in bytes, which
-solver/fuzz/desc.py writes out in CuTe notation. One constraint per rule id.
+solver/fuzz/desc.py writes out in CuTe notation. One constraint per rule id (the fuzzer's hints and
+anchors: solver/fuzz/desc_sampling.py).
 
 The MMA the operand is B of: on sm100/sm103 its .cta_group (1, 2) and M (64, 128, 256), with N the
 operand's MN extent times the .cta_group (each CTA of a pair reads half of B; CUTLASS's 2x1SM MMA traits),
@@ -21,8 +22,6 @@ e5m2 s8 u8, and e2m1 read dense (kind::mxf4 / mxf4nvf4). The padded sub-byte pac
 6- and 4-bit types) place elements at byte offsets a CuTe element layout cannot express.
 """
 from __future__ import annotations
-
-import random
 
 import z3
 
@@ -126,7 +125,7 @@ RULES: dict = {}
 _rule = field_model.rule_registry(RULES)
 
 
-SM90, SM103 = 0, 2
+SM90, SM103 = ARCHES.index("sm90"), ARCHES.index("sm103")
 
 
 @_rule("desc.sm90.unused_bits_zero")
@@ -350,30 +349,6 @@ RULE_IDS = tuple(RULES)
 
 def constraints(r: Record) -> dict:
     return {rule_id: predicate(r) for rule_id, predicate in RULES.items()}
-
-
-# --- Solving -------------------------------------------------------------------------------------------
-def _hints(r: Record, rng: random.Random) -> list:
-    """Realistic, seed-dependent values (dropped when the asked rules conflict with them): tiles as
-    CUTLASS and TMA lay them out (8-row groups 8 W apart, atoms a tile's rows apart)."""
-    W = row_bytes(r.tile_swizzle)
-    hints = [r.dtype == rng.randrange(len(DTYPES)), r.major == rng.randrange(2),
-             r.tile_swizzle == rng.randrange(len(SWIZZLES)), r.mn == rng.choice((8, 16, 64, 128, 256)),
-             r.tile_start == rng.choice((0, 1024, 0x2000, 0x8000)) + rng.choice((0, 0, 128, 256, 16)),
-             r.tile_sbo == 8 * W * rng.choice((1, 1, 2)), r.tile_lbo == rng.choice((128, 256, 1024, 2048, 4096)),
-             r.base_offset == 0, r.stray == 0, r.lbo_mode == 0,
-             r.lbo == r.tile_lbo, r.sbo == r.tile_sbo, r.start == r.tile_start,
-             r.cta_group == rng.choice((1, 1, 2)), r.m == rng.choice((128, 128, 64, 256))]
-    rng.shuffle(hints)
-    return hints
-
-
-def Problem(arch: str, break_=()) -> field_model.Problem:
-    """Desc cases on `arch` that break exactly `break_` (and keep every other rule); next(seed) gives
-    one more of a new shape (dtype, major, both swizzles, which fields differ), or None."""
-    r = symbolic_record()
-    return field_model.Problem(r, constraints(r), domain(r), [r.arch == ARCHES.index(arch)], break_, _hints,
-                               lambda r: [r.dtype, r.major, r.swizzle_code, r.tile_swizzle, r.mn, r.cta_group, r.m])
 
 
 def evaluate(values: dict) -> dict:

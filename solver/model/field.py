@@ -1,7 +1,8 @@
 """What the field-level Z3 models of the fuzz targets share (solver/model/desc_case.py,
-solver/model/recipe.py, and the hint loop with solver/model/tensormap.py): records of Int fields, the
-rule registry, enum and range terms, the hint-dropping check, the Problem that finds field values
-breaking exactly some rules, one new shape at a time, and concrete evaluation."""
+solver/model/recipe.py, ...): records of Int fields, the rule registry, enum and range terms, the
+hint-dropping check, the one Problem that finds values breaking exactly some rules, one new shape at a
+time (the fuzz targets' anchors: solver/fuzz/desc_sampling.py and solver/fuzz/tensormap_sampling.py give
+it their hints and shapes), and concrete evaluation."""
 from __future__ import annotations
 
 import random
@@ -121,31 +122,66 @@ def descriptor_row_bytes(swizzle_var):
     return table(swizzle_var, DESCRIPTOR_SWIZZLES, DESCRIPTOR_ROW_BYTES)
 
 
-class Problem:
-    """Field values that obey `domain` and `fixed`, break every rule in `break_` and keep the others.
-    next(seed) gives one more (steered by hints(record, rng), dropped where they conflict), each of a
-    new shape (the terms shape(record) differ from every earlier solution), or None when none is left."""
+class Undecided(RuntimeError):
+    """Z3 did not decide a Problem's query within its budget (rlimit, deterministic: not a timeout)."""
 
-    def __init__(self, record, rules: dict, domain: list, fixed: list, break_, hints: Callable, shape: Callable):
+
+def field_values(model, record) -> dict:
+    """{field name: int} of a field-level record (record_type) in a model: what Problem.next gives by default."""
+    return {name: model.eval(term, model_completion=True).as_long() for name, term in vars(record).items()}
+
+
+class Problem:
+    """Values of `record` that obey `domain` and `fixed`, break every rule in `break_` and keep the other
+    rules of `rules` (asserted in the dict's order; a caller that keeps only some rules passes only those
+    and the broken ones). next(seed) gives one more (steered by hints(record, rng), dropped where they
+    conflict), read from Z3's model by read(model, record) (default: field_values), each of a new shape
+    (the terms shape(record) differ from every earlier solution), or None when none is left.
+
+    `budget` bounds each Z3 check (its rlimit, counted in Z3's deterministic resource units, so the same
+    seed gets the same answer); `next` raises Undecided where a check runs past it. None: no bound, and
+    Z3 'unknown' is a RuntimeError."""
+
+    def __init__(self, record, rules: dict, domain: list, fixed: list, break_, hints: Callable, shape: Callable,
+                 read: Callable = field_values, budget: Optional[int] = None):
         unknown = set(break_) - set(rules)
         if unknown:
             raise ValueError(f"unknown rule ids: {', '.join(sorted(unknown))}")
-        self._hints, self._shape = hints, shape
+        self._hints, self._shape, self._read = hints, shape, read
         self.record = record
         self.solver = IsolatedSolver()
         self.solver.add(*domain, *fixed)
         self.solver.add(*[z3.Not(c) if rule_id in break_ else c for rule_id, c in rules.items()])
+        self.budget = budget
+        if budget is not None:
+            self.set_budget(budget)
         self.found = 0
+        self.calls = 0
 
-    def next(self, seed: int = 0) -> Optional[dict]:
+    def set_budget(self, budget: Optional[int]) -> None:
+        """The rlimit of each later check (None: no bound)."""
+        self.budget = budget
+        self.solver.set("rlimit", budget or 0)
+
+    def next(self, seed: int = 0):
+        """One more solution, None when none is left; with a budget, Undecided when Z3 gives up on this
+        seed's query (another seed may do; the solver is left as it was, less the hints)."""
         r = self.record
         self.solver.set("random_seed", seed)
         rng = random.Random(seed)
-        model = check_with_hints(self.solver, self._hints(r, rng), rng, prefix=f"hint{self.found}")
+        self.calls += 1
+        # the hint trackers of a call after one that raised Undecided get names of their own
+        prefix = f"hint{self.found}" if self.calls == self.found + 1 else f"hint{self.found}.{self.calls}"
+        try:
+            model = check_with_hints(self.solver, self._hints(r, rng), rng, prefix=prefix)
+        except RuntimeError as error:          # z3 'unknown': never read as unsat
+            if self.budget is None:
+                raise
+            raise Undecided(str(error)) from None
         if model is None:
             return None
         self.found += 1
-        values = {name: model.eval(term, model_completion=True).as_long() for name, term in vars(r).items()}
+        values = self._read(model, r)
         self.solver.add(z3.Not(z3.And(*[t == model.eval(t, model_completion=True) for t in self._shape(r)])))
         return values
 
