@@ -14,7 +14,8 @@ imported): the same output, for comparison. The issue's aims: recipe under 200 m
 desc addresses under 20 ms of work.
 
 paths: in-process, minimum of R runs, the reference (per element) and the fast path (a row at a time)
-on the same input: the recipe proof (_prove / _prove_rows), synth's targets over the 16 K steps of the
+on the same input: the recipe proof (spec.cases.recipe_case.first_misread_by_element / first_misread),
+synth's targets over the 16 K steps of the
 recipe (targets_reference / targets inside synth.shared_work(), as recipe.build calls it), synth over
 those 16 K steps (Z3's search / the direct path; tests/test_recipe_direct.py checks the two equal), im2col
 placement as JSON-able dicts (placement + as_json / placement_json) and as text (json.dumps of it /
@@ -110,23 +111,23 @@ def _synthesized(tiles, direct: bool) -> list:
 
 
 def run_paths(repeat: int) -> str:
-    from spec.mma import dtypes
+    from spec.cases import recipe_case
     from spec.tma import im2col, place
     from solver.cli import render
     from solver.synth import descriptor as synth
     from solver.synth import recipe
 
     r = recipe.build("sm90", "bf16", "K", 256, 256, "128B", 0x400)
-    d = dtypes.dtype("bf16")
-    per_row, k_inst = 64, 16
+    case = recipe_case.parse_case(recipe.case_document(r), r.arch)
+    k_inst = 16
     tiles = [synth.Tile("sm90", "bf16", "K", 256, k_inst, k0, r.layout, 0x400, r.kind) for k0 in range(0, 256, k_inst)]
     load = im2col.make_load("im2col", (64, 32, 32, 1), (0, 0), (0, 0), 64, 1024, (0, 0, 0, 0), elem_bytes=2,
                             swizzle="128B", smem_address=0x400)
     fill = im2col.fill_value(load)
     box = place.make_box("128B", 2, (64, 256), 0x400)
     pairs = [
-        ("recipe proof 256x256", lambda: recipe._prove(r, None, per_row, d, k_inst),
-         lambda: recipe._prove_rows(r, per_row, d, k_inst)),
+        ("recipe proof 256x256", lambda: recipe_case.first_misread_by_element(case),
+         lambda: recipe_case.first_misread(case)),
         ("synth targets, 16 K steps", lambda: [t.targets_reference() for t in tiles], lambda: _shared(tiles)),
         ("synth, 16 K steps: Z3 / direct", lambda: _synthesized(tiles, False), lambda: _synthesized(tiles, True)),
         ("im2col placement dicts", lambda: [e.as_json(fill) for e in im2col.placement(load)],

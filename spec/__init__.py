@@ -43,6 +43,10 @@ registers by tcgen05.ld, whose fragment map (thread, register, 16-bit half) -> (
 what an epilogue is written against. Its static forms are ptxas's to decide (recorded); its run-time
 rules only a Blackwell GPU could decide, and none is available here.
 
+Where a definition is too slow for real sizes, spec/fast holds a faster function that computes the same
+thing another way (by rows, by a period's table), one module per topic module, registered against the
+definition; the topic module's public name dispatches to it while spec.fast's one switch is on.
+
 Every rule lives in spec/rule.py's record (statement, primary source, evidence, enforcer, where it is
 defined) next to its check; spec/rules.py is the whole catalogue, with the ids retired by merges
 (spec/rule_aliases.json, CHANGES.md).

@@ -1,6 +1,6 @@
-"""spec.cute's fast paths against their references: notation.parse_layout (which reads the fuzzers'
-plain texts without the character parser) against parse_layout_by_characters, and layout.evaluate
-(a loop over each mode's leaves) against Layout.__call__: same values, same errors, on hypothesis-drawn
+"""spec.cute's fast paths (spec/fast/cute_notation.py, spec/fast/cute_layout.py) against their references:
+notation.parse_layout (which reads the fuzzers' plain texts without the character parser) against
+parse_layout_by_characters, and layout.evaluate (a loop over each mode's leaves) against Layout.__call__: same values, same errors, on hypothesis-drawn
 texts (well-formed and not), hypothesis-drawn layouts and coordinates (nested modes, negative and zero
 strides, coordinates out of range and negative, basis strides), and every layout the desc fuzzer writes
 on each arch, evaluated at every element of its tile."""
@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from spec.cute import notation
 from spec.cute.layout import Basis, Layout, evaluate
+from spec.fast import cute_notation
 from solver.fuzz import engine
 
 ARCHES = ("sm90", "sm100", "sm103")
@@ -39,7 +40,7 @@ def test_fuzz_layouts_parse_and_evaluate_as_the_references(arch):
     assert cases
     for case in cases:
         text = case["layout"]
-        assert notation._parse_plain(text) is not None, text       # the fast path reads every one
+        assert cute_notation._parse_plain(text) is not None, text       # the fast path reads every one
         _assert_parse_same(text)
         layout = notation.parse_layout(text)
         inner = getattr(layout, "layout", layout)

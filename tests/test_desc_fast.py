@@ -1,9 +1,11 @@
-"""The desc target's fast paths against their references: spec.cases.desc_case.first_misread (rows or
-columns grouped by their residues modulo the swizzles' period) against first_misread_by_element (the
-definition, element by element), both ways round, and spec.mma.readmap.mn_parts / k_parts against
-mn_part / k_part: on the fuzz domain of every arch and rule, on tiles one step off the right one, on
-the differential test's near-right cases, and on hypothesis-drawn descriptors, types and CuTe layouts
-(any swizzle Sw<B,M,S>, S negative too; offsets; negative and zero strides; hierarchical modes)."""
+"""The desc target's fast paths against their references: spec.cases.desc_case.first_misread
+(spec/fast/cases_desc_case.py: rows or columns grouped by their residues modulo the swizzles' period)
+against first_misread_by_element (the definition, element by element), both ways round, and
+spec.mma.readmap.mn_parts / k_parts / swizzle_row (spec/fast/mma_readmap.py) against their definitions
+(mn_part / k_part / apply_swizzle at each index): on the fuzz domain of every arch and rule, on tiles one
+step off the right one, on the differential test's near-right cases, and on hypothesis-drawn descriptors,
+types and CuTe layouts (any swizzle Sw<B,M,S>, S negative too; offsets; negative and zero strides;
+hierarchical modes)."""
 from __future__ import annotations
 
 import random
@@ -14,6 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from spec.cases import desc_case
 from spec.cute.layout import ComposedLayout, Layout
 from spec.cute.swizzle import Swizzle
+from spec.fast import cases_desc_case
 from spec.mma import dtypes, readmap
 from spec.rule import SpecError
 from solver.fuzz import engine
@@ -25,13 +28,19 @@ WAYS = (None, "rows", "columns")
 
 def _assert_same(c) -> object:
     """first_misread, each way, is first_misread_by_element, and readmap's mn_parts / k_parts are
-    mn_part / k_part at each index; returns first_misread_by_element."""
+    mn_part / k_part at each index (mn_parts_by_element, k_parts_by_element), and swizzle_row over
+    those parts is swizzle_row_by_element; returns first_misread_by_element."""
     op = c.operand
-    assert readmap.mn_parts(op) == [readmap.mn_part(op, mn) for mn in range(op.mn)]
-    assert readmap.k_parts(op) == [readmap.k_part(op, k) for k in range(op.k)]
+    along_mn, along_k = readmap.mn_parts(op), readmap.k_parts(op)
+    assert along_mn == readmap.mn_parts_by_element(op) == [readmap.mn_part(op, mn) for mn in range(op.mn)]
+    assert along_k == readmap.k_parts_by_element(op) == [readmap.k_part(op, k) for k in range(op.k)]
+    offsets = [origin + offset for origin, offset in along_k]
+    for base in along_mn[:9]:
+        assert readmap.swizzle_row(op, base, offsets) == readmap.swizzle_row_by_element(op, base, offsets)
     reference = desc_case.first_misread_by_element(c)
+    assert desc_case.first_misread(c) == reference
     for by in WAYS:
-        assert desc_case.first_misread(c, by=by) == reference, by
+        assert cases_desc_case.first_misread(c, by=by) == reference, by
     return reference
 
 

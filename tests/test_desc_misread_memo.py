@@ -1,4 +1,4 @@
-"""first_misread's memo of line differences (spec.cases.desc_case._line_differences), shared between
+"""first_misread's memo of line differences (spec.fast.cases_desc_case._line_differences), shared between
 cases whose lines are computed from the same values up to a move of the descriptor's K parts by a
 multiple of the swizzles' period: against first_misread_by_element (the definition) on cases that
 differ from each other only there (descriptor and tile moved together, or the descriptor alone, by
@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from spec.cases import desc_case
+from spec.fast import cases_desc_case
 from spec.mma import descriptor
 from spec.rule import SpecError
 from solver.fuzz import engine
@@ -38,10 +39,10 @@ def test_first_misread_with_the_memo_shared_by_moved_cases(arch):
         references = [desc_case.first_misread_by_element(c) for c in cases]    # the definition, once a case
         for c, reference in list(zip(cases, references)) + list(zip(cases, references))[::-1]:
             for by in (None, "rows", "columns"):   # warm from the other moves, then in the other order
-                assert desc_case.first_misread(c, by=by) == reference
+                assert cases_desc_case.first_misread(c, by=by) == reference
                 misread += reference is not None
-        before = desc_case._line_differences.cache_info().hits
-        desc_case._line_differences.cache_clear()
+        before = cases_desc_case._line_differences.cache_info().hits
+        cases_desc_case._line_differences.cache_clear()
         for c, reference in zip(cases, references):      # cold
             assert desc_case.first_misread(c) == reference
         shared += before > 0

@@ -36,12 +36,27 @@ def assert_same(reference, fast):
     return expected
 
 
-# --- spec.tma.swizzle.swizzle_byte_addresses / swizzle_byte_range ------------------------------------
+# --- spec.tma.swizzle.swizzle_byte_addresses / swizzle_byte_range / period_deltas (spec/fast/tma_swizzle.py)
 @pytest.mark.parametrize("mode", MODES)
 def test_swizzle_batch_exhaustive_over_small_addresses(mode):
     addresses = list(range(4 * tma_swizzle.pattern_period(mode) + 64))
     assert tma_swizzle.swizzle_byte_addresses(mode, addresses) == \
+        tma_swizzle.swizzle_byte_addresses_by_element(mode, addresses) == \
         [tma_swizzle.swizzle_byte_address(mode, a) for a in addresses]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_period_table_is_the_definition(mode):
+    """period_deltas' table (spec.fast.tma_swizzle; the definitions keep none, no_period_deltas) places
+    every address as swizzle_byte_address does, and says rightly whether it permutes each period."""
+    assert tma_swizzle.no_period_deltas(mode) is None
+    mask, delta, permutes = tma_swizzle.period_deltas(mode)
+    period = mask + 1
+    assert period == tma_swizzle.pattern_period(mode) and len(delta) == period
+    rng = random.Random(mode)
+    for a in list(range(3 * period)) + [rng.randrange(1 << 40) for _ in range(2000)]:
+        assert a + delta[a & mask] == tma_swizzle.swizzle_byte_address(mode, a)
+    assert permutes == (sorted(tma_swizzle.swizzle_byte_address(mode, r) for r in range(period)) == list(range(period)))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -57,14 +72,16 @@ def test_swizzle_batch_on_seeded_addresses_and_ranges(mode):
 
 
 def test_swizzle_batch_refuses_what_the_reference_refuses():
+    for mode, addresses in (("128B", [0, 16, -16]), ("128B", [0, -1, -32]), ("128B", range(-64, 64, 16)),
+                            ("256B", [0]), ("256B", [])):
+        assert_same(lambda: tma_swizzle.swizzle_byte_addresses_by_element(mode, addresses),
+                    lambda: tma_swizzle.swizzle_byte_addresses(mode, addresses))
     with pytest.raises(SpecError):
         tma_swizzle.swizzle_byte_addresses("128B", [0, 16, -16])
-    with pytest.raises(SpecError):
-        tma_swizzle.swizzle_byte_addresses("256B", [0])
     assert tma_swizzle.swizzle_byte_addresses("128B", []) == []
 
 
-# --- spec.tma.place.place_rows ----------------------------------------------------------------------
+# --- spec.tma.place.place_rows (spec/fast/tma_place.py) ---------------------------------------------
 def _boxes():
     rng = random.Random(7)
     for mode in MODES:
@@ -147,7 +164,7 @@ def test_tile_targets_on_written_layouts(text):
             assert tile.targets() == tile.targets_reference()
 
 
-# --- solver.synth.recipe: _tma_rows and _prove_rows ---------------------------------------------------
+# --- solver.synth.recipe: its proof is spec's recipe case, fast path or definition ---------------------
 RECIPES = [("sm90", "bf16", "K", 64, 128, "128B", 0x400), ("sm90", "f16", "MN", 64, 32, "64B", 0x400),
            ("sm100", "e2m1", "K", 32, 256, "128B", 0x800), ("sm100", "tf32", "MN", 32, 16, "128B_atom32B", 0x400),
            ("sm100", "e4m3", "K", 16, 64, "none", 0x400), ("sm100", "bf16", "K", 16, 64, "128B", 0x480),
@@ -156,48 +173,45 @@ RECIPES = [("sm90", "bf16", "K", 64, 128, "128B", 0x400), ("sm90", "f16", "MN", 
 
 def _built(case):
     arch, dtype, major, mn, k_tile, swizzle, address = case
-    return recipe.build(arch, dtype, major, mn, k_tile, swizzle, address, allow_unaligned=True)
-
-
-def _per_row(r):
-    d = dtypes.dtype(r.dtype)
-    return d, recipe.ROW_BYTES[r.swizzle] * 8 // d.bits, dtypes.default_instruction_k(d, r.kind)
+    kind = "mxf4" if dtype == "e2m1" else None
+    return recipe.build(arch, dtype, major, mn, k_tile, swizzle, address, kind=kind, allow_unaligned=True)
 
 
 @pytest.mark.parametrize("case", RECIPES, ids=lambda c: "-".join(map(str, c)))
-def test_tma_rows_is_tma_address(case):
+def test_the_recipe_proof_is_the_same_with_fast_paths_off(case):
+    """recipe._prove reads spec's recipe case (recipe_case.first_misread): by classes of rows while fast paths
+    are on, element by element (first_misread_by_element) with them off; the same answers, also for a
+    descriptor with one bit changed (the same first counterexample: k-step, mn, k order)."""
+    from spec import fast
     r = _built(case)
     if not r.tma:
         pytest.skip("refused recipe: no TMA loads")
-    d, per_row, _ = _per_row(r)
-    assert recipe._tma_rows(r, per_row, d) == [[recipe._tma_address(r, per_row, d, mn, k) for k in range(r.k_tile)]
-                                                for mn in range(r.mn)]
-
-
-@pytest.mark.parametrize("case", RECIPES, ids=lambda c: "-".join(map(str, c)))
-def test_prove_rows_is_prove(case):
-    r = _built(case)
-    if not r.tma:
-        pytest.skip("refused recipe: no TMA loads")
-    d, per_row, k_inst = _per_row(r)
-    assert r.proof == recipe._prove(r, None, per_row, d, k_inst)
-    # a wrong descriptor: the same first counterexample (instruction, mn, k order) from both
     rng = random.Random(case[3] * 1000 + case[4])
+    tampered = [r]
     for _ in range(4):
         wrong = [dict(i) for i in r.instructions]
         target = rng.randrange(len(wrong))
         word = int(wrong[target]["descriptor"], 16) ^ (1 << rng.choice((0, 1, 2, 16, 17, 32, 33, 49)))
         wrong[target]["descriptor"] = f"{word:#018x}"
-        tampered = recipe.Recipe(**{**r.__dict__, "instructions": wrong})
-        assert_same(lambda: recipe._prove(tampered, None, per_row, d, k_inst),
-                    lambda: recipe._prove_rows(tampered, None, per_row, d, k_inst))
+        tampered.append(recipe.Recipe(**{**r.__dict__, "instructions": wrong}))
     missing = [dict(i) for i in r.instructions]
     missing[-1].update(status="none", descriptor=None)
-    tampered = recipe.Recipe(**{**r.__dict__, "instructions": missing})
-    assert recipe._prove_rows(tampered, None, per_row, d, k_inst) == recipe._prove(tampered, None, per_row, d, k_inst)
+    tampered.append(recipe.Recipe(**{**r.__dict__, "instructions": missing}))
+    for one in tampered:
+        with fast.references_only():
+            reference = lambda one=one: recipe._prove(one)       # noqa: E731
+            try:
+                expected = reference()
+            except SpecError as error:
+                expected = error
+        if isinstance(expected, SpecError):
+            with pytest.raises(SpecError):
+                recipe._prove(one)
+        else:
+            assert recipe._prove(one) == expected
 
 
-# --- spec.tma.im2col.placement_rows / placement_json, solver.cli.render.im2col_placement_text ---------------
+# --- spec.tma.im2col.placement_rows / placement_json (spec/fast/tma_im2col.py), render.im2col_placement_text
 def _loads():
     yield im2col.make_load("im2col", (16, 4, 4, 1), (0, 0), (-1, -1), 16, 4, (0, 0, 0, 0), elem_bytes=2,
                            swizzle="NONE", smem_address=0x400)
@@ -229,10 +243,14 @@ def _loads():
 @pytest.mark.parametrize("index", range(19))
 def test_im2col_placement_fast_paths(index):
     load = list(_loads())[index]
-    placed = assert_same(lambda: [e.as_json(im2col.fill_value(load)) for e in im2col.placement(load)],
-                         lambda: im2col.placement_json(load))
+    placed = assert_same(lambda: im2col.placement_json_by_element(load), lambda: im2col.placement_json(load))
     if placed is not None:
+        assert placed == [e.as_json(im2col.fill_value(load)) for e in im2col.placement(load)]
         assert render.im2col_placement_text(load).text == json.dumps(placed)
+    assert_same(lambda: im2col.placement_rows_by_element(load), lambda: im2col.placement_rows(load))
+    if placed is not None:
+        loaded = im2col.pixels(load)
+        assert im2col.placement_rows(load, loaded) == im2col.placement_rows_by_element(load, loaded)
 
 
 def test_dumps_with_json_text_is_json_dumps():
@@ -275,17 +293,20 @@ def test_im2col_json_is_the_reference_document(argv):
 
 @pytest.mark.parametrize("case", RECIPES[:4], ids=lambda c: "-".join(map(str, c)))
 def test_recipe_json_is_the_reference_document(case):
+    from spec import fast
     arch, dtype, major, mn, k_tile, swizzle, address = case
     argv = ["recipe", "--arch", arch, "--dtype", dtype, "--major", major, "--mn", str(mn), "--k-tile", str(k_tile),
             "--swizzle", swizzle, "--smem-address", hex(address), "--allow-unaligned", "--json"]
+    if dtype == "e2m1":
+        argv += ["--kind", "mxf4"]
     printed = json.loads(_cli(argv))
-    r = _built(case)
-    d, per_row, k_inst = _per_row(r)
-    assert printed["proof"] == recipe._prove(r, None, per_row, d, k_inst)
+    with fast.references_only():
+        r = _built(case)
+    assert printed["proof"] == r.proof
     assert printed["instructions"] == r.instructions
 
 
-# --- spec.mma.readmap.first_misread ------------------------------------------------------------------
+# --- spec.mma.readmap.first_misread (spec/fast/mma_readmap.py) ---------------------------------------
 def _operands(count=150):
     from spec.mma import descriptor as spec_descriptor, readmap
     rng = random.Random(11)
@@ -321,6 +342,8 @@ def test_first_misread_is_the_first_difference(model):
         other = readmap.read_addresses(op, "absolute" if model == "hardware" else "hardware")
         first = next(((m, j) for m in range(op.mn) for j in range(op.k) if read[m][j] != other[m][j]), None)
         assert readmap.first_misread(op, other, model) == first
+        for expected in (read, wrong, other, wrong[:5], [row[:3] for row in wrong], wrong[:9] + [[]]):
+            assert readmap.first_misread(op, expected, model) == readmap.first_misread_by_element(op, expected, model)
 
 
 # --- a changed reference definition reaches the fast paths -------------------------------------------
@@ -359,11 +382,13 @@ def test_a_changed_swizzle_or_byte_reaches_tile_targets(monkeypatch):
 
 def test_a_changed_element_address_reaches_the_recipe_proof(monkeypatch):
     from spec.mma import readmap
-    original = readmap.element_address
-    _fast_paths_off(monkeypatch)
-    monkeypatch.setattr(readmap, "element_address", lambda op, mn, k, model="hardware": original(op, mn, k) + (k == 3))
     r = recipe.build("sm90", "bf16", "K", 64, 64, "128B", 0x400)
-    assert r.proof["status"] == "refuted" and r.proof["element"] == [0, 3]
+    assert r.proof["status"] == "proved"
+    original = readmap.k_part          # (a definition the reads are made of: read_addresses, element_address)
+    _fast_paths_off(monkeypatch)
+    monkeypatch.setattr(readmap, "k_part", lambda op, k: (lambda o: (o[0], o[1] + 16 * (k == 3)))(original(op, k)))
+    proof = recipe._prove(r)
+    assert proof["status"] == "refuted" and proof["element"] == [0, 3]
 
 
 @pytest.mark.parametrize("extra", [[], ["--map"], ["--full"], ["--json"]])
@@ -413,10 +438,10 @@ def test_the_fast_paths_are_registered_and_one_switch_turns_them_off():
     every caller gets the reference."""
     from spec import fast
     from spec.cases import recipe_case
-    from solver.synth import recipe as recipe_module
+    from spec.fast import cases_recipe_case
     found = fast.registered()
-    assert found[recipe_case.first_misread_by_element] is recipe_case.first_misread
-    assert found[recipe_module._prove] is recipe_module._prove_rows
+    assert found[recipe_case.first_misread_by_element] is cases_recipe_case.first_misread
     with fast.references_only():
-        assert not fast.enabled() and fast.fastest(recipe_module._prove) is recipe_module._prove
-    assert fast.enabled() and fast.fastest(recipe_module._prove) is recipe_module._prove_rows
+        assert not fast.enabled() and fast.fastest(recipe_case.first_misread_by_element) is \
+            recipe_case.first_misread_by_element
+    assert fast.enabled() and fast.fastest(recipe_case.first_misread_by_element) is cases_recipe_case.first_misread

@@ -15,10 +15,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mutants import swap
 from spec.cases import recipe_case
+from spec.fast import cases_recipe_case
 from spec.rule import SpecError
 from spec.tma import place as tma_place
 from spec.tma import swizzle as tma_swizzle
 from solver.fuzz import recipe as fuzz_recipe
+from solver.fuzz import recipe_sampling
 from solver.model import recipe as model
 
 ARCHES = ("sm90", "sm100", "sm103")
@@ -60,7 +62,7 @@ def _fuzz_candidates(arch: str, rule_id, count: int, seed: int) -> list:
     """The anchors of the target's Z3 problem and samples around them as the fuzzer draws them, kept or
     not by spec."""
     rng = random.Random(seed)
-    problem = model.Problem(arch, frozenset() if rule_id is None else frozenset({rule_id}))
+    problem = recipe_sampling.Problem(arch, frozenset() if rule_id is None else frozenset({rule_id}))
     anchors = [v for v in (problem.next(rng.randrange(1 << 30)) for _ in range(2)) if v is not None]
     mutators = fuzz_recipe._mutators(rng)
     cases = [fuzz_recipe.case_of(v) for v in anchors]
@@ -93,7 +95,7 @@ def test_the_fuzz_domain_reaches_boxes_written_over_and_every_kind_of_witness():
                 c = recipe_case.parse_case(case, arch)
                 rows, inner, pitch = tma_place.row_layout(recipe_case.box_at(c, 0))
                 witness = _assert_same(case, arch)
-                if recipe_case._last_box(c, rows, inner, pitch) is not None:
+                if cases_recipe_case._last_box(c, rows, inner, pitch) is not None:
                     seen.add("overlap")
                 if witness is None:
                     seen.add("reads right")

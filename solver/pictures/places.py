@@ -150,7 +150,7 @@ def _step_rows(steps: int, mn: int) -> int:
 
 def recipe_figure(r) -> Figure:
     """The figure of a built recipe (solver.synth.recipe.Recipe): where its TMA loads put each element
-    (solver.synth.recipe.written_addresses, spec.tma.swizzle), and what each of its first k-steps'
+    (solver.synth.recipe.written_addresses: spec.cases.recipe_case.written), and what each of its first k-steps'
     descriptors reads (spec.mma.readmap), outlined red where that is not what the TMA wrote."""
     from solver.synth import recipe as synth_recipe
     from spec.mma import descriptor as spec_descriptor

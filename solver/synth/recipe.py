@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spec import fast
 from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
-from spec.tma import swizzle as tma_swizzle
+from spec.cases import recipe_case
 from spec.cute.layout import ComposedLayout, Layout
 from spec.rules import SpecError, check_all
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, repeat_bytes
@@ -29,7 +28,7 @@ from solver.synth import descriptor as synth
 
 
 MAX_MN = 256                 # the largest M or N of any MMA (PTX ISA 9.7.15.5, 9.7.16.2.1)
-SMEM_BYTES = 228 * 1024      # shared memory of one SM (sm90, sm100): no tile is larger
+SMEM_BYTES = recipe_case.SMEM_BYTES      # no tile is larger than one SM's shared memory
 
 # The rules a recipe obeys (check_all("recipe", ...)) are spec's: tma.box.destination_alignment
 # (spec/tma/place.py) and recipe.swizzle_alignment (spec/cases/recipe_case.py).
@@ -128,7 +127,7 @@ def build(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, swizzle:
                                    "descriptor": outcome.descriptor.hex if outcome.descriptor else None,
                                    "fields": outcome.descriptor.fields_json() if outcome.descriptor else None,
                                    "reason": outcome.reason or None})
-    r.proof = fast.fastest(_prove)(r, None, per_row, d, k_inst)     # fast paths off (a test's mutant): _prove
+    r.proof = _prove(r)
     return r
 
 
@@ -158,62 +157,58 @@ def _tma(r: Recipe, per_row: int, d) -> dict:
             "loads": loads, "box_bytes": box[0] * box[1] * d.bits // 8}
 
 
-def _tma_address(r: Recipe, per_row: int, d, mn: int, k: int) -> int:
-    """Where the TMA box loads put element (mn, k): dense box, d0 fastest, then the TMA swizzle on the
-    absolute address (spec.tma.swizzle, PTX 5.5.7)."""
-    if r.major == "K":
-        load, inner, outer = k // per_row, k % per_row, mn
-    else:
-        load, inner, outer = mn // per_row, mn % per_row, k
-    base = r.tma["loads"][load]["smem_address"]
-    return tma_swizzle.swizzle_byte_address(r.tma["swizzle"], base + (outer * per_row + inner) * d.bits // 8)
-
-
 def _no_descriptor(instruction: dict) -> dict:
     return {"status": "refuted", "reason": f"no descriptor for K offset {instruction['k_offset']}"}
 
 
-def _operands(r: Recipe, k_inst: int):
-    """(instruction, the operand its descriptor reads, or None when synth found none) per k-step, in order."""
-    for instruction in r.instructions:
-        if instruction["status"] != "found":
-            yield instruction, None
-            continue
-        desc = spec_descriptor.decode(r.arch, int(instruction["descriptor"], 16))
-        yield instruction, readmap.make_operand(desc, r.dtype, r.major, r.mn, k_inst, r.kind)
+# A sub-byte element type reads and writes its tile a byte at a time: e2m1 with kind::mxf4 (the only such
+# recipe: two elements a byte, K-major only, rule operand.mn_major.dtype) holds elements (mn, 2j) and
+# (mn, 2j + 1) in byte j of row mn, TMA copies bytes, and a descriptor reads element (mn, k) from the
+# byte of (mn, k div 2) (its chunk's byte (k mod 32) div 2: spec.mma.dtypes.byte_in_chunk). So the
+# recipe is checked as the byte tile it is in memory: the same descriptors (their fields are bytes), an
+# 8-bit type whose k-steps are also 32 bytes, K halved (tests/test_recipe_case_path.py compares the two
+# element by element).
+BYTE_TYPE = "e4m3"
 
 
-def _prove(r: Recipe, tile, per_row: int, d, k_inst: int) -> dict:
-    """Every element each instruction reads is where the TMA boxes put it (exhaustive)."""
-    checked = 0
-    for instruction, op in _operands(r, k_inst):
-        if op is None:
-            return _no_descriptor(instruction)
-        for mn in range(r.mn):
-            for k in range(k_inst):
-                written = _tma_address(r, per_row, d, mn, instruction["k_offset"] + k)
-                read = readmap.element_address(op, mn, k)
-                if written != read:
-                    return {"status": "refuted", "element": [mn, instruction["k_offset"] + k],
-                            "written": written, "read": read}
-                checked += 1
-    return {"status": "proved", "method": "exhaustive", "elements": checked,
+def _elements_per_byte(r: Recipe) -> int:
+    return max(1, 8 // dtypes.dtype(r.dtype).bits)
+
+
+def case_document(r: Recipe) -> dict:
+    """The built recipe as spec's recipe case (spec/cases/recipe_case.py: the boxes and each k-step's
+    descriptor); a sub-byte type as its byte tile (above)."""
+    per_byte = _elements_per_byte(r)
+    if per_byte > 1 and r.major != "K":
+        raise SpecError("major", r.major, f"a {r.dtype} recipe is K-major (two elements a byte along K)",
+                        readmap.MN_EXTENT.id)
+    loads = r.tma["loads"]
+    stride = loads[1]["smem_address"] - loads[0]["smem_address"] if len(loads) > 1 else r.tma["box_bytes"]
+    return {"dtype": r.dtype if per_byte == 1 else BYTE_TYPE, "major": r.major, "mn": r.mn,
+            "k_tile": r.k_tile // per_byte, "smem_address": r.smem_address,
+            "tma": {"swizzle": r.tma["swizzle"], "boxDim": [r.tma["box"][0] // per_byte, r.tma["box"][1]],
+                    "box_count": len(loads), "box_stride_bytes": stride},
+            "descriptors": [{"k_offset": i["k_offset"] // per_byte, "descriptor": i["descriptor"]}
+                            for i in r.instructions]}
+
+
+def _case(r: Recipe) -> recipe_case.RecipeCase:
+    return recipe_case.parse_case(case_document(r), r.arch)
+
+
+def _prove(r: Recipe) -> dict:
+    """Every element each instruction reads is where the TMA boxes put it: spec's recipe case (rule
+    recipe.case.reads, recipe_case.first_misread), over every element of every k-step."""
+    missing = next((i for i in r.instructions if i["status"] != "found"), None)
+    if missing is not None:
+        return _no_descriptor(missing)
+    witness = recipe_case.first_misread(_case(r))
+    if witness is not None:
+        element = witness["element"]
+        return {"status": "refuted", "element": [element["mn"], element["k"] * _elements_per_byte(r)],
+                "written": witness["written_at"], "read": witness["read_from"]}
+    return {"status": "proved", "method": "exhaustive", "elements": r.mn * r.k_tile,
             "statement": "every element each descriptor reads is the one the TMA boxes wrote there"}
-
-
-def _tma_rows(r: Recipe, per_row: int, d) -> list:
-    """written[mn][k]: _tma_address for every element of the tile, one row of a box at a time (the same
-    addresses; tests/test_fast_paths.py checks them against _tma_address)."""
-    mode, loads = r.tma["swizzle"], [load["smem_address"] for load in r.tma["loads"]]
-    row_bytes = per_row * d.bits // 8      # W: a box row (per_row * bits is 8 W)
-    if r.major == "K":
-        # row mn: per_row elements (first bytes (i * bits) div 8) in each load, loads one after another along K
-        inner = [i * d.bits // 8 for i in range(per_row)]
-        starts = [base + o for base in loads for o in inner]
-        return [tma_swizzle.swizzle_byte_addresses(mode, [a + mn * row_bytes for a in starts]) for mn in range(r.mn)]
-    # MN-major: element (mn, k) is k box rows into load mn div per_row
-    return [tma_swizzle.swizzle_byte_range(mode, loads[mn // per_row] + (mn % per_row) * d.bits // 8, r.k_tile,
-                                           row_bytes) for mn in range(r.mn)]
 
 
 def instruction_k(r: Recipe) -> int:
@@ -222,30 +217,11 @@ def instruction_k(r: Recipe) -> int:
 
 
 def written_addresses(r: Recipe) -> list:
-    """written[mn][k]: the byte address the recipe's TMA loads put tile element (mn, k) at."""
-    return _tma_rows(r, r.tma["box"][0], dtypes.dtype(r.dtype))
-
-
-@fast.fast_version_of(_prove)
-def _prove_rows(r: Recipe, tile, per_row: int, d, k_inst: int) -> dict:
-    """_prove, a row at a time: the same statement, the same first counterexample (instruction, then mn,
-    then k order), the same result (tests/test_fast_paths.py)."""
-    written = None
-    checked = 0
-    for instruction, op in _operands(r, k_inst):
-        if op is None:
-            return _no_descriptor(instruction)
-        if written is None:
-            written = _tma_rows(r, per_row, d)
-        k0 = instruction["k_offset"]
-        for mn, (read_row, written_row) in enumerate(zip(readmap.read_addresses(op), written)):
-            if read_row != written_row[k0:k0 + k_inst]:
-                k = next(k for k in range(k_inst) if read_row[k] != written_row[k0 + k])
-                return {"status": "refuted", "element": [mn, k0 + k], "written": written_row[k0 + k],
-                        "read": read_row[k]}
-        checked += r.mn * k_inst
-    return {"status": "proved", "method": "exhaustive", "elements": checked,
-            "statement": "every element each descriptor reads is the one the TMA boxes wrote there"}
+    """written[mn][k]: the byte address the recipe's TMA loads put tile element (mn, k) at (spec's
+    recipe_case.written: the boxes' placement, spec.tma.place)."""
+    per_byte = _elements_per_byte(r)
+    written_at, _ = recipe_case.written(_case(r))
+    return [[written_at.get((mn, k // per_byte)) for k in range(r.k_tile)] for mn in range(r.mn)]
 
 
 def as_json(r: Recipe) -> dict:

@@ -26,7 +26,6 @@ bytes with no padding (8-, 16-, 32-bit); the kind is the type's default kind.
 """
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
 from typing import Optional
 
@@ -35,15 +34,18 @@ from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
 from spec.tma import place as tma_place
-from spec.tma import swizzle as tma_swizzle
 from spec.tma import tensormap
 from spec.rule import SpecError, check_all, rule
+from spec.cases import desc_case
+from spec.cute.layout import ComposedLayout, Layout
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, pattern_rows, repeat_bytes
 
 SUBJECT = "recipe_case"
 SOURCE = "PTX ISA 5.5.3 (Tiled mode), 5.5.7 (Swizzling Modes), 9.7.16.3.1-2 (matrix descriptor strides)"
 # TMA swizzle -> the descriptor swizzle that reads the same pattern (absolute-address XOR, PTX 5.5.7 and
 # 9.7.16.10.6); the TMA modes a recipe case may use
+SMEM_BYTES = 228 * 1024      # shared memory of one SM (sm90, sm100; CUDA C++ Programming Guide, compute
+                             # capabilities): no tile is larger
 TMA_TO_DESC = {"NONE": "none", "32B": "32B", "64B": "64B", "128B": "128B", "128B_ATOM_32B": "128B_atom32B"}
 
 READS = rule(
@@ -105,7 +107,10 @@ def parse_case(case: dict, arch: str) -> RecipeCase:
         raise SpecError("major", case["major"], "expected K or MN", readmap.OPERAND_MAJOR.id)
     mn = _int(case["mn"], "mn", 8, 1 << 12, 8, readmap.MN_EXTENT.id)
     k_inst = 256 // d.bits
-    k_tile = _int(case["k_tile"], "k_tile", k_inst, 1 << 12, k_inst, readmap.MN_EXTENT.id)
+    k_tile = _int(case["k_tile"], "k_tile", k_inst, 1 << 15, k_inst, readmap.MN_EXTENT.id)
+    if mn * k_tile * d.bits // 8 > SMEM_BYTES:
+        raise SpecError("k_tile", k_tile, f"the {mn} x {k_tile} tile takes {mn * k_tile * d.bits // 8} bytes, more "
+                        f"than the {SMEM_BYTES} bytes (228 KiB) of one SM's shared memory", readmap.MN_EXTENT.id)
     smem = _int(case["smem_address"], "smem_address", 0, 1 << 18, 16, spec_descriptor.FIELD_ENCODING.id)
     tma = case["tma"]
     if not isinstance(tma, dict):
@@ -171,23 +176,11 @@ def written(c: RecipeCase) -> tuple:
 
 def needs(c: RecipeCase) -> dict:
     """What the recipe's layout needs of the descriptors (the table in the module docstring): "starts"
-    (one per k-step), "sbo", "lbo" (None where the instruction does not use the field)."""
-    W, S, A, E, kinst = c.row, c.box_stride, c.smem_address, c.element_bytes, c.k_inst
-    count = len(c.steps)
-    if c.major == "K":
-        starts = [A + (32 * j // W) * S + (32 * j) % W for j in range(count)]
-        sbo = 8 * W if c.mn > 8 else None
-        lbo = S if c.tma_swizzle == "NONE" else None
-    else:
-        starts = [A + j * kinst * W for j in range(count)]
-        if c.tma_swizzle == "NONE":
-            sbo = S if c.mn > 16 // E else None
-            lbo = 128 if kinst > 8 else None
-        else:
-            R = 4 if c.tma_swizzle == "128B_ATOM_32B" else 8
-            sbo = R * W if kinst > R else None
-            lbo = S if c.mn > W // E else None
-    return {"starts": starts, "sbo": sbo, "lbo": lbo}
+    (one per k-step), "sbo", "lbo" (None where the instruction does not use the field): the desc rules'
+    tile fields (desc_case.tile_fields) of each k-step's step_case."""
+    fields = [desc_case.tile_fields(step_case(c, k0, op)) for k0, op in c.steps]
+    return {"starts": [f["start_address"] for f in fields], "sbo": fields[0]["sbo"] if fields else None,
+            "lbo": fields[0]["lbo"] if fields else None}
 
 
 # --- Checks ------------------------------------------------------------------------------------------------
@@ -282,54 +275,67 @@ def _recipe_alignment(recipe):
             f"({boundary} B): the pattern would start in line {(recipe.smem_address // 128) % (boundary // 128)}")
 
 
+# --- Each k-step's descriptor against the tile the boxes lay down (the desc rules, per k-step) ----------
+def step_case(c: RecipeCase, k0: int, op: readmap.Operand) -> desc_case.DescCase:
+    """k-step k0's descriptor as a desc case (spec/cases/desc_case.py) over the tile the recipe's layout
+    puts there: box rows W bytes apart (a box row is the swizzle's row, rule recipe.box.inner_is_row), boxes
+    S bytes apart, element (0, k0) first. In elements (16 bytes = T of them): K-major, k runs along a box
+    row and on into the next box; MN-major, mn does, and k steps a box row."""
+    S, E = c.box_stride, c.element_bytes
+    per_row = c.row // E                               # elements along a W-byte box row
+    if c.major == "K" and per_row >= op.k:             # the k-step inside one box row
+        shape, stride = (op.mn, op.k), (per_row, 1)
+    elif c.major == "K":                               # no swizzle: 16-byte boxes, the k-step across two
+        shape, stride = (op.mn, (per_row, op.k // per_row)), (per_row, (1, S // E))
+    else:
+        shape, stride = ((min(op.mn, per_row), -(-op.mn // per_row)), op.k), ((1, S // E), per_row)
+    offset = (k0 // per_row) * (S // E) + k0 % per_row if c.major == "K" else k0 * per_row
+    layout = ComposedLayout(DESCRIPTOR_SWIZZLES[TMA_TO_DESC[c.tma_swizzle]], offset, Layout(shape, stride))
+    return desc_case.DescCase(op.desc, op, layout, c.smem_address)
+
+
+def _per_step(c: RecipeCase, desc_rule) -> Optional[str]:
+    """The first k-step whose descriptor breaks `desc_rule` (a desc.tile rule) against its step_case."""
+    for k0, op in c.steps:
+        for v in check_all(desc_case.SUBJECT, step_case(c, k0, op), only=[desc_rule.id]):
+            return f"k-step {k0}: {v.message} (rule {desc_rule.id})"
+    return None
+
+
 K_STEP_START = rule(
     "recipe.k_step.start", SOURCE + "; PTX 9.7.16.3.1 (matrix start address)",
-    "Each k-step descriptor's start address is where the TMA boxes put its first element (0, k_offset) "
-    "before the swizzle: K-major A + (32j div W)*S + (32j mod W), MN-major A + j*Kinst*W.",
-    subject=SUBJECT)
+    "Each k-step's descriptor obeys desc.tile.start_address on the tile the boxes lay down (step_case): "
+    "its start address is where the boxes put element (0, k_offset) before the swizzle (K-major "
+    "A + (32j div W)*S + (32j mod W), MN-major A + j*Kinst*W).", subject=SUBJECT)
 
 
 @K_STEP_START.checker
 def _start(c: RecipeCase):
-    for (k0, op), want in zip(c.steps, needs(c)["starts"]):
-        if op.desc.start_address != want:
-            return f"k-step {k0}: start {op.desc.start_address:#x}; element (0, {k0}) lands at {want:#x}"
-    return None
+    return _per_step(c, desc_case.START)
 
 
 K_STEP_SBO = rule(
     "recipe.k_step.sbo", SOURCE + "; PTX 9.7.16.3.2 (SBO)",
-    "Where the instruction uses it, each descriptor's SBO is the placement's: K-major 8W (mn > 8); "
-    "MN-major no swizzle S (mn > T), swizzled R*W (Kinst > R; R = 8, 4 for 128B_ATOM_32B).",
-    subject=SUBJECT)
-
-
-def _first_step_off(c: RecipeCase, need: str, field_name: str, label: str):
-    """The first k-step whose descriptor field differs from what the placement needs (None where the
-    instruction does not use the field), as a message."""
-    want = needs(c)[need]
-    for k0, op in c.steps:
-        have = getattr(op.desc, field_name)
-        if want is not None and have != want:
-            return f"k-step {k0}: {label} {have}; the placement needs {want}"
-    return None
+    "Each k-step's descriptor obeys desc.tile.stride_byte_offset on the tile the boxes lay down "
+    "(step_case): where the instruction uses it, SBO is K-major 8W (mn > 8); MN-major no swizzle S "
+    "(mn > T), swizzled R*W (Kinst > R; R = 8, 4 for 128B_ATOM_32B).", subject=SUBJECT)
 
 
 @K_STEP_SBO.checker
 def _sbo(c: RecipeCase):
-    return _first_step_off(c, "sbo", "stride_byte_offset", "SBO")
+    return _per_step(c, desc_case.SBO)
 
 
 K_STEP_LBO = rule(
     "recipe.k_step.lbo", SOURCE + "; PTX 9.7.16.3.2 (LBO)",
-    "Where the instruction uses it, each descriptor's LBO is the placement's: K-major no swizzle S (the "
-    "next box holds the next K chunk); MN-major no swizzle 128 (Kinst > 8), swizzled S (mn > W/E).",
-    subject=SUBJECT)
+    "Each k-step's descriptor obeys desc.tile.leading_byte_offset on the tile the boxes lay down "
+    "(step_case): where the instruction uses it, LBO is K-major no swizzle S (the next box holds the next "
+    "K chunk); MN-major no swizzle 128 (Kinst > 8), swizzled S (mn > W/E).", subject=SUBJECT)
 
 
 @K_STEP_LBO.checker
 def _lbo(c: RecipeCase):
-    return _first_step_off(c, "lbo", "leading_byte_offset", "LBO")
+    return _per_step(c, desc_case.LBO)
 
 
 K_STEP_BASE_OFFSET = rule(
@@ -390,154 +396,7 @@ def first_misread_by_element(c: RecipeCase) -> Optional[dict]:
     return None
 
 
-# first_misread inlines the hardware read swizzle of read_addresses and the rows of place_rows: registered
-# as the fast version of first_misread_by_element, it runs only while spec.fast is enabled (a test that
-# changes a definition turns fast paths off, and the definition is followed element by element).
-@fast.fast_version_of(first_misread_by_element)
 def first_misread(c: RecipeCase) -> Optional[dict]:
-    """first_misread_by_element, by classes of rows (tests/test_recipe_fast.py checks the two equal).
-
-    Box b writes its row r, element i at sw_tma(A + b*S + r*pitch + i*E): K-major element (r, b*inner + i),
-    MN-major (b*inner + i, r). So both sides are an MN part plus a K part under a swizzle:
-      written(mn, k) = sw_tma(FW[mn] + GW[k])   K-major  FW = mn*pitch, GW = A + (k div inner)*S + (k mod inner)*E
-                                                MN-major FW = (mn div inner)*S + (mn mod inner)*E, GW = A + k*pitch
-      read(mn, k)    = sw_desc(FR[mn] + GR[k])  (spec.mma.readmap: mn_part, k_part of the k-step's operand)
-    for the elements the boxes write (a rectangle from (0, 0)). Each swizzle moves only the bits below its
-    period, a power of two, so sw(x + j*P) = sw(x) + j*P for P a multiple of both periods, and whether row
-    mn of a k-step reads right at k depends on mn only through its key (FW[mn] mod P, FR[mn] mod P,
-    FW[mn] - FR[mn]; None for a row no box wrote): each key is compared once per k-step, K elements. A
-    written element is misread also when a later box wrote the same first byte over it (boxes closer
-    than their extent): the TMA swizzle permutes each period, so those are found on linear addresses."""
-    rows, inner, pitch = tma_place.row_layout(box_at(c, 0))     # refuses the boxes that place_rows refuses
-    table = tma_swizzle.period_deltas(c.tma_swizzle)
-    if table is None or not table[2] or not fast.enabled():
-        return first_misread_by_element(c)
-    tma_mask, delta, _ = table
-    E, S, A, count = c.element_bytes, c.box_stride, c.smem_address, c.box_count
-    k_major = c.major == "K"
-    mn_written, k_written = (rows, count * inner) if k_major else (count * inner, rows)
-    if k_major:
-        FW = [mn * pitch for mn in range(c.mn)]
-        GW = [A + (k // inner) * S + (k % inner) * E for k in range(min(c.k_tile, k_written))]
-    else:
-        FW = [(mn // inner) * S + (mn % inner) * E for mn in range(c.mn)]
-        GW = [A + k * pitch for k in range(min(c.k_tile, k_written))]
-    last_box = _last_box(c, rows, inner, pitch)
-
-    def write_of(mn: int, k: int) -> tuple:
-        """(box, offset from A before the swizzle) of the write of element (mn, k)."""
-        b, row, i = (k // inner, mn, k % inner) if k_major else (mn // inner, k, mn % inner)
-        return b, b * S + row * pitch + i * E
-
-    def first_lost(k0: int, k_end: int, last_row: int) -> Optional[tuple]:
-        """The first element (mn, k - k0) of rows up to last_row, k0 <= k < k_end, that a later box wrote
-        over: each row's writes are a few evenly spaced runs (K-major one per box the k-step reads)."""
-        for mn in range(min(last_row + 1, mn_written)):
-            k = k0
-            while k < k_end:
-                stop = min(k_end, k - k % inner + inner) if k_major else k_end
-                (b, first), (_, last) = write_of(mn, k), write_of(mn, stop - 1)
-                tags = last_box[first:last + 1:E if k_major else pitch]
-                if tags.count(b + 1) < len(tags):
-                    return mn, k - k0 + next(j for j, tag in enumerate(tags) if tag != b + 1)
-                k = stop
-        return None
-
-    def classes(W, R, period) -> dict:
-        """{(W[i] mod P, R[i] mod P, W[i] - R[i]): its first i}: lines that compare alike."""
-        found = {}
-        for i, (w, r) in enumerate(zip(W, R)):
-            found.setdefault((w % period, r % period, w - r), i)
-        return found
-
-    m = min(c.mn, mn_written)              # the tile's rows the boxes wrote
-    row_classes = {}                       # the operand's mn-part fields -> (FR, classes of rows)
-    for k0, op in c.steps:
-        d = op.desc
-        # sw_desc(v) = v ^ ((((v >> 7) - base offset) mod R) << shift) (rule readmap.swizzle_phase)
-        pattern = pattern_rows(d.swizzle)
-        shift, low, base_offset = DESCRIPTOR_SWIZZLES[d.swizzle].base, pattern - 1, d.base_offset
-        period = max(tma_mask + 1, 1 << (max(readmap.LINE.bit_length() - 1, shift) + pattern.bit_length() - 1))
-        fields = (d.stride_byte_offset, d.leading_byte_offset, d.swizzle, period)
-        if fields not in row_classes:
-            FR = [readmap.mn_part(op, mn) for mn in range(c.mn)]
-            row_classes[fields] = FR, classes(FW[:m], FR[:m], period)
-        FR, by_row = row_classes[fields]
-        GR = [origin + offset for origin, offset in (readmap.k_part(op, k) for k in range(op.k))]
-        written_k = GW[k0:k0 + op.k]             # the columns of the k-step the boxes wrote
-        cut = len(written_k)
-
-        def first_apart(key, cross_w, cross_r) -> Optional[int]:
-            """The first j where the lines of `key` read elsewhere than written, across (cross_w, cross_r):
-            the columns of a row, or the rows of a column."""
-            w0, r0, difference = key
-            want = w0 - r0 - difference     # sw_tma(w0 + cross_w) - sw_desc(r0 + cross_r) where they agree
-            apart = [(w := w0 + g) + delta[w & tma_mask] - ((v := r0 + h) ^ ((((v >> 7) - base_offset) & low) << shift))
-                     for g, h in zip(cross_w, cross_r)]
-            return None if apart.count(want) == len(apart) else next(j for j, x in enumerate(apart) if x != want)
-
-        found = [(m, 0)] if m < c.mn else []           # a row no box wrote
-        if cut < op.k:
-            found.append((0, cut))                     # a column no box wrote
-        if m and cut:
-            by_column = classes(written_k, GR, period)
-            if len(by_row) * cut <= len(by_column) * m:
-                for key, mn in by_row.items():
-                    if not found or mn <= min(found)[0]:
-                        k = first_apart(key, written_k, GR)
-                        found += [] if k is None else [(mn, k)]
-            else:       # each column's first misread row; the first in row order is the least (mn, k)
-                for key, k in by_column.items():
-                    mn = first_apart(key, FW[:m], FR[:m])
-                    found += [] if mn is None else [(mn, k)]
-            if last_box is not None:
-                found += filter(None, [first_lost(k0, k0 + cut, min(found)[0] if found else m - 1)])
-        if found:
-            mn, k = min(found)
-            v = FR[mn] + GR[k]
-            read_from = v ^ ((((v >> 7) - base_offset) & low) << shift)
-            written_at = None
-            b, offset = write_of(mn, k0 + k)
-            if mn < mn_written and k0 + k < k_written and (last_box is None or last_box[offset] == b + 1):
-                w = FW[mn] + GW[k0 + k]
-                written_at = w + delta[w & tma_mask]
-            witness = {"k_step": k0, "element": {"mn": mn, "k": k0 + k}, "read_from": read_from,
-                       "written_at": written_at}
-            holder = _last_written(c, rows, inner, pitch, table, read_from)
-            if holder is not None:
-                witness["holds"] = {"mn": holder[0], "k": holder[1]}
-            return witness
-    return None
-
-
-def _last_box(c: RecipeCase, rows: int, inner: int, pitch: int) -> Optional[array]:
-    """For each first byte from smem_address before the swizzle (it permutes each of its periods), 1 +
-    the last box that wrote there, 0 where none did; None when no box can write over another (one box,
-    or boxes at least a box's extent apart)."""
-    E, S = c.element_bytes, c.box_stride
-    extent = (rows - 1) * pitch + (inner - 1) * E + 1
-    if c.box_count == 1 or S >= extent:
-        return None
-    last = array("H", [0]) * ((c.box_count - 1) * S + extent)       # box_count < 2^12
-    for b in range(c.box_count):
-        tag = array("H", [b + 1]) * inner
-        for row in range(rows):
-            start = b * S + row * pitch
-            last[start:start + inner * E:E] = tag
-    return last
-
-
-def _last_written(c: RecipeCase, rows: int, inner: int, pitch: int, table: tuple, address: int) -> Optional[tuple]:
-    """The element the boxes' last write at `address` (a first byte) left, or None: the one linear address
-    the TMA swizzle sends there, written last by the latest box that covers it."""
-    mask, delta, _ = table
-    low = next(r for r in range(mask + 1) if r + delta[r] == address & mask)
-    linear = address - (address & mask) + low
-    for b in reversed(range(c.box_count)):
-        offset = linear - c.smem_address - b * c.box_stride
-        if offset >= 0:
-            row, rest = divmod(offset, pitch)
-            if row < rows and rest % c.element_bytes == 0 and rest // c.element_bytes < inner:
-                i = b * c.inner + rest // c.element_bytes
-                return (row, i) if c.major == "K" else (i, row)
-    return None
+    """first_misread_by_element; while fast paths are on (spec.fast), by classes of rows
+    (spec.fast.cases_recipe_case)."""
+    return fast.fastest(first_misread_by_element)(c)

@@ -15,9 +15,9 @@ Written as text (shape:stride, Sw<B,M,S> o layout), a layout is read by spec/cut
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Optional, Union
 
+from spec import fast
 from spec.rule import SpecError, rule
 from spec.cute.swizzle import Swizzle
 
@@ -254,30 +254,9 @@ def _scale_coordinate(a: Any, k: int) -> Any:
 
 
 def evaluate(layout: "Layout", *coord) -> Any:
-    """layout(*coord) (Layout.__call__, the reference), by a loop over each top-level mode's leaves when
-    the coordinate gives one integer per top-level mode and every stride is an integer: splitting an index
-    colexicographically mode by mode and then within each mode (split_index) is splitting it leaf by leaf,
-    the last leaf of a mode taking the rest. tests/test_cute_fast.py checks the two equal."""
-    modes = _int_modes(layout) if len(coord) > 1 else None
-    if modes is None or len(coord) != len(modes) or any(type(c) is not int for c in coord):
-        return layout(*coord)
-    total = 0
-    for index, (sizes, strides) in zip(coord, modes):
-        for size, step in zip(sizes, strides):     # every leaf but the last wraps (rule layout.colexicographic)
-            index, part = divmod(index, size)
-            total += part * step
-        total += index * strides[-1]
-    return total
-
-
-@lru_cache(maxsize=4096)
-def _int_modes(layout: "Layout") -> Optional[tuple]:
-    """((leaf sizes but the last, leaf strides), ...) per top-level mode; None unless the shape is a tuple
-    of non-empty modes with positive sizes and every stride an integer."""
-    if not is_tuple(layout.shape) or not all(is_int(d) for d in flatten(layout.stride)) \
-            or not all(flatten(s) and all(is_int(n) and n > 0 for n in flatten(s)) for s in layout.shape):
-        return None
-    return tuple((flatten(s)[:-1], flatten(d)) for s, d in zip(layout.shape, layout.stride))
+    """layout(*coord) (Layout.__call__, the definition); while fast paths are on (spec.fast), a loop over
+    each top-level mode's leaves where that applies (spec.fast.cute_layout)."""
+    return fast.fastest(Layout.__call__)(layout, *coord)
 
 
 def _plain(value: Any) -> Any:

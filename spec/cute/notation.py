@@ -3,9 +3,9 @@ layouts of spec/cute/layout.py (CuTe docs: 01_layout.md; 0z_tma_tensors.md for b
 """
 from __future__ import annotations
 
-import re
-from typing import Any, Optional, Union
+from typing import Any, Union
 
+from spec import fast
 from spec.cute.layout import NOTATION, Basis, ComposedLayout, Layout
 from spec.cute.swizzle import Swizzle
 from spec.rule import NUMBER_CHARACTERS, SpecError
@@ -126,70 +126,11 @@ class _Parser:
         return result
 
 
-_PLAIN_DIGITS = 20          # longer numbers are left to the reference (and Python's int() limit)
-_PLAIN_TOKEN = re.compile(r"[0-9]+|[(),]")
-_PLAIN_TEXT = re.compile(r"(?:Sw<([0-9]+),([0-9]+),([0-9]+)> o )?([0-9(),]+):([0-9(),]+)")
-
-
-def _plain_int_tuple(text: str) -> Any:
-    """An int_tuple of unsigned integers written without spaces or underscores, as _Parser reads it; None
-    when the text is not one (the reference parser then says why)."""
-    tokens = _PLAIN_TOKEN.findall(text)
-    if sum(map(len, tokens)) != len(text) or any(len(token) > _PLAIN_DIGITS for token in tokens):
-        return None
-    stack = [[]]
-    expect_item = True               # after '(' or ',' (or at the start): an integer or '('
-    for token in tokens:
-        if token == "(":
-            if not expect_item or len(stack) >= _MAX_NESTING:       # deeper: the reference says why
-                return None
-            stack.append([])
-            continue
-        elif token == ",":
-            if expect_item or len(stack) == 1:
-                return None
-            expect_item = True
-            continue
-        elif token == ")":
-            if expect_item or len(stack) == 1:
-                return None
-            item = tuple(stack.pop())
-            stack[-1].append(item)
-        else:
-            if not expect_item:
-                return None
-            stack[-1].append(int(token))
-        expect_item = False
-    if expect_item or len(stack) != 1 or len(stack[0]) != 1:
-        return None
-    return stack[0][0]
-
-
-def _parse_plain(text: str) -> Optional[Union[Layout, ComposedLayout]]:
-    """parse_layout of the texts the fuzzers write (`[Sw<B,M,S> o ]shape:stride`, unsigned integers, no
-    spaces), without the character-by-character parser; None for any other text, and where the layout
-    or swizzle is malformed (the reference then gives the error). tests/test_cute_fast.py checks the
-    two equal."""
-    match = _PLAIN_TEXT.fullmatch(text)
-    if match is None:
-        return None
-    bits, base, shift, shape_text, stride_text = match.groups()
-    shape, stride = _plain_int_tuple(shape_text), _plain_int_tuple(stride_text)
-    if shape is None or stride is None:
-        return None
-    try:
-        layout = Layout(shape, stride)
-        return layout if bits is None else ComposedLayout(Swizzle(int(bits), int(base), int(shift)), 0, layout)
-    except SpecError:
-        return None
-
-
 def parse_layout(text: str) -> Union[Layout, ComposedLayout]:
     """Parse CuTe notation: `((8,2),(4,4)):((4,32),(1,64))`, `Sw<3,4,3> o [offset o] shape:stride`,
-    with strides possibly basis elements (`_1@0`). parse_layout_by_characters is the reference;
-    _parse_plain reads the fuzzers' texts faster."""
-    plain = _parse_plain(text) if isinstance(text, str) else None
-    return plain if plain is not None else parse_layout_by_characters(text)
+    with strides possibly basis elements (`_1@0`). parse_layout_by_characters is the definition; while
+    fast paths are on (spec.fast), the fuzzers' plain texts are read without it (spec.fast.cute_notation)."""
+    return fast.fastest(parse_layout_by_characters)(text)
 
 
 def parse_layout_by_characters(text: str) -> Union[Layout, ComposedLayout]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from spec import fast
 from spec.mma import dtypes
 from spec.mma.descriptor import Descriptor
 from spec.mma.dtypes import DType
@@ -241,23 +242,26 @@ def k_part(op: Operand, k: int) -> tuple:
     return desc.start_address, _k_major_k_part(op, chunk, desc.leading_byte_offset) + byte
 
 
+def mn_parts_by_element(op: Operand) -> list:
+    """[mn_part(op, mn) for mn < op.mn]."""
+    return [mn_part(op, mn) for mn in range(op.mn)]
+
+
 def mn_parts(op: Operand) -> list:
-    """[mn_part(op, mn) for mn < op.mn], a unit at a time: mn_part(op, u*q + i) = mn_part(op, u*q) +
-    mn_part(op, i) for i < u, the unit u being a row group (8 rows, K-major) or the T*W/16 elements of
-    one swizzle row (MN-major; a chunk with no swizzle). tests/test_desc_fast.py checks the two equal."""
-    unit = 8 if op.major == "K" else op.elements_per_chunk * _row_bytes(op.desc.swizzle) // CHUNK
-    within = [mn_part(op, i) for i in range(min(unit, op.mn))]
-    return [mn_part(op, q) + w for q in range(0, op.mn, unit) for w in within][:op.mn]
+    """mn_parts_by_element; while fast paths are on (spec.fast), a row group or swizzle row at a time
+    (spec.fast.mma_readmap)."""
+    return fast.fastest(mn_parts_by_element)(op)
+
+
+def k_parts_by_element(op: Operand) -> list:
+    """[k_part(op, k) for k < op.k]."""
+    return [k_part(op, k) for k in range(op.k)]
 
 
 def k_parts(op: Operand) -> list:
-    """[k_part(op, k) for k < op.k], a K chunk at a time for K-major operands: k_part(op, T*q + i) is
-    k_part(op, T*q) moved by element i's byte in its chunk. tests/test_desc_fast.py checks the two equal."""
-    if op.major == "MN":
-        return [k_part(op, k) for k in range(op.k)]
-    within = [dtypes.byte_in_chunk(op.dtype, op.kind, i) for i in range(op.elements_per_chunk)]
-    return [(origin, offset + byte) for origin, offset in (k_part(op, q) for q in range(0, op.k, len(within)))
-            for byte in within][:op.k]
+    """k_parts_by_element; while fast paths are on (spec.fast), a K chunk at a time for K-major operands
+    (spec.fast.mma_readmap)."""
+    return fast.fastest(k_parts_by_element)(op)
 
 
 def linear_address(op: Operand, mn: int, k: int) -> tuple:
@@ -289,12 +293,17 @@ def element_address(op: Operand, mn: int, k: int, model: str = "hardware") -> in
     return apply_swizzle(op.desc.swizzle, origin, linear, op.desc.base_offset, model)
 
 
-def swizzle_row(op: Operand, base: int, offsets: list) -> list:
-    """[apply_swizzle(op's swizzle, _, base + o, op's base offset) for o in offsets] under the hardware
-    phase (rule readmap.swizzle_phase), computed as read_addresses computes it."""
+def swizzle_row_by_element(op: Operand, base: int, offsets: list) -> list:
+    """[apply_swizzle(op's swizzle, base, base + o, op's base offset) for o in offsets] under the hardware
+    phase (rule readmap.swizzle_phase, which does not read the origin)."""
     swizzle, base_offset = op.desc.swizzle, op.desc.base_offset
-    mask, shift = pattern_rows(swizzle) - 1, DESCRIPTOR_SWIZZLES[swizzle].base
-    return [(a := base + o) ^ ((((a >> 7) - base_offset) & mask) << shift) for o in offsets]
+    return [apply_swizzle(swizzle, base, base + o, base_offset, "hardware") for o in offsets]
+
+
+def swizzle_row(op: Operand, base: int, offsets: list) -> list:
+    """swizzle_row_by_element; while fast paths are on (spec.fast), with the phase's formula inlined as
+    read_addresses computes it (spec.fast.mma_readmap)."""
+    return fast.fastest(swizzle_row_by_element)(op, base, offsets)
 
 
 def read_addresses(op: Operand, model: str = "hardware") -> list:
@@ -325,30 +334,22 @@ def read_addresses(op: Operand, model: str = "hardware") -> list:
              for origin, offset in along_k] for m in along_mn]
 
 
-def first_misread(op: Operand, expected, model: str = "hardware") -> Optional[tuple]:
-    """The first (mn, k), in row order, where read_addresses(op, model)[mn][k] != expected[mn][k]; None
-    when every element is read where expected says. From the same per-dimension parts (mn_part, k_part,
-    the swizzle) as read_addresses, the first 8 rows (one row group) before the others: a wrong
-    candidate usually shows there (tests/test_fast_paths.py checks it against read_addresses)."""
-    along_k = [k_part(op, k) for k in range(op.k)]
-    swizzle, base_offset = op.desc.swizzle, op.desc.base_offset
-    rows, shift = pattern_rows(swizzle), DESCRIPTOR_SWIZZLES[swizzle].base
-    mask = rows - 1
-    count = min(op.mn, len(expected))
-    for low, high in ((0, min(8, count)), (min(8, count), count)):
-        along_mn = [mn_part(op, mn) for mn in range(low, high)]
-        if model == "hardware":
-            read = [[(a := origin + m + offset) ^ ((((a >> 7) - base_offset) & mask) << shift)
-                     for origin, offset in along_k] for m in along_mn]
-        else:
-            read = [[apply_swizzle(swizzle, origin, origin + m + offset, base_offset, model)
-                     for origin, offset in along_k] for m in along_mn]
-        if read != expected[low:high]:
-            for mn, (row, wanted) in enumerate(zip(read, expected[low:high]), low):
-                k = next((k for k, (a, b) in enumerate(zip(row, wanted)) if a != b), None)
-                if k is not None:
-                    return mn, k
+def first_misread_by_element(op: Operand, expected, model: str = "hardware") -> Optional[tuple]:
+    """The first (mn, k), in row order, where read_addresses(op, model)[mn][k] != expected[mn][k] (rows
+    and columns past either side's end are not compared); None when every element is read where expected
+    says."""
+    read = read_addresses(op, model)
+    for mn, (row, wanted) in enumerate(zip(read, expected)):
+        for k, (a, b) in enumerate(zip(row, wanted)):
+            if a != b:
+                return mn, k
     return None
+
+
+def first_misread(op: Operand, expected, model: str = "hardware") -> Optional[tuple]:
+    """first_misread_by_element; while fast paths are on (spec.fast), from read_addresses' per-dimension
+    parts, the first 8 rows (one row group) before the others (spec.fast.mma_readmap)."""
+    return fast.fastest(first_misread_by_element)(op, expected, model)
 
 
 # --- Constraints on one operand read: each rule, then its check ------------------------------------

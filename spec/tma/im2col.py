@@ -35,6 +35,7 @@ import itertools
 from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
+from spec import fast
 from spec.tma import tensormap
 from spec.tma import place as tma_place
 from spec.tma import swizzle as tma_swizzle
@@ -633,40 +634,36 @@ def placement(load: Im2colLoad) -> list:
     return placed
 
 
-def placement_rows(load: Im2colLoad, loaded: Optional[list] = None) -> list:
-    """`placement` a row at a time: (pixel, channels, in_tensor, addresses) per shared-memory row, where
-    channels is the range of channels c + k, in_tensor[k] whether channel c + k lies inside the tensor
-    (out-of-bounds pixels excepted: all their elements are filled), and addresses[k] the element's
-    swizzled address (spec.tma.swizzle.swizzle_byte_range: one table lookup per element). The reference
-    is `placement`; tests/test_fast_paths.py checks the two equal. `loaded`: pixels(load), when the
-    caller has it already."""
-    if load.interleave != "NONE":
-        raise SpecError("interleave", load.interleave, "placement is modelled without interleave only",
-                        PLACEMENT.id)
-    _check_listable(load, _row_count(load))
-    first_channel, channels = load.coords[0], load.tensor[0]
-    count, pitch, elem = load.channels_per_pixel, load.row_pitch, load.elem_bytes
+def placement_rows_by_element(load: Im2colLoad, loaded: Optional[list] = None) -> list:
+    """`placement`, a shared-memory row per entry: (pixel, channels, in_tensor, addresses), where channels is
+    the range of channels c + k, in_tensor[k] whether channel c + k lies inside the tensor (out-of-bounds
+    pixels excepted: all their elements are filled), and addresses[k] the swizzled address of the row's
+    element k. `loaded`: pixels(load), when the caller has it already."""
+    placed = placement(load)
+    first_channel, count = load.coords[0], load.channels_per_pixel
     along = range(first_channel, first_channel + count)
-    inside = [0 <= channel < channels for channel in along]
-    return [(pixel, along, inside,
-             tma_swizzle.swizzle_byte_range(load.swizzle, load.smem_address + pixel.row * pitch, count, elem))
+    inside = [0 <= channel < load.tensor[0] for channel in along]
+    return [(pixel, along, inside, [e.smem_address for e in placed[pixel.row * count:(pixel.row + 1) * count]])
             for pixel in (pixels(load) if loaded is None else loaded)]
 
 
-def placement_json(load: Im2colLoad) -> list:
-    """[e.as_json(fill_value(load)) for e in placement(load)], from placement_rows (no PlacedElement)."""
+def placement_rows(load: Im2colLoad, loaded: Optional[list] = None) -> list:
+    """placement_rows_by_element; while fast paths are on (spec.fast), a row at a time without placing each
+    element first (spec.fast.tma_im2col)."""
+    return fast.fastest(placement_rows_by_element)(load, loaded)
+
+
+def placement_json_by_element(load: Im2colLoad) -> list:
+    """The placement as JSON-able dicts: [e.as_json(fill_value(load)) for e in placement(load)]."""
     fill = fill_value(load)
-    placed = []
-    for pixel, along, inside, addresses in placement_rows(load):
-        row, n, d, h, w = pixel.row, pixel.n, pixel.d, pixel.h, pixel.w
-        if pixel.oob:
-            placed += [{"row": row, "channel": channel, "source": None, "fill": fill, "smem_address": address}
-                       for channel, address in zip(along, addresses)]
-        else:
-            placed += [{"row": row, "channel": channel, "source": [n, d, h, w, channel] if ok else None,
-                        "fill": None if ok else fill, "smem_address": address}
-                       for channel, ok, address in zip(along, inside, addresses)]
-    return placed
+    return [e.as_json(fill) for e in placement(load)]
+
+
+def placement_json(load: Im2colLoad) -> list:
+    """placement_json_by_element; while fast paths are on (spec.fast), from the rows, no PlacedElement
+    (spec.fast.tma_im2col)."""
+    return fast.fastest(placement_json_by_element)(load)
+
 
 def row_addresses(load: Im2colLoad) -> list:
     """The unswizzled start address of every shared-memory row (destination + row * row size)."""

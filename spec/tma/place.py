@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spec import fast
 from spec.rule import SpecError, check_all, rule
 from spec.tma import swizzle as tma_swizzle
 from spec.tma import tensormap  # registers the box limits this module checks (tma.map.box_range, ...)
@@ -148,14 +149,9 @@ def row_layout(box: Box) -> tuple:
 
 
 def place_rows(box: Box) -> list:
-    """`place`, a box row at a time (spec.tma.swizzle.swizzle_byte_range: one table lookup per element):
-    the same list, the same refusals. `place` is the reference; tests/test_fast_paths.py checks the two."""
-    rows, per_row, pitch = row_layout(box)
-    placed = []
-    for row in range(rows):
-        placed += tma_swizzle.swizzle_byte_range(box.swizzle, box.smem_address + row * pitch, per_row,
-                                                 box.element_bytes)
-    return placed
+    """place(box); while fast paths are on (spec.fast), a box row at a time (spec.fast.tma_place): the same
+    list, the same refusals."""
+    return fast.fastest(place)(box)
 
 
 def box_violations(box: Box) -> list:

@@ -266,65 +266,38 @@ def swizzle_byte_address(mode: str, address: int) -> int:
     return row_start + destination_chunk * CHUNK_BYTES + within_chunk
 
 
-_REFERENCE_SWIZZLE = swizzle_byte_address      # the fast path below follows it (see _deltas)
-
-
-
-# --- Fast path: many addresses at once (tested equal to swizzle_byte_address, tests/test_fast_paths.py) --
-# swizzle_byte_address(a) - a depends on a mod pattern_period(mode) only (the table row, the chunk and
-# the flip all come from the address bits below the period, a power of two), so one period of
-# differences, computed by the reference function itself, places any address with one lookup. The
-# differences are kept per state of what the reference reads (its table, the constants); a replaced
-# swizzle_byte_address (a test's stand-in), or fast paths turned off (spec.fast, a test's mutant), is
-# called element by element.
-_DELTAS: dict = {}
-
-
-def _deltas(mode: str) -> Optional[tuple]:
-    """(period - 1, [swizzle_byte_address(r) - r for r in range(period)], whether r -> r + delta[r]
-    permutes range(period)) for `mode`; None when the period is not a power of two (no mask can take
-    the address apart)."""
-    key = (mode, _TABLES.get(mode), id(MODES.get(mode)), ROW_BYTES, CHUNK_BYTES, FLIP_BYTES)
-    found = _DELTAS.get(key)
-    if found is None:
-        period = pattern_period(mode)
-        if period <= 0 or period & (period - 1):
-            return None
-        if len(_DELTAS) > 64:
-            _DELTAS.clear()
-        delta = [swizzle_byte_address(mode, r) - r for r in range(period)]
-        found = _DELTAS[key] = (period - 1, delta, sorted(r + d for r, d in enumerate(delta)) == list(range(period)))
-    return found
-
-
-def period_deltas(mode: str) -> Optional[tuple]:
-    """(mask, delta, permutes): swizzle_byte_address(mode, a) = a + delta[a & mask] for every address
-    a >= 0, and permutes says whether a -> a + delta[a & mask] permutes each period (then two addresses
-    land apart exactly when they were apart). None when no such table stands for the reference (a
-    period that is not a power of two, or a replaced swizzle_byte_address): call it element by element."""
+def swizzle_byte_addresses_by_element(mode: str, addresses) -> list:
+    """[swizzle_byte_address(mode, a) for a in addresses]: the definition, one address at a time."""
     mode_info(mode)
-    return _deltas(mode) if swizzle_byte_address is _REFERENCE_SWIZZLE and fast.enabled() else None
+    return [swizzle_byte_address(mode, a) for a in addresses]
 
 
 def swizzle_byte_addresses(mode: str, addresses) -> list:
-    """[swizzle_byte_address(mode, a) for a in addresses], with one table lookup per address. The
-    addresses are ints; a negative one is malformed input, as for swizzle_byte_address."""
-    mode_info(mode)
-    addresses = addresses if isinstance(addresses, (list, tuple, range)) else list(addresses)
-    if addresses:
-        lowest = min(addresses[0], addresses[-1]) if isinstance(addresses, range) else min(addresses)
-        if lowest < 0:
-            _check_address(lowest)
-    found = period_deltas(mode)
-    if found is None:
-        return [swizzle_byte_address(mode, a) for a in addresses]
-    mask, delta, _ = found
-    return [a + delta[a & mask] for a in addresses]
+    """swizzle_byte_addresses_by_element; while fast paths are on (spec.fast), one table lookup per address
+    (spec.fast.tma_swizzle)."""
+    return fast.fastest(swizzle_byte_addresses_by_element)(mode, addresses)
 
 
 def swizzle_byte_range(mode: str, start: int, count: int, step: int = 1) -> list:
     """swizzle_byte_address of start, start + step, ..., start + (count - 1) * step (one row of a box)."""
     return swizzle_byte_addresses(mode, range(start, start + count * step, step) if step else [start] * count)
+
+
+def no_period_deltas(mode: str) -> None:
+    """The definitions keep no table of differences (period_deltas): None, swizzle_byte_address is called
+    address by address."""
+    mode_info(mode)
+    return None
+
+
+def period_deltas(mode: str) -> Optional[tuple]:
+    """(mask, delta, permutes): swizzle_byte_address(mode, a) = a + delta[a & mask] for every address
+    a >= 0, and permutes says whether a -> a + delta[a & mask] permutes each period (then two addresses
+    land apart exactly when they were apart). None when no such table stands for swizzle_byte_address:
+    call it element by element. The definitions keep none (no_period_deltas); while fast paths are on,
+    spec.fast.tma_swizzle computes one period of differences with swizzle_byte_address itself."""
+    return fast.fastest(no_period_deltas)(mode)
+
 
 # --- Repeat boundary and base offset (PTX 5.5.7, the two tables after Table 14) ----------------------
 # "The value of swizzle base offset is 0 when the dstMem shared memory address is located at the
