@@ -4,10 +4,10 @@ case the CuTe DSL adapter builds (solver/fuzz/adapters/cute_dsl.py, records of t
      helper's own choice) | a SmemLayoutAtomKind name, "mma_tiler": [M, N, K], "cta_group": 1 | 2,
      "smem_base": the tile's shared-memory byte address, "stages": n}
 
-Generation: Z3 anchors from solver/model/cute_dsl.py (each of a new dtype, operand, major, atom and
-.cta_group), then samples that redraw one to three fields of an anchor (dtype, operand, major, atom,
-M, N, K, .cta_group, the address, the stages), each kept only when spec labels it with exactly the
-asked rules.
+Generation: Z3 anchors over solver/model/cute_dsl.py's constraints (solver/fuzz/cute_dsl_sampling.py: each
+of a new dtype, operand, major, atom and .cta_group), then samples that redraw one to three fields of an
+anchor (dtype, operand, major, atom, M, N, K, .cta_group, the address, the stages), each kept only when spec
+labels it with exactly the asked rules.
 
 Labels (spec, the way the adapter's judge solver/fuzz/compilers/cute_dsl.py reads a case: its atom
 table, its helper heuristic, its operand and MMA-shape construction; `spec_verdict`): every k-block's
@@ -38,6 +38,7 @@ from solver.fuzz.compilers import cute_dsl as judge
 from solver.fuzz.engine import Stats, anchored, exactly
 from solver.fuzz.outcome import catalogue_order, Label, mma_instruction, refused_ids
 from solver.model import cute_dsl as model
+from solver.fuzz import cute_dsl_sampling as sampling
 
 RULE_IDS = model.RULE_IDS
 ARCHES = model.ARCHES
@@ -215,6 +216,6 @@ def _mutators(rng: random.Random):
 
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
     rng = random.Random(seed)
-    problem = model.Problem(arch, violate)
+    problem = sampling.Problem(arch, violate)
     yield from anchored(lambda s: problem.next(s), case_of, exactly(label, arch, violate),
                         _mutators(rng), dict, count, rng, stats, violate)

@@ -1,11 +1,11 @@
-"""The desc fuzz target's sampling policy: the seed-dependent hints that steer Z3 towards realistic
-cases, and `Problem`, solver.model.field.Problem over solver/model/desc_case.py's constraints (the
-rules, the record and the evaluator stay there), which gives the target its anchors."""
+"""The desc fuzz target's sampling policy: the seed-dependent hints that steer Z3 towards realistic cases,
+and `Problem`, solver/fuzz/problem.py's Problem over solver/model/desc_case.py's constraints (the rules,
+the record and the evaluator stay there), which gives the target its anchors."""
 from __future__ import annotations
 
 import random
 
-from solver.model import field
+from solver.fuzz import problem
 from solver.model.desc_case import (ARCHES, DTYPES, SWIZZLES, Record, constraints, domain, row_bytes,
                                     symbolic_record)
 
@@ -30,8 +30,8 @@ def _shape(r: Record) -> list:
     return [r.dtype, r.major, r.swizzle_code, r.tile_swizzle, r.mn, r.cta_group, r.m]
 
 
-def Problem(arch: str, break_=()) -> field.Problem:
+def Problem(arch: str, break_=()) -> problem.Problem:
     """Desc cases on `arch` that break exactly `break_` (and keep every other rule); next(seed) gives
     one more of a new shape (dtype, major, both swizzles, which fields differ), or None."""
     r = symbolic_record()
-    return field.Problem(r, constraints(r), domain(r), [r.arch == ARCHES.index(arch)], break_, _hints, _shape)
+    return problem.Problem(r, constraints(r), domain(r), [r.arch == ARCHES.index(arch)], break_, _hints, _shape)

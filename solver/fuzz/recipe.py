@@ -3,10 +3,10 @@
 A case (spec/cases/recipe_case.py): {"dtype", "major", "mn", "k_tile", "smem_address", "tma": {"swizzle",
 "boxDim", "box_count", "box_stride_bytes"}, "descriptors": [{"k_offset", "descriptor"}, ...]}.
 
-Generation: Z3 anchors from solver/model/recipe.py (each of a new shape: blocking clauses), then samples
-that redraw one to three fields of an anchor (moving the fields tied to the one changed when they were
-consistent, so that sampling does not break recipe rules by accident), each kept only when
-spec/cases/recipe_case.py labels it with exactly the asked rules.
+Generation: Z3 anchors over solver/model/recipe.py's constraints (solver/fuzz/recipe_sampling.py: each of a
+new shape, by blocking clauses), then samples that redraw one to three fields of an anchor (moving the
+fields tied to the one changed when they were consistent, so that sampling does not break recipe rules by
+accident), each kept only when spec/cases/recipe_case.py labels it with exactly the asked rules.
 
 Labels (spec/cases/recipe_case.py): the rules broken; the outcome "refused" when the driver refuses the box
 (cuTensorMapEncodeTiled) or ptxas the instruction form, "trap" when a box load traps at run time
@@ -23,6 +23,7 @@ from spec.cases import recipe_case as spec_recipe
 from solver.model import descriptor
 from solver.model import recipe as model
 from solver.model.vocab import swizzle_codes
+from solver.fuzz import recipe_sampling as sampling
 from solver.fuzz.engine import Stats, anchored, exactly
 from solver.fuzz.outcome import blamed, first_found, outcome_ids, ptxas_refusal, refused_ids
 
@@ -140,6 +141,6 @@ def _mutators(rng: random.Random):
 
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
     rng = random.Random(seed)
-    problem = model.Problem(arch, violate)
+    problem = sampling.Problem(arch, violate)
     yield from anchored(problem.next, case_of, exactly(label, arch, violate), _mutators(rng), dict,
                         count, rng, stats, violate, adapt=True)

@@ -5,9 +5,9 @@ A case:
      "ue4m3", "sf_layout": "interleaved" | "linear-k" | "linear-mn", "m", "n", "k", "cta_group": 1 | 2,
      "ptx": the tile's MMA alone in a kernel for sm_100a (hardware/run_scales_ptxas_forms.py's template)}
 
-Generation: Z3 anchors from solver/model/scale_config.py (each of a new kind, vector, scale type and
-layout), then samples that redraw one to three fields, each kept only when spec labels it with exactly the
-asked rules.
+Generation: Z3 anchors over solver/model/scale_config.py's constraints (solver/fuzz/scales_sampling.py: each
+of a new kind, vector, scale type and layout), then samples that redraw one to three fields, each kept only
+when spec labels it with exactly the asked rules.
 
 Labels (spec: spec.scales.vectors, spec.mma.shape, spec.scales.path), worst outcome first:
   * scales.vector.kind: "refused" by ptxas (the form is recorded in tests/hardware/scales_ptxas_forms.json);
@@ -30,6 +30,7 @@ from spec.scales import path, vectors
 
 from solver.fuzz.engine import Stats, anchored, exactly
 from solver.fuzz.outcome import first_found
+from solver.fuzz import scales_sampling as sampling
 from solver.model import scale_config as model
 
 RULE_IDS = model.RULE_IDS
@@ -165,6 +166,6 @@ def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats)
     if arch not in ARCHES:
         return
     rng = random.Random(seed)
-    problem = model.Problem(violate)
+    problem = sampling.Problem(violate)
     yield from anchored(lambda s: problem.next(s), case_of, exactly(label, arch, violate),
                         _mutators(rng), dict, count, rng, stats, violate)

@@ -2,8 +2,8 @@
 
 solver/model/tensormap.py holds the rules (one Z3 constraint per rule id), the record and the
 evaluator; here are the seed-dependent hints that make a document realistic (typical values, and for the
-size rules a box drawn past the load limit), and `Problem`: solver.model.field.Problem over the model's
-constraints, asked for the documents of one encode kind on one arch that keep some rules and break
+size rules a box drawn past the load limit), and `Problem`: solver/fuzz/problem.py's Problem over the
+model's constraints, asked for the documents of one encode kind on one arch that keep some rules and break
 others, each of a new shape (data type, swizzle, interleave, rank, which optional keys it has). The
 fuzz target (solver/fuzz/tensormap.py) draws its anchors from it.
 """
@@ -13,8 +13,8 @@ import math
 import random
 from typing import Optional
 
-from solver.model import field
-from solver.model.field import Undecided
+from solver.fuzz import problem
+from solver.fuzz.problem import Undecided
 from solver.model.tensormap import (ARCHES, ATOM_SUBMODES, DATA_TYPES, ENCODER_SWIZZLES, ENCODES, INTERLEAVES,
                                     L2_PROMOTIONS, MAX_LOAD_BITS, MAX_RANK, PACKED, RULE_IDS, STORAGE_BITS,
                                     SWIZZLES, WIDE_MODES, Record, _bits_of, _multiple, _swizzle_is, code,
@@ -177,7 +177,7 @@ def _shape(r: Record) -> tuple:
 
 
 def Problem(encode: str, arch: str, keep=None, break_=(), swizzles=ENCODER_SWIZZLES,
-            budget: Optional[int] = None) -> field.Problem:
+            budget: Optional[int] = None) -> problem.Problem:
     """The documents for `encode` on `arch` that obey every rule in `keep` (default: every rule not in
     `break_`) and break every rule in `break_`. `swizzles` are the names a document may use: by default
     those cuda.h can pass to an encoder (96B, PTX tensormap.replace only, is left out; spec/tma/tensormap.py
@@ -213,7 +213,7 @@ def Problem(encode: str, arch: str, keep=None, break_=(), swizzles=ENCODER_SWIZZ
 
     def hints(record: Record, rng: random.Random) -> list:
         return _hints(record, encode, rng, arch, broken)
-    return field.Problem(r, asked, domain(r), fixed, broken, hints, _shape, read=document, budget=budget)
+    return problem.Problem(r, asked, domain(r), fixed, broken, hints, _shape, read=document, budget=budget)
 
 
 def solve(encode: str, arch: str, keep=None, break_=(), seed: int = 0,

@@ -8,12 +8,12 @@ operands as the ptxas recording does: %r0 (or %rd0) is taddr, %r1.. the data vec
 register half-split offset when there are any; a tcgen05.cp names [%r0] and its s-desc %rd1, a
 tcgen05.shift [%r0] (the warp does not matter to them).
 
-Generation: Z3 anchors from solver/model/tmem_form.py (each of a new shape: op, shape, .num, pack, target,
-PTX version), then samples that redraw one to three fields of an anchor (the register count follows the
-shape and .num when it matched them; the lane follows the warp into its quarter), each kept only when
-spec/tmem/instruction.py labels it with exactly the asked rules. The arch picks the targets whose code
-runs on a GPU of that arch (model.ARCH_TARGETS): sm90 sm_90a; sm100 sm_100a, sm_100f; sm103 sm_100f,
-sm_103a, sm_103f.
+Generation: Z3 anchors over solver/model/tmem_form.py's constraints (solver/fuzz/tmem_sampling.py: each of a
+new shape: op, shape, .num, pack, target, PTX version), then samples that redraw one to three fields of an
+anchor (the register count follows the shape and .num when it matched them; the lane follows the warp into
+its quarter), each kept only when spec/tmem/instruction.py labels it with exactly the asked rules. The arch
+picks the targets whose code runs on a GPU of that arch (model.ARCH_TARGETS): sm90 sm_90a; sm100 sm_100a,
+sm_100f; sm103 sm_100f, sm_103a, sm_103f.
 
 Labels (spec.tmem.instruction.check with warp= and address=): the broken rules are its violations (rules
 ptxas enforces) and its undefined rules (those ptxas lets through). The outcome is "refused" when ptxas
@@ -35,6 +35,7 @@ from spec.tmem import ld_st
 from spec.tmem import shift as tmem_shift
 
 from solver.model import tmem_form as model
+from solver.fuzz import tmem_sampling as sampling
 from solver.fuzz.engine import Stats, anchored, exactly
 from solver.fuzz.outcome import catalogue_order, Label
 
@@ -379,6 +380,6 @@ def _mutators(rng: random.Random, arch: str):
 
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
     rng = random.Random(seed)
-    problem = model.Problem(arch, violate)
+    problem = sampling.Problem(arch, violate)
     yield from anchored(problem.next, case_of, exactly(label, arch, violate), _mutators(rng, arch), dict,
                         count, rng, stats, violate)

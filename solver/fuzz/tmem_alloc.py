@@ -10,12 +10,12 @@ earlier alloc, or one freed since, names no live allocation). The kernels of --f
 meaning: alloc i writes its address to shared slot i, and a dealloc of "address" t reads slot t
 (solver/fuzz/formats/tmem_alloc_ptx.py).
 
-Generation: Z3 anchors from solver/model/tmem_alloc.py (each of a new length and sequence of op kinds),
-then samples that redraw one to three things of an anchor (the allocating warp, the cta_group of all,
-an alloc's nCols with the deallocs that freed it whole, the order, a pair alloc + dealloc added or
-dropped, a relinquish_alloc_permit added, what a dealloc names), each kept only when
-spec.tmem.alloc.check_sequence labels it with exactly the asked rules. The arch is the GPU the kernel
-runs on: sm100 (sm_100a) or sm103 (sm_103a); sm90 has no tensor memory and gets no case.
+Generation: Z3 anchors over solver/model/tmem_alloc.py's constraints (solver/fuzz/tmem_alloc_sampling.py:
+each of a new length and sequence of op kinds), then samples that redraw one to three things of an anchor
+(the allocating warp, the cta_group of all, an alloc's nCols with the deallocs that freed it whole, the
+order, a pair alloc + dealloc added or dropped, a relinquish_alloc_permit added, what a dealloc names), each
+kept only when spec.tmem.alloc.check_sequence labels it with exactly the asked rules. The arch is the GPU
+the kernel runs on: sm100 (sm_100a) or sm103 (sm_103a); sm90 has no tensor memory and gets no case.
 
 Labels (spec.tmem.alloc.check_sequence): the broken rules; the outcome "refused" when the kernel mixes
 .cta_group::1 and ::2 (ptxas refuses the function, PTX 9.7.16.7.1), else "hang" when an alloc asks for
@@ -33,6 +33,7 @@ from typing import Iterator, Optional
 from spec.tmem import alloc as spec_alloc
 
 from solver.model import tmem_alloc as model
+from solver.fuzz import tmem_alloc_sampling as sampling
 from solver.fuzz.engine import Stats, anchored, exactly
 from spec.rule import CATALOGUE
 
@@ -252,6 +253,6 @@ def _copy(ops: list) -> list:
 
 def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats) -> Iterator[tuple]:
     rng = random.Random(seed)
-    problem = model.Problem(arch, violate)
+    problem = sampling.Problem(arch, violate)
     yield from anchored(lambda s: sequence_of(problem.next(s)), case_of, exactly(label, arch, violate),
                         _mutators(rng), _copy, count, rng, stats, violate)

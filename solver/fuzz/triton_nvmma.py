@@ -4,12 +4,12 @@ case the Triton adapter compiles (solver/fuzz/adapters/triton_gluon.py, records 
     {"arch": "sm90" | "sm100", "dtype", "operand": "A" | "B", "shape": [rows, cols],
      "swizzle_byte_width": 0 | 32 | 64 | 128, "element_bitwidth", "transposed": bool}
 
-Generation: Z3 anchors from solver/model/triton_nvmma.py (each of a new dtype, operand, majorness and
-swizzle), then samples that redraw one to three fields of an anchor (the dtype with its element
-bitwidth, the operand, the swizzle, the transposition, an extent: powers of two and not, K in whole and
-broken instruction steps), each kept only when the judge (solver/fuzz/compilers/triton.py
-`spec_verdict`, i.e. spec) labels it with exactly the asked rules. Not only Triton's defaults: every
-swizzle width with every dtype and both majornesses.
+Generation: Z3 anchors over solver/model/triton_nvmma.py's constraints
+(solver/fuzz/triton_nvmma_sampling.py: each of a new dtype, operand, majorness and swizzle), then samples
+that redraw one to three fields of an anchor (the dtype with its element bitwidth, the operand, the swizzle,
+the transposition, an extent: powers of two and not, K in whole and broken instruction steps), each kept
+only when the judge (solver/fuzz/compilers/triton.py `spec_verdict`, i.e. spec) labels it with exactly the
+asked rules. Not only Triton's defaults: every swizzle width with every dtype and both majornesses.
 
 Labels (spec through the judge): the broken rules; the outcome "refused" when one of them is a rule
 ptxas enforces on the arch (sm90's wgmma form: the type's transposition, K, N; the rule's record,
@@ -30,6 +30,7 @@ from typing import Iterator, Optional
 from spec.rules import SpecError
 
 from solver.model import triton_nvmma as model
+from solver.fuzz import triton_nvmma_sampling as sampling
 from solver.fuzz.compilers import triton as judge
 from solver.fuzz.engine import Stats, anchored, exactly
 from solver.fuzz.outcome import catalogue_order, Label, mma_instruction, refused_ids
@@ -142,7 +143,7 @@ def generate(arch: str, violate: frozenset, count: int, seed: int, stats: Stats)
     if violate & ALONE and len(violate) > 1:
         return                      # the judge reports operand.instruction_k alone
     rng = random.Random(seed)
-    problem = model.Problem(arch, violate)
+    problem = sampling.Problem(arch, violate)
     label_of = exactly(label, arch, violate)
     if violate & ALONE:
         spec_label = label_of

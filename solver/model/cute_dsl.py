@@ -26,11 +26,10 @@ the atom's major is the operand's; sm90 has no MN_SW128_32B and no .cta_group::2
 (A: M, B: N, per CTA) is a multiple of 8 and a whole number of atoms, K a whole number of atoms and of
 instruction Ks (32 bytes); on sm90 M is a multiple of 64 and N of 8; the base is 16-byte aligned.
 The helper's own atom (`atom` 0) is its documented heuristic: the widest swizzle whose row divides the
-major extent's bytes, MN_SW128_32B for a 32-bit MN-major operand on sm100. One constraint per rule id.
+major extent's bytes, MN_SW128_32B for a 32-bit MN-major operand on sm100. One constraint per rule id
+(the fuzzer's hints and anchors: solver/fuzz/cute_dsl_sampling.py).
 """
 from __future__ import annotations
-
-import random
 
 import z3
 
@@ -209,28 +208,5 @@ def constraints(r) -> dict:
     return {rule_id: predicate(r) for rule_id, predicate in RULES.items()}
 
 
-# --- Solving -------------------------------------------------------------------------------------------
-def _hints(r, rng: random.Random) -> list:
-    """Seed-dependent values, dropped where the asked rules conflict."""
-    extents = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
-    hints = [r.dtype == rng.randrange(len(DTYPES)), r.operand == rng.randrange(2), r.major == rng.randrange(2),
-             r.atom == rng.randrange(len(ATOMS)), r.cta_group == rng.choice((1, 2)),
-             r.m == rng.choice((64, 128, 256)), r.n == rng.choice(extents),
-             r.k == instruction_k(r) * rng.choice((1, 2, 3, 4, 8)), r.stages == rng.choice((1, 2, 3)),
-             r.smem_base == rng.choice((0, 1024 * rng.randrange(200), 16 * rng.randrange(14000)))]
-    rng.shuffle(hints)
-    return hints
-
-
-def _shape(r) -> list:
-    """What makes two anchors differ in kind: the dtype, operand, major, atom and .cta_group."""
-    return [r.dtype, r.operand, r.major, r.atom, r.cta_group]
-
-
-_TERMS = field_model.Terms(symbolic_record, constraints, domain)
-evaluate, violated, in_domain = _TERMS.evaluate, _TERMS.violated, _TERMS.in_domain
-
-
-def Problem(arch: str, break_=()) -> field_model.Problem:
-    """Cases on `arch` that break exactly `break_`; next(seed) gives one more of a new shape, or None."""
-    return _TERMS.problem(lambda r: [r.arch == ARCHES.index(arch)] if arch in ARCHES else [z3.BoolVal(False)], break_, _hints, _shape)
+TERMS = field_model.Terms(symbolic_record, constraints, domain)     # also the terms the fuzz sampling poses over
+evaluate, violated, in_domain = TERMS.evaluate, TERMS.violated, TERMS.in_domain

@@ -14,11 +14,10 @@ box_count, box_stride (S). The descriptors, one per step, share desc_swizzle, sb
 step j starts at start_j = want_j + start_err + j * step_err, where want_j is where the boxes put
 element (0, 32j bytes of K) before the swizzle (K-major A + (32j div W)*S + 32j mod W; MN-major
 A + j*Kinst*W, W the TMA swizzle's row). The descriptor words keep their fixed and reserved bits right,
-a valid swizzle code and the relative LBO mode: the desc target breaks those.
+a valid swizzle code and the relative LBO mode: the desc target breaks those. One constraint per rule
+id (the fuzzer's hints and anchors: solver/fuzz/recipe_sampling.py).
 """
 from __future__ import annotations
-
-import random
 
 import z3
 
@@ -37,7 +36,7 @@ REPEAT = {"none": 0, **DESCRIPTOR_REPEAT_BYTES}                             # PT
 INNER_BYTES = (8, 16, 24, 32, 48, 64, 96, 128, 160, 256)
 MAX_STEPS = 8
 FIELD_LIMIT = 1 << 18          # descriptor address fields: 14 bits of 16-byte units
-SM90, SM103 = 0, 2
+SM90, SM103 = ARCHES.index("sm90"), ARCHES.index("sm103")
 
 
 FIELDS = ("arch", "dtype", "major", "mn", "steps", "smem", "tma_swizzle", "inner_bytes", "rows", "box_count",
@@ -280,28 +279,9 @@ def constraints(r: Record) -> dict:
     return {rule_id: predicate(r) for rule_id, predicate in RULES.items()}
 
 
-# --- Solving -------------------------------------------------------------------------------------------
-def _hints(r: Record, rng: random.Random) -> list:
-    """Realistic, seed-dependent values (dropped when the asked rules conflict with them)."""
-    hints = [r.dtype == rng.randrange(len(DTYPES)), r.major == rng.randrange(2),
-             r.tma_swizzle == rng.randrange(len(SWIZZLES)), r.mn == rng.choice((8, 16, 32, 64, 128, 256)),
-             r.steps == rng.choice((1, 2, 4, 4, 8)),
-             r.smem == rng.choice((0, 1024, 0x2000, 0x8000)) + rng.choice((0, 0, 0, 128, 512)),
-             r.base_offset == 0, r.start_err == 0, r.step_err == 0]
-    rng.shuffle(hints)
-    return hints
-
-
-_TERMS = field_model.Terms(symbolic_record, constraints, domain)
-
-
-def Problem(arch: str, break_=()) -> field_model.Problem:
-    """Recipe cases on `arch` that break exactly `break_` (and keep every other rule); next(seed) gives
-    one more of a new shape (dtype, major, both swizzles, mn, steps), or None."""
-    return _TERMS.problem(lambda r: [r.arch == ARCHES.index(arch)], break_, _hints,
-                          lambda r: [r.dtype, r.major, r.tma_swizzle, r.desc_swizzle, r.mn, r.steps])
+TERMS = field_model.Terms(symbolic_record, constraints, domain)     # also the terms the fuzz sampling poses over
 
 
 def evaluate(values: dict) -> dict:
     """rule id -> whether concrete field values obey it (substituted into the constraints)."""
-    return _TERMS.evaluate(values)
+    return TERMS.evaluate(values)

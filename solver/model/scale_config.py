@@ -12,11 +12,10 @@ spec/scales (which labels the cases; the tests compare the two):
   cuBLAS's 1D block-scaling-factor layout (and CUTLASS's, Triton's): the reader the kernels emit copies
                          128 x 4 chunks, so only the interleaved writer is read right.
 
-Domain (not rules): M and N in [1, 512], K in [1, 2048], .cta_group 1 or 2. One constraint per rule id.
+Domain (not rules): M and N in [1, 512], K in [1, 2048], .cta_group 1 or 2. One constraint per rule id
+(the fuzzer's hints and anchors: solver/fuzz/scales_sampling.py).
 """
 from __future__ import annotations
-
-import random
 
 import z3
 
@@ -101,26 +100,5 @@ def constraints(r) -> dict:
     return {rule_id: predicate(r) for rule_id, predicate in RULES.items()}
 
 
-# --- Solving -------------------------------------------------------------------------------------------
-def _hints(r, rng: random.Random) -> list:
-    """Seed-dependent values, dropped where the asked rules conflict."""
-    hints = [r.kind == rng.randrange(len(KINDS)), r.vector == rng.randrange(len(VECTORS)),
-             r.scale_type == rng.randrange(len(SCALE_TYPES)), r.sf_layout == rng.randrange(len(LAYOUTS)),
-             r.n == rng.choice((8, 16, 64, 128, 192, 256, 24, 200)), r.k == rng.choice((64, 128, 256, 512, 1024, 96)),
-             r.cta_group == rng.randint(1, 2)]
-    rng.shuffle(hints)
-    return hints
-
-
-def _shape(r) -> list:
-    """What makes two anchors differ in kind: the kind, the vector, the scale type and the layout."""
-    return [r.kind, r.vector, r.scale_type, r.sf_layout]
-
-
-_TERMS = field_model.Terms(symbolic_record, constraints, domain)
-evaluate, violated, in_domain = _TERMS.evaluate, _TERMS.violated, _TERMS.in_domain
-
-
-def Problem(break_=()) -> field_model.Problem:
-    """Cases that break exactly `break_`; next(seed) gives one more of a new shape, or None."""
-    return _TERMS.problem(lambda r: [], break_, _hints, _shape)
+TERMS = field_model.Terms(symbolic_record, constraints, domain)     # also the terms the fuzz sampling poses over
+evaluate, violated, in_domain = TERMS.evaluate, TERMS.violated, TERMS.in_domain

@@ -29,11 +29,10 @@ sees one field per name):
 
 Liveness needs no state: the allocation of alloc t is live at operation i when t < i and no dealloc
 between them names t (the first dealloc that names a live allocation frees it, whatever its nCols; a
-later one naming it again names nothing live). One constraint per rule id.
+later one naming it again names nothing live). One constraint per rule id (the fuzzer's hints and anchors:
+solver/fuzz/tmem_alloc_sampling.py).
 """
 from __future__ import annotations
-
-import random
 
 import z3
 
@@ -198,36 +197,5 @@ def constraints(r) -> dict:
     return {rule_id: predicate(r) for rule_id, predicate in RULES.items()}
 
 
-# --- Solving -------------------------------------------------------------------------------------------
-def _hints(r, rng: random.Random) -> list:
-    """Realistic, seed-dependent values (dropped where the asked rules conflict), after CUTLASS's
-    allocators: one warp allocates a power-of-2 block, others follow no larger, relinquish_alloc_permit
-    once the allocations are done, each allocation freed whole by the warp that made it."""
-    owner, group = rng.randrange(MAX_WARP + 1), rng.choice((1, 1, 2))
-    hints = [r.length == rng.choice((2, 3, 4, 4, 5, 6, 7, 8)), r.kind[0] == ALLOC,
-             z3.Sum(*[z3.If(kind == RELINQUISH, 1, 0) for kind in r.kind]) <= 1]
-    for i in range(MAX_OPS):
-        hints += [z3.Implies(is_alloc_or_dealloc(r, i), r.warp[i] == owner),
-                  z3.Implies(r.kind[i] != NONE, r.cta_group[i] == group),
-                  z3.Implies(r.kind[i] == ALLOC, r.columns[i] == rng.choice(LEGAL_COLUMNS)),
-                  z3.Implies(r.kind[i] == RELINQUISH, r.warp[i] == rng.randrange(MAX_WARP + 1)),
-                  z3.Implies(r.kind[i] == DEALLOC, r.columns[i] == named_columns(r, i))]
-        if rng.random() < 0.5:
-            hints.append(r.kind[i] == rng.choice((ALLOC, ALLOC, DEALLOC, DEALLOC, RELINQUISH)))
-    rng.shuffle(hints)
-    return hints
-
-
-def _shape(r) -> list:
-    """What makes two anchors differ in kind: the length and the operations' kinds."""
-    return [r.length] + r.kind
-
-
-_TERMS = field_model.Terms(symbolic_record, constraints, domain)
-evaluate, violated, in_domain = _TERMS.evaluate, _TERMS.violated, _TERMS.in_domain
-
-
-def Problem(arch: str, break_=()) -> field_model.Problem:
-    """Sequences that break exactly `break_` (none on an arch without tensor memory); next(seed) gives one
-    more whose length and kinds of operations differ from every earlier one, or None."""
-    return _TERMS.problem(lambda r: [z3.BoolVal(arch in ARCHES)], break_, _hints, _shape)
+TERMS = field_model.Terms(symbolic_record, constraints, domain)     # also the terms the fuzz sampling poses over
+evaluate, violated, in_domain = TERMS.evaluate, TERMS.violated, TERMS.in_domain

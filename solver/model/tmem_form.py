@@ -41,15 +41,13 @@ The footprint (which cells the access touches) uses only what PTX states: a shap
 (32 or 16) from taddr's lane, and N*num/32 columns per lane from taddr's column (twice as many with
 .pack::16b / .unpack::16b, each cell giving 16 bits); .16x32bx2's second half starts at the 32-bit sum
 taddr + immHalfSplitoff. An access whose shape or .num does not exist touches nothing. One constraint
-per rule id.
+per rule id (the fuzzer's hints and anchors: solver/fuzz/tmem_sampling.py).
 tcgen05.cp writes, per ptxas's shapes and CUTLASS's SM100_UTCCP atoms, rows of N/32 columns from taddr's
 column into lanes that reach 127 lanes past taddr's lane (96 for .4x256b: one lane per quarter), so its
 lane must be 0 (.4x256b: 0..31) and that rule never breaks without the range; tcgen05.shift moves 8
 columns of the 32 lanes from taddr's lane, a multiple of 32 (PTX 9.7.16.9.2).
 """
 from __future__ import annotations
-
-import random
 
 import z3
 
@@ -379,39 +377,6 @@ RULE_IDS = tuple(RULES)
 
 def constraints(r) -> dict:
     return {rule_id: predicate(r) for rule_id, predicate in RULES.items()}
-
-
-# --- Solving -------------------------------------------------------------------------------------------
-def _hints(r, rng: random.Random) -> list:
-    """Realistic, seed-dependent values (dropped where the asked rules conflict): CUTLASS-like accesses,
-    a warp reading its own quarter from its first or second 16 lanes, columns of a 512-column allocation."""
-    hints = [r.op == rng.randrange(len(OPS)), z3.Implies(data(r), r.shape == rng.randrange(len(REAL_SHAPES))),
-             z3.Implies(data(r), r.num_log2 == rng.randrange(6)),
-             r.ptx == rng.choice((len(PTX_VERSIONS) - 1, len(PTX_VERSIONS) - 2)),
-             r.warp == rng.randrange(8), z3.Implies(data(r), r.lane == QUARTER * (r.warp % 4) + rng.choice((0, 0, 16))),
-             r.column == rng.choice((0, 0, 8, 32, 64, 128, 256)),
-             z3.Implies(data(r), r.registers == registers_needed(r)), r.qual == 0, r.operand == 0,
-             z3.If(copying(r), z3.And(r.sync == 0, r.aligned == 0), z3.And(r.sync == 1, r.aligned == 1)),
-             z3.Implies(copying(r), r.cta_group == rng.choice((1, 1, 2))),
-             z3.Implies(r.op == CP, z3.And(r.cp_shape == rng.randrange(len(REAL_CP_SHAPES)), cp_multicast_ok(r),
-                                           r.fmt == rng.choice((0, 0, 1, 2)))),
-             z3.Implies(r.op == CP, r.lane == 0), z3.Implies(r.op == SHIFT, r.lane == rng.choice((0, 32, 64, 96))),
-             r.pack == 0, r.abs == 0, r.nan == 0,
-             z3.Implies(r.op == LD_RED, z3.And(r.red_op == rng.choice((1, 2)), r.red_type == rng.choice((1, 2, 3)))),
-             z3.Implies(r.shape == SPLIT, r.hs_value == rng.choice((0, 16, 32, 64, 128)))]
-    rng.shuffle(hints)
-    return hints
-
-
-def Problem(arch: str, break_=()) -> field_model.Problem:
-    """Forms whose target runs on `arch` (ARCH_TARGETS) that break exactly `break_`; next(seed) gives one
-    more of a new shape (op, shape, .num, pack, target, PTX version; cp's shape, multicast, format and
-    cta_group), or None."""
-    r = symbolic_record()
-    fixed = [_is(r.target, TARGETS, *ARCH_TARGETS[arch])]
-    return field_model.Problem(r, constraints(r), domain(r), fixed, break_, _hints,
-                               lambda r: [r.op, r.shape, r.num_log2, r.pack, r.target, r.ptx, r.cp_shape,
-                                          r.multicast, r.fmt, r.cta_group])
 
 
 def evaluate(values: dict) -> dict:

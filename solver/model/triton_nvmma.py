@@ -23,11 +23,10 @@ solver/fuzz/compilers/triton.py; the tests compare the two):
 Domain (not rules): element_bitwidth is the dtype's (the judge does not judge a layout written for
 another type: spec_verdict answers legal None); B's MN extent is a multiple of 8 (9.7.16.3.3: any
 other is malformed input, the judge raises rather than reports a rule); on sm90 A's M is the
-kernel's 64 (one warpgroup's wgmma; no catalogue rule). One constraint per rule id.
+kernel's 64 (one warpgroup's wgmma; no catalogue rule). One constraint per rule id (the fuzzer's hints
+and anchors: solver/fuzz/triton_nvmma_sampling.py).
 """
 from __future__ import annotations
-
-import random
 
 import z3
 
@@ -156,28 +155,5 @@ def constraints(r) -> dict:
     return {rule_id: predicate(r) for rule_id, predicate in RULES.items()}
 
 
-# --- Solving -------------------------------------------------------------------------------------------
-def _hints(r, rng: random.Random) -> list:
-    """Seed-dependent values, dropped where the asked rules conflict: a dtype, an operand, a swizzle, and
-    extents drawn from powers of two and from other multiples of 8 (not only the defaults Triton picks)."""
-    extents = (8, 16, 24, 32, 40, 48, 64, 96, 128, 160, 192, 256, 384, 512)
-    hints = [r.dtype == rng.randrange(len(DTYPES)), r.operand == rng.randrange(2),
-             r.swizzle_byte_width == rng.choice(SWIZZLE_WIDTHS), r.transposed == rng.randrange(2),
-             r.rows == rng.choice(extents), r.cols == rng.choice(extents),
-             k(r) == instruction_k(r) * rng.choice((1, 2, 3, 4, 8))]
-    rng.shuffle(hints)
-    return hints
-
-
-def _shape(r) -> list:
-    """What makes two anchors differ in kind: the dtype, the operand, its majorness and the swizzle."""
-    return [r.dtype, r.operand, r.transposed, r.swizzle_byte_width]
-
-
-_TERMS = field_model.Terms(symbolic_record, constraints, domain)
-evaluate, violated, in_domain = _TERMS.evaluate, _TERMS.violated, _TERMS.in_domain
-
-
-def Problem(arch: str, break_=()) -> field_model.Problem:
-    """Cases on `arch` that break exactly `break_`; next(seed) gives one more of a new shape, or None."""
-    return _TERMS.problem(lambda r: [r.arch == ARCHES.index(arch)] if arch in ARCHES else [z3.BoolVal(False)], break_, _hints, _shape)
+TERMS = field_model.Terms(symbolic_record, constraints, domain)     # also the terms the fuzz sampling poses over
+evaluate, violated, in_domain = TERMS.evaluate, TERMS.violated, TERMS.in_domain
