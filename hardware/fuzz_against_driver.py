@@ -2,13 +2,16 @@
 
     python3 hardware/fuzz_against_driver.py cases --arch sm90 --per-rule 40 --valid 400 [--wide 0] > cases.jsonl
     (on the GPU machine)  python3 -m solver.fuzz.adapters.driver_encode < cases.jsonl > answers.jsonl
-    python3 hardware/fuzz_against_driver.py record cases.jsonl answers.jsonl --out tests/hardware/fuzz_driver_sm90.json.gz
+    python3 hardware/fuzz_against_driver.py record cases.jsonl answers.jsonl \\
+        --out tests/hardware/fuzz_driver_sm90.json.gz --cases-args '--arch sm90 --per-rule 40 --valid 400' \\
+        --driver '580.159.04 (NVIDIA H100 80GB HBM3), cuda-bindings 13.3.1'
 
 `cases` writes `layoutproof fuzz --target tensormap` records (seed = the rule's position) for every rule
 that can be broken alone on the arch, and valid ones; with --wide N also N im2col_wide maps that break only
 tma.map.im2col_wide.arch (sm90 has no valid im2col_wide map, and its driver does not check the arch), and
 --per-rule maps breaking each im2col_wide rule together with that arch rule;
-`record` joins each record with the driver's answer. tests/test_fuzz_against_replay.py replays the
+`record` joins each record with the driver's answer, under the provenance header (solver/provenance.py; its
+command is the three steps, `cases` with --cases-args). tests/test_fuzz_against_replay.py replays the
 recordings: the driver refuses exactly the cases we label "refused", except the disagreements kept in
 counterexamples/ with a note.
 
@@ -18,14 +21,14 @@ Recorded: fuzz_driver_sm90.json.gz (issue 7: --per-rule 40 --valid 400) and fuzz
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from solver.fuzz import engine as fuzz
+from solver import provenance  # noqa: E402
+from solver.fuzz import engine as fuzz  # noqa: E402
 from solver.model import tensormap as tensormap_model  # noqa: E402
 
 
@@ -55,6 +58,8 @@ def main() -> int:
     join.add_argument("answers")
     join.add_argument("--out", required=True)
     join.add_argument("--driver", default="", help="the driver version the answers came from")
+    join.add_argument("--cases-args", default="--arch sm90 --per-rule 40 --valid 400",
+                      help="the options `cases` was given (for the recorded command)")
     args = parser.parse_args()
     if args.command == "cases":
         for record in cases(args.arch, args.per_rule, args.valid, args.wide):
@@ -67,9 +72,18 @@ def main() -> int:
     assert len(records) == len(answers), (len(records), len(answers))
     joined = [{"violates": r["violates"], "outcome": r["outcome"], "arch": r["arch"], "case": r["case"],
                "driver": a} for r, a in zip(records, answers)]
-    with gzip.open(args.out, "wt") as handle:
-        json.dump({"harness": {"script": "hardware/fuzz_against_driver.py", "driver": args.driver,
-                               "adapter": "python -m solver.fuzz.adapters.driver_encode"}, "cases": joined}, handle)
+    adapter = "python3 -m solver.fuzz.adapters.driver_encode"
+    header = provenance.header(
+        what=f"`layoutproof fuzz --target tensormap` cases ({args.cases_args}), each with its labels and the CUDA "
+             "driver's answer.",
+        recorded_by="hardware/fuzz_against_driver.py",
+        command=f"python3 hardware/fuzz_against_driver.py cases {args.cases_args} > cases.jsonl && {adapter} < "
+                "cases.jsonl > answers.jsonl && " + provenance.command_line(
+                    "hardware/fuzz_against_driver.py", ["record", "cases.jsonl", "answers.jsonl", "--out", args.out,
+                                                        "--driver", args.driver]),
+        source=f"driver {args.driver}" if args.driver else provenance.NOT_RECORDED, date=provenance.today(),
+        details={"driver": args.driver, "adapter": "python -m solver.fuzz.adapters.driver_encode"})
+    provenance.write_json(args.out, {"provenance": header, "cases": joined})
     return 0
 
 

@@ -26,8 +26,9 @@ in the CLI: a text outside the operand convention) counts as a disagreement: the
 operands inside it (%r<n>, %rd<n>, the .shared name `sh`, integer literals).
 
 The generator does not import spec/ or solver/ (the sample must not lean on the model it tests); only
-the comparison does. The record keeps every form with ptxas's verdict and first error (as
-run_tmem_ptxas_forms.assemble_alone gives it) and spec's verdict at recording time;
+the comparison does, and the writing of the record's provenance header (solver/provenance.py). The
+record keeps every form with ptxas's verdict and first error (as run_tmem_ptxas_forms.assemble_alone gives
+it) and spec's verdict at recording time;
 tests/test_tmem_ptxas_heldout.py replays the ptxas verdicts against spec without ptxas.
 
 Usage (from the repository root):
@@ -539,17 +540,20 @@ def main(argv=None) -> int:
               f"({d['ptxas_error']}) | spec: {d['spec'] or 'accepts'} | {d['instruction']}")
     if args.no_record:
         return 0
-    document = {"generator": "hardware/heldout_tmem_forms.py", "ptxas": runner.ptxas_version(ptxas),
-                "command": "python3 hardware/heldout_tmem_forms.py" + "".join(
-                    f" {a}" for a in (argv if argv is not None else sys.argv[1:])),
-                "seed": args.seed, **{k: v for k, v in summary.items()},
-                "note": "Forms not in tests/hardware/tmem_ptxas_forms.json.gz, each assembled alone. accepted / "
-                        "error: ptxas's verdict and first error; spec_accepts: spec.tmem.instruction.check's "
-                        "verdict when recorded (null: SpecError).",
-                "forms": forms}
-    with open(args.out, "wb") as raw:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as handle:
-            handle.write(runner.dumps_one_form_a_line(document).encode())
+    provenance = runner._provenance()
+    version = runner.ptxas_version(ptxas)
+    header = provenance.header(
+        what="A held-out sample of tcgen05 instruction forms not in tests/hardware/tmem_ptxas_forms.json.gz, each "
+             "assembled alone: ptxas's verdict and spec.tmem.instruction.check's, with the agreement.",
+        recorded_by="hardware/heldout_tmem_forms.py",
+        command=provenance.command_line("hardware/heldout_tmem_forms.py", argv if argv is not None else sys.argv[1:]),
+        source=provenance.sentence(("ptxas:", version)), date=provenance.today(),
+        details={"ptxas": version, "seed": args.seed,
+                 "note": "Forms not in tests/hardware/tmem_ptxas_forms.json.gz, each assembled alone. accepted / "
+                         "error: ptxas's verdict and first error; spec_accepts: spec.tmem.instruction.check's "
+                         "verdict when recorded (null: SpecError)."})
+    document = {"provenance": header, **summary, "forms": forms}
+    provenance.write_text(args.out, runner.dumps_one_form_a_line(document))
     print(f"-> {args.out}")
     return 0
 

@@ -9,8 +9,11 @@ Host only (no GPU): the enumerations are Python classes of cuda.bindings.driver.
 """
 from __future__ import annotations
 
-import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from solver import provenance  # noqa: E402  (standard library only)
 
 ENUMS = ("CUtensorMapDataType", "CUtensorMapInterleave", "CUtensorMapSwizzle", "CUtensorMapL2promotion",
          "CUtensorMapFloatOOBfill", "CUtensorMapIm2ColWideMode")
@@ -19,12 +22,15 @@ ENUMS = ("CUtensorMapDataType", "CUtensorMapInterleave", "CUtensorMapSwizzle", "
 def main(out: str) -> None:
     from importlib import metadata
     import cuda.bindings.driver as driver
-    document = {"source": "cuda.bindings.driver (cuda-bindings " + metadata.version("cuda-bindings") +
-                          "), generated from cuda.h; recorded by hardware/record_cuda_enums.py",
+    header = provenance.header(
+        what="The CUDA driver's tensor-map enumerations (" + ", ".join(ENUMS) + "): each enumerator's name and "
+             "value.",
+        recorded_by="hardware/record_cuda_enums.py", command=f"python3 hardware/record_cuda_enums.py {out}",
+        source=f"cuda.bindings.driver (cuda-bindings {metadata.version('cuda-bindings')}), generated from cuda.h",
+        date=provenance.today(), details={})
+    document = {"provenance": header,
                 "enums": {name: {e.name: int(e.value) for e in getattr(driver, name)} for name in ENUMS}}
-    with open(out, "w") as handle:
-        json.dump(document, handle, indent=1, sort_keys=True)
-        handle.write("\n")
+    provenance.write_json(out, document, newline=True, indent=1, sort_keys=True)
 
 
 if __name__ == "__main__":

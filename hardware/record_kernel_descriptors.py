@@ -29,8 +29,6 @@ raw record buffers and each kernel's metadata, for --from-raw).
 from __future__ import annotations
 
 import argparse
-import datetime
-import gzip
 import json
 import lzma
 import os
@@ -48,6 +46,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "kernel_descriptors"))
 import instrument as ins  # noqa: E402
 sys.path.insert(0, ROOT)
+from solver import provenance  # noqa: E402
 from solver.kernel.audit.triton import DEVICE_TO_HOST  # noqa: E402  (tensordesc_meta's element types)
 
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "ptx", "corpus", "triton")
@@ -367,8 +366,23 @@ def assemble_document(parts: list, raws: dict, facts: dict) -> tuple[dict, list]
             a = describe_descriptor(int(r["a"], 16)) if r["a"] else "register A"
             lines_out.append(f"    cta {r['cta']} warp {r['warp']} seq {r['seq']} line {r['line']}: a {r['a']} ({a}); "
                              f"b {r['b']} ({describe_descriptor(int(r['b'], 16))})")
-    document = {**facts, "kernels": kernels}
+    document = {"provenance": header_of(facts), "kernels": kernels}
     return document, lines_out
+
+
+def header_of(facts: dict) -> dict:
+    """The provenance header (solver/provenance.py) from a run's facts (main's, or those an older run's
+    raw_buffers.npz kept, which have no command)."""
+    details = {k: v for k, v in facts.items() if k not in ("program", "date", "command")}
+    return provenance.header(
+        what="The descriptors each warp of Triton sm_90a kernels fed its wgmma in every iteration, recorded by an "
+             "instrumented copy of each kernel on the GPU: per kernel the launch and one record per MMA.",
+        recorded_by="hardware/record_kernel_descriptors.py",
+        command=facts.get("command") or f"python3 hardware/record_kernel_descriptors.py --out OUT --commit "
+                                         f"{facts.get('commit', 'unknown')}",
+        source=provenance.sentence(("", facts.get("device")), ("driver", facts.get("driver")),
+                                   ("ptxas:", facts.get("ptxas"))),
+        date=facts.get("date") or provenance.NOT_RECORDED, details=details)
 
 
 def gpu_facts() -> dict:
@@ -420,8 +434,11 @@ def main() -> int:
     ptxas = find_ptxas(args.ptxas)
     print(f"ptxas: {ptxas} ({ptxas_version(ptxas)})", flush=True)
     work = tempfile.mkdtemp(prefix="kd_")
-    facts = {"ptxas": ptxas_version(ptxas), "commit": args.commit, "date": datetime.date.today().isoformat(),
+    kernels = [] if args.kernels == DEFAULT_KERNELS else ["--kernels"] + args.kernels
+    facts = {"ptxas": ptxas_version(ptxas), "commit": args.commit, "date": provenance.today(),
              "program": "hardware/record_kernel_descriptors.py",
+             "command": provenance.command_line("hardware/record_kernel_descriptors.py",
+                                                ["--out", "OUT", "--commit", args.commit] + kernels),
              "instrumentation": "hardware/kernel_descriptors/instrument.py",
              "corpus": "tests/fixtures/ptx/corpus/triton/",
              "record_layout": "per (cta, warp) of CTAs 0..record_ctas-1, one record per wgmma.mma_async the "
@@ -472,14 +489,12 @@ def main() -> int:
 def write(out: str, document: dict, summary: list, raw: tuple | None) -> None:
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, OUTPUT_NAME)
-    with gzip.open(path, "wt", compresslevel=9) as f:
-        json.dump(document, f, separators=(",", ":"))
+    provenance.write_json(path, document, separators=(",", ":"))
     if raw is not None:
         raws, header = raw
         np.savez_compressed(os.path.join(out, "raw_buffers.npz"), __meta__=np.frombuffer(header, dtype=np.uint8),
                             **raws)
-    print(f"wrote {path} ({os.path.getsize(path)} bytes); device {document.get('device')}, "
-          f"ptxas {document.get('ptxas')}")
+    print(f"wrote {path} ({os.path.getsize(path)} bytes); {document['provenance']['source']}")
     for line in summary:
         print(line)
 

@@ -15,14 +15,14 @@ launches, and compares C with a float32 product: `right` (relative error < 1e-2,
 count and the first (m, n) of the elements off by more than 0.05 (1 + |ref|)), `encoder refused` (the
 driver refused a map: nothing launched), `trap` (a launch error; the context is gone, so the run goes on
 in a fresh process) or `hang` (no progress in --timeout seconds).
-OUT/audit_kernels_sm90.json.gz is the record; tests/test_audit_hardware_replay.py replays the audit of every
+OUT/audit_kernels_sm90.json.gz is the record (its provenance header, solver/provenance.py, gives both steps'
+command with the variants' folder as DIR); tests/test_audit_hardware_replay.py replays the audit of every
 variant against it in CI.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
-import gzip
 import json
 import lzma
 import os
@@ -36,7 +36,9 @@ ROOT = os.path.dirname(HERE)
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "ptx", "corpus")
 sys.path.insert(0, os.path.join(HERE, "kernel_descriptors"))
 sys.path.insert(0, ROOT)
+from solver import provenance  # noqa: E402
 
+SCRIPT = "hardware/run_audit_kernels.py"
 # (audit.json file, the tensor each map / pointer parameter holds, how C is computed)
 KERNELS = {
     "triton/tut09_tma_f16_128x256x64_s3_w8_sm_90a.ptx.xz": {
@@ -67,7 +69,8 @@ def _sample(mutants: list, per_kind: int) -> list:
     return sorted(chosen, key=lambda m: (m.line or 0, m.name))
 
 
-def prepare(folder: str, ptxas: str, per_kind: int, kinds: Optional[set] = None) -> None:
+def prepare(folder: str, ptxas: str, per_kind: int, kinds: Optional[set] = None,
+            command: str = f"python3 {SCRIPT} --prepare DIR") -> None:
     import record_kernel_descriptors as rkd
     import instrument as ins
     from solver.kernel.audit import mutate
@@ -95,7 +98,7 @@ def prepare(folder: str, ptxas: str, per_kind: int, kinds: Optional[set] = None)
                 record["ptxas"] = str(error)[-400:]
             variants.append(record)
     with open(os.path.join(folder, "variants.json"), "w") as handle:
-        json.dump({"ptxas": rkd.ptxas_version(ptxas), "variants": variants}, handle)
+        json.dump({"ptxas": rkd.ptxas_version(ptxas), "command": command, "variants": variants}, handle)
     print(f"{len(variants)} variants, {sum(v['assembled'] for v in variants)} assembled")
 
 
@@ -222,7 +225,8 @@ def run_variants(folder: str, start: int, progress: str, seed: int) -> None:
             handle.write(json.dumps({"index": index, **result}) + "\n")
 
 
-def run(folder: str, out: str, timeout: float, seed: int, name: str = OUTPUT_NAME) -> None:
+def run(folder: str, out: str, timeout: float, seed: int, name: str = OUTPUT_NAME,
+        command: str = f"python3 {SCRIPT} --run DIR --out OUT") -> None:
     variants = json.load(open(os.path.join(folder, "variants.json")))
     progress = os.path.join(out, "progress.jsonl")
     results: dict = {}
@@ -253,16 +257,21 @@ def run(folder: str, out: str, timeout: float, seed: int, name: str = OUTPUT_NAM
                                 "error": f"exit {child.returncode}"}
         start = max(results) + 1
     import torch
-    record = {"what": "corpus kernels and their mutants (solver.kernel.audit.mutate) run on the GPU",
-              "recorded": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "gpu": torch.cuda.get_device_name(0), "driver": _driver_version(), "ptxas": variants["ptxas"],
-              "seed": seed, "tolerance": TOLERANCE, "variants": []}
+    facts = {"gpu": torch.cuda.get_device_name(0), "driver": _driver_version(), "ptxas": variants["ptxas"],
+             "seed": seed, "tolerance": TOLERANCE}
+    header = provenance.header(
+        what="Corpus kernels and their mutants (solver.kernel.audit.mutate) run on the GPU: each variant's launch "
+             "and outcome (right, wrong, hang, trap or encoder refused).",
+        recorded_by=SCRIPT,
+        command=variants.get("command", f"python3 {SCRIPT} --prepare DIR") + " && " + command,
+        source=provenance.sentence(("", facts["gpu"]), ("driver", facts["driver"]), ("ptxas:", facts["ptxas"])),
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), details=facts)
+    record = {"provenance": header, "variants": []}
     for index, v in enumerate(variants["variants"]):
         keep = {k: v[k] for k in ("file", "variant", "kind", "stem", "kernel", "grid", "block", "product")}
         keep.update({k: val for k, val in results.get(index, {"status": "not run"}).items() if k != "index"})
         record["variants"].append(keep)
-    with gzip.open(os.path.join(out, name), "wt") as handle:
-        json.dump(record, handle)
+    provenance.write_json(os.path.join(out, name), record)
     counts: dict = {}
     for v in record["variants"]:
         counts[(v["file"].split("/")[-1][:40], v["status"])] = counts.get((v["file"].split("/")[-1][:40], v["status"]), 0) + 1
@@ -298,12 +307,14 @@ def main() -> None:
     if args.prepare:
         import record_kernel_descriptors as rkd
         prepare(args.prepare, rkd.find_ptxas(args.ptxas), args.per_kind,
-                set(args.kinds.split(",")) if args.kinds else None)
+                set(args.kinds.split(",")) if args.kinds else None,
+                provenance.command_line(SCRIPT, sys.argv[1:], replace={args.prepare: "DIR"}))
     elif args.child:
         run_variants(args.child, args.start, args.progress, args.seed)
     elif args.run:
         os.makedirs(args.out, exist_ok=True)
-        run(args.run, args.out, args.timeout, args.seed, args.name)
+        run(args.run, args.out, args.timeout, args.seed, args.name,
+            provenance.command_line(SCRIPT, sys.argv[1:], replace={args.run: "DIR", args.out: "OUT"}))
     else:
         parser.error("give --prepare DIR or --run DIR --out OUT")
 

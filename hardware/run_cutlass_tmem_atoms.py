@@ -21,8 +21,6 @@ Usage (from the repository root):
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import re
 import shutil
@@ -32,6 +30,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+from solver import provenance  # noqa: E402
+
 DEFAULT_OUT = os.path.join("tests", "hardware", "cutlass_tmem_atoms.json.gz")
 SOURCE = os.path.join(HERE, "cutlass_tmem_atoms.cpp")
 NVCC_FLAGS = ["-std=c++17", "-x", "cu", "--expt-relaxed-constexpr", "-arch=sm_100a", "-O1"]
@@ -205,29 +206,30 @@ def main(argv=None) -> int:
             c = c.replace(work, "<build>").replace(include, rel(include))
             words.append(rel(c) if c.startswith(ROOT) else c)
         return words
-    doc = {
-        "source": {
-            "cutlass_version": cutlass_version(include),
-            "traits_header": "cute/atom/copy_traits_sm100.hpp",
-            "instruction_header": "cute/arch/copy_sm100.hpp",
-            "include": rel(include),
-            "nvcc": nvcc_version(args.nvcc),
-            "compile": " ".join(compile_words(cmd, include, work)),
-            "command": "python3 hardware/run_cutlass_tmem_atoms.py",
-            "convention": "threads[t][j] = [lane, column, half] of the 16-bit piece j of thread t's registers "
-                          "(register j // 2, its low half when j is even); lane and column relative to the "
-                          "instruction's TMEM address; half = which 16-bit half of the 32-bit cell (0 = bits 0..15)",
-        },
-        "atoms": records,
+    facts = {
+        "cutlass_version": cutlass_version(include),
+        "traits_header": "cute/atom/copy_traits_sm100.hpp",
+        "instruction_header": "cute/arch/copy_sm100.hpp",
+        "include": rel(include),
+        "nvcc": nvcc_version(args.nvcc),
+        "compile": " ".join(compile_words(cmd, include, work)),
+        "convention": "threads[t][j] = [lane, column, half] of the 16-bit piece j of thread t's registers "
+                      "(register j // 2, its low half when j is even); lane and column relative to the "
+                      "instruction's TMEM address; half = which 16-bit half of the 32-bit cell (0 = bits 0..15)",
     }
-    data = json.dumps(doc, separators=(",", ":")).encode()
+    header = provenance.header(
+        what="CUTLASS's SM100 tensor-memory copy atoms (SM100_TMEM_LOAD_* / SM100_TMEM_STORE_*): each atom's CuTe "
+             "layouts, the PTX it issues and the (lane, column, half) of every 16-bit piece of every thread's "
+             "registers.",
+        recorded_by="hardware/run_cutlass_tmem_atoms.py",
+        command=provenance.command_line("hardware/run_cutlass_tmem_atoms.py", sys.argv[1:] if argv is None else argv),
+        source=provenance.sentence(("CUTLASS", f"{facts['cutlass_version']} ({facts['traits_header']}, "
+                                               f"{facts['instruction_header']}), evaluated on the host"),
+                                   ("nvcc", facts["nvcc"])),
+        date=provenance.today(), details=facts)
+    doc = {"provenance": header, "atoms": records}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    if args.out.endswith(".gz"):
-        with open(args.out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
-            f.write(data)
-    else:
-        with open(args.out, "wb") as f:
-            f.write(data)
+    provenance.write_json(args.out, doc, separators=(",", ":"))
     bad = sum(len(r["problems"]) for r in records)
     print("%d atoms (%d LOAD, %d STORE) -> %s%s" % (
         len(records), sum(r["op"] == "LOAD" for r in records), sum(r["op"] == "STORE" for r in records),

@@ -23,8 +23,6 @@ Usage (from the repository root):
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import re
 import shutil
@@ -36,6 +34,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 # where the headers are and which CUTLASS / nvcc they are: the TMEM copy-atom recorder's helpers
 from run_cutlass_tmem_atoms import compile_and_run, cutlass_version, default_include, nvcc_version  # noqa: E402
+from solver import provenance  # noqa: E402  (run_cutlass_tmem_atoms put the repository root on the path)
 DEFAULT_OUT = os.path.join("tests", "hardware", "cutlass_tmem_frg.json.gz")
 SOURCE = os.path.join(HERE, "cutlass_tmem_frg.cpp")
 NVCC_FLAGS = ["-std=c++17", "-x", "cu", "--expt-relaxed-constexpr", "-arch=sm_100a", "-O1"]
@@ -255,37 +254,37 @@ def main(argv=None) -> int:
             c = c.replace(work, "<build>").replace(include, rel(include))
             words.append(rel(c) if c.startswith(ROOT) else c)
         return words
-    doc = {
-        "source": {
-            "cutlass_version": cutlass_version(include),
-            "traits_header": TRAITS_HEADER.replace(os.sep, "/"),
-            "pointer_header": "cute/pointer.hpp",
-            "allocator_header": "cute/arch/tmem_allocator_sm100.hpp",
-            "include": rel(include),
-            "nvcc": nvcc_version(args.nvcc),
-            "compile": " ".join(compile_words(cmd, include, work)),
-            "command": "python3 hardware/run_cutlass_tmem_frg.py",
-            "tmem_frg_ws_users": ws_users(include),
-            "convention": "per case, CUTLASS's tensor has shape ((rows, cols), tiles_m, tiles_n); for D, row = "
-                          "m of the CTA's M/cta_group rows and col = n of one MMA, for A row = m and col = k "
-                          "(rows may exceed M/cta_group: a Duplicated allocation repeats the CTA's rows); "
-                          "lane[i], column[i], first_bit[i] locate coordinate "
-                          "i = ((tile_n * tiles_m + tile_m) * rows + row) * cols + col in the 32-bit cell "
-                          "(lane, column) relative to the tensor's tensor-memory address, bits first_bit .. "
-                          "first_bit + value_bits - 1; the address is tmem_ptr<value type>(0) + layout offset, "
-                          "decoded as lane = bits 16.., column = bits 0..15, sub-word index s in the top "
-                          "offset_shift bits, first_bit = s * value_bits",
-        },
-        "cases": records,
+    facts = {
+        "cutlass_version": cutlass_version(include),
+        "traits_header": TRAITS_HEADER.replace(os.sep, "/"),
+        "pointer_header": "cute/pointer.hpp",
+        "allocator_header": "cute/arch/tmem_allocator_sm100.hpp",
+        "include": rel(include),
+        "nvcc": nvcc_version(args.nvcc),
+        "compile": " ".join(compile_words(cmd, include, work)),
+        "tmem_frg_ws_users": ws_users(include),
+        "convention": "per case, CUTLASS's tensor has shape ((rows, cols), tiles_m, tiles_n); for D, row = "
+                      "m of the CTA's M/cta_group rows and col = n of one MMA, for A row = m and col = k "
+                      "(rows may exceed M/cta_group: a Duplicated allocation repeats the CTA's rows); "
+                      "lane[i], column[i], first_bit[i] locate coordinate "
+                      "i = ((tile_n * tiles_m + tile_m) * rows + row) * cols + col in the 32-bit cell "
+                      "(lane, column) relative to the tensor's tensor-memory address, bits first_bit .. "
+                      "first_bit + value_bits - 1; the address is tmem_ptr<value type>(0) + layout offset, "
+                      "decoded as lane = bits 16.., column = bits 0..15, sub-word index s in the top "
+                      "offset_shift bits, first_bit = s * value_bits",
     }
-    data = json.dumps(doc, separators=(",", ":")).encode()
+    header = provenance.header(
+        what="CUTLASS's tensor-memory allocations of tcgen05.mma's accumulator D and of a tensor-memory A (UMMA "
+             "tmem_frg): per case, the (lane, column, first bit) of every coordinate of the tensor CUTLASS builds.",
+        recorded_by="hardware/run_cutlass_tmem_frg.py",
+        command=provenance.command_line("hardware/run_cutlass_tmem_frg.py", sys.argv[1:] if argv is None else argv),
+        source=provenance.sentence(("CUTLASS", f"{facts['cutlass_version']} ({facts['traits_header']}, "
+                                               f"{facts['pointer_header']}, {facts['allocator_header']}), "
+                                               "evaluated on the host"), ("nvcc", facts["nvcc"])),
+        date=provenance.today(), details=facts)
+    doc = {"provenance": header, "cases": records}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    if args.out.endswith(".gz"):
-        with open(args.out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
-            f.write(data)
-    else:
-        with open(args.out, "wb") as f:
-            f.write(data)
+    provenance.write_json(args.out, doc, separators=(",", ":"))
     print("%d cases (%d D, %d A; %d elements) -> %s%s" % (
         len(records), sum(r["operand"] == "D" for r in records), sum(r["operand"] == "A" for r in records),
         sum(len(r["lane"]) for r in records), args.out,

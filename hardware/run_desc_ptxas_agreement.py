@@ -31,10 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from solver import provenance  # noqa: E402
 from solver.fuzz import engine as fuzz  # noqa: E402
 from solver.fuzz.adapters import ptxas as ptxas_adapter  # noqa: E402
 from solver.fuzz.formats import ptx as fuzz_ptx  # noqa: E402
-from solver.fuzz.outcome import PTXAS_REFUSES  # noqa: E402
+from solver.fuzz.outcome import refused_ids  # noqa: E402
 from solver.model import desc_case as desc_model  # noqa: E402
 from spec.rules import all_rules  # noqa: E402
 
@@ -44,10 +45,11 @@ SAMPLES = {True: 2, False: 1}          # sample cases kept per run: refused-labe
 
 
 def ptxas_rules(arch: str) -> list:
-    """The desc rules ptxas enforces on `arch`: the fuzz labels' (PTXAS_REFUSES) and the catalogue's
-    (enforced_by ptxas, not listed in not_enforced_on)."""
+    """The desc rules ptxas enforces on `arch`: the fuzz labels' (the rules ptxas refuses there,
+    solver.fuzz.outcome.refused_ids) and the catalogue's (enforced_by ptxas, not listed in not_enforced_on)."""
     catalogue = {r.id for r in all_rules() if r.enforced_by == "ptxas" and arch not in r.not_enforced_on}
-    return sorted((set(PTXAS_REFUSES.get(arch, ())) | catalogue) & set(desc_model.RULE_IDS))
+    labelled = refused_ids(desc_model.RULE_IDS, arch, "ptxas")
+    return sorted((set(labelled) | catalogue) & set(desc_model.RULE_IDS))
 
 
 def command(arch: str, violate, count: int, seed: int) -> str:
@@ -137,24 +139,30 @@ def main(argv=None) -> int:
                             "assembled": sum(r["cases"] - r["refused_by_ptxas"] for r in others)},
             "disagreements": sum(len(r["disagreements"]) for r in mine),
             "no_case_alone": tied[arch]}
+    version = ptxas_adapter.ptxas_version(ptxas)
+    header = provenance.header(
+        what="ptxas's verdict on the kernels of `layoutproof fuzz --target desc --format ptx` for sm90, sm100 and "
+             "sm103 (valid cases and every rule an arch can break alone), against the cases' labels.",
+        recorded_by="hardware/run_desc_ptxas_agreement.py",
+        command=provenance.command_line("hardware/run_desc_ptxas_agreement.py",
+                                        argv if argv is not None else sys.argv[1:]),
+        source=provenance.sentence(("ptxas:", version)), date=provenance.today(),
+        details={"ptxas_version": version, "ptx_isa_version": fuzz_ptx.PTX_VERSION,
+                 "note": "Each case's kernel is solver.fuzz.formats.ptx.render_case of the fuzz record (B = the "
+                         "case's descriptor; sm90 wgmma.mma_async m64n{mn}k{k}; sm100/sm103 tcgen05.mma with the "
+                         "case's .cta_group, M, N and K in the run-time instruction descriptor). Agreement: ptxas "
+                         "refuses a case exactly when its label's outcome is 'refused'."})
     document = {
-        "generator": "hardware/run_desc_ptxas_agreement.py",
-        "ptxas_version": ptxas_adapter.ptxas_version(ptxas),
-        "ptx_isa_version": fuzz_ptx.PTX_VERSION,
-        "note": "Each case's kernel is solver.fuzz.formats.ptx.render_case of the fuzz record (B = the case's "
-                "descriptor; sm90 wgmma.mma_async m64n{mn}k{k}; sm100/sm103 tcgen05.mma with the case's "
-                ".cta_group, M, N and K in the run-time instruction descriptor). Agreement: ptxas refuses a "
-                "case exactly when its label's outcome is 'refused'.",
+        "provenance": header,
         "ptxas_rules": enforced,
         "summary": summary,
         "runs": runs,
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as handle:
-        head = {key: value for key, value in document.items() if key != "runs"}
-        lines = ["{"] + [f" {json.dumps(key)}: {json.dumps(value)}," for key, value in head.items()]
-        lines += [' "runs": [', ",\n".join(f"  {json.dumps(r)}" for r in runs), " ]", "}", ""]
-        handle.write("\n".join(lines))
+    head = {key: value for key, value in document.items() if key != "runs"}
+    lines = ["{"] + [f" {json.dumps(key)}: {json.dumps(value)}," for key, value in head.items()]
+    lines += [' "runs": [', ",\n".join(f"  {json.dumps(r)}" for r in runs), " ]", "}", ""]
+    provenance.write_text(args.out, "\n".join(lines))
     cases = sum(r["cases"] for r in runs)
     disagreeing = sum(len(r["disagreements"]) for r in runs)
     print(f"{cases} cases in {len(runs)} runs, {disagreeing} disagreements -> {args.out}")

@@ -13,9 +13,6 @@ other CUresult by name in "other"). tests/test_driver_probe_replay.py replays it
 from __future__ import annotations
 
 import argparse
-import datetime
-import gzip
-import json
 import os
 import sys
 import time
@@ -24,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 import driver_probe_sets  # noqa: E402
-from run_probe import gpu_facts  # noqa: E402
+from run_probe import gpu_facts, gpu_source  # noqa: E402
+from solver import provenance  # noqa: E402
 from solver.fuzz.adapters.driver_encode import (BINDING_REFUSALS, SUCCESS, checked, describe, encode,  # noqa: E402
                                                 open_driver, result_name)
 
@@ -73,14 +71,20 @@ def main() -> int:
         codes = answered[-1]["results"]
         print(f"{name}:{seed}: {len(codes)} calls, {codes.count('S')} accepted, {codes.count('V')} invalid, "
               f"{codes.count('U')} unrepresentable, {codes.count('O')} other, {time.time() - began:.1f} s", flush=True)
-    document = {"harness": {"commit": args.commit, "program": "hardware/run_driver_probe.py",
-                            "sets": "hardware/driver_probe_sets.py", "date": datetime.date.today().isoformat(),
-                            "arch": arch, "codes": CODES, **gpu_facts()},
-                "sets": answered}
+    facts = gpu_facts()
+    header = provenance.header(
+        what="The CUDA driver's tensor-map encoders on issue 14's probe sets (hardware/driver_probe_sets.py): per "
+             "set, its name, seed, count, the SHA-256 of its documents and the driver's result code for each "
+             "document.",
+        recorded_by="hardware/run_driver_probe.py",
+        command=f"python3 hardware/run_driver_probe.py --out OUT --commit {args.commit} " + " ".join(args.sets),
+        source=gpu_source(facts), date=provenance.today(),
+        details={"commit": args.commit, "sets": "hardware/driver_probe_sets.py", "arch": arch, "codes": CODES,
+                 **facts})
+    document = {"provenance": header, "sets": answered}
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"driver_probe_{arch}.json.gz")
-    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
-        f.write(json.dumps(document, separators=(",", ":")).encode())
+    provenance.write_json(path, document, separators=(",", ":"))
     print(f"written {path}")
     return 0
 

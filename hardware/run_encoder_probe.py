@@ -14,9 +14,6 @@ The document -> encoder-call conversion (`encode`) is solver/fuzz/adapters/drive
 from __future__ import annotations
 
 import argparse
-import datetime
-import gzip
-import json
 import os
 import sys
 
@@ -24,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))   # the repository root, for solver.adapters
 import encoder_cases  # noqa: E402
-from run_probe import gpu_facts  # noqa: E402
+from run_probe import gpu_facts, gpu_source  # noqa: E402
+from solver import provenance  # noqa: E402
 # The document -> encoder call conversion is shared with `layoutproof fuzz --against`'s driver adapter:
 # it passes rank-1 maps one unused stride (cuda-bindings would pass an empty list as a null pointer,
 # which a C caller never does), and arrays with exactly the entries the driver reads.
@@ -58,14 +56,19 @@ def main() -> int:
             record = {"result": f"exception: {type(error).__name__}: {error}"}
         records.append({**{k: case[k] for k in ("id", "base", "factor")}, "document": document, **record})
     arch = f"sm{major}{minor}"
-    document = {"harness": {"commit": args.commit, "program": "hardware/run_encoder_probe.py",
-                            "cases": "hardware/encoder_cases.py", "date": datetime.date.today().isoformat(),
-                            "arch": arch, "allocation_base": base, **gpu_facts()},
-                "cases": records}
+    facts = gpu_facts()
+    header = provenance.header(
+        what="The CUDA driver's tensor-map encoders on the argument sets of hardware/encoder_cases.py: per set, the "
+             "document passed, the CUresult and, when accepted, the 128-byte tensor map.",
+        recorded_by="hardware/run_encoder_probe.py",
+        command=f"python3 hardware/run_encoder_probe.py --out OUT --commit {args.commit}",
+        source=gpu_source(facts), date=provenance.today(),
+        details={"commit": args.commit, "cases": "hardware/encoder_cases.py", "arch": arch, "allocation_base": base,
+                 **facts})
+    document = {"provenance": header, "cases": records}
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"tensormap_encode_{arch}.json.gz")
-    with gzip.open(path, "wt") as f:
-        json.dump(document, f, separators=(",", ":"))
+    provenance.write_json(path, document, separators=(",", ":"))
     accepted = sum(r["result"] == "CUDA_SUCCESS" for r in records)
     print(f"{len(records)} argument sets, {accepted} accepted by the driver, written to {path}")
     return 0

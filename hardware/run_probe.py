@@ -16,9 +16,6 @@ case as not clean (a harness problem, never silently dropped).
 from __future__ import annotations
 
 import argparse
-import datetime
-import gzip
-import json
 import os
 import struct
 import subprocess
@@ -31,6 +28,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 import probe_cases as pc  # noqa: E402
+from solver import provenance  # noqa: E402
 
 N_MAX = 128
 CASE_FORMAT = "<IIIIQQII"     # struct Case in wgmma_probe.cu (40 bytes)
@@ -177,6 +175,15 @@ def gpu_facts() -> dict:
     return facts
 
 
+def gpu_source(facts: dict) -> str:
+    """The provenance header's source sentence of gpu_facts(): the GPU, its driver, the CUDA compiler."""
+    return provenance.sentence(("", facts.get("gpu")), ("driver", facts.get("driver")), ("nvcc:", facts.get("nvcc")))
+
+
+BUILD = ("cd hardware && nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o {name} {name}.cu{libs} "
+         "&& cd .. && ")       # the probe's build, as the README gives it (the recorded command starts with it)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
@@ -202,13 +209,21 @@ def main() -> int:
         os.remove(case_file)
         facts = gpu_facts()
     observations = decode(cases, run_list, blocks, smem_base)
-    document = {"harness": {"commit": args.commit, "program": "hardware/wgmma_probe.cu",
-                            "cases": "hardware/probe_cases.py", "smem_base": smem_base,
-                            "date": datetime.date.today().isoformat(), **facts},
-                "cases": observations}
+    if args.simulate:
+        command = f"python3 hardware/run_probe.py --out OUT --simulate --commit {args.commit}"
+    else:
+        binary = "" if os.path.abspath(args.binary) == os.path.join(HERE, "wgmma_probe") else f" --binary {args.binary}"
+        command = (BUILD.format(name="wgmma_probe", libs="") +
+                   f"python3 hardware/run_probe.py --out OUT{binary} --commit {args.commit}")
+    header = provenance.header(
+        what="What wgmma read through each sm90 descriptor of hardware/probe_cases.py: per case, the descriptor and "
+             "the absolute shared-memory address of every operand element.",
+        recorded_by="hardware/run_probe.py", command=command, source=gpu_source(facts), date=provenance.today(),
+        details={"commit": args.commit, "program": "hardware/wgmma_probe.cu", "cases": "hardware/probe_cases.py",
+                 "smem_base": smem_base, **facts})
+    document = {"provenance": header, "cases": observations}
     path = os.path.join(args.out, "wgmma_sm90_reads.json.gz")
-    with gzip.open(path, "wt") as f:
-        json.dump(document, f, separators=(",", ":"))
+    provenance.write_json(path, document, separators=(",", ":"))
     clean = sum(o["clean"] for o in observations)
     print(f"{len(observations)} cases, {clean} clean, smem base {smem_base}, written to {path}")
     return 0

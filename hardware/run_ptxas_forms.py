@@ -1,6 +1,6 @@
 """Record which MMA forms ptxas accepts: tests/hardware/ptxas_forms.json.
 
-Every form is one desc case rendered by solver/fuzz_ptx.render_case (the kernel the ptxas adapter
+Every form is one desc case rendered by solver.fuzz.formats.ptx.render_case (the kernel the ptxas adapter
 assembles) and run through `ptxas -arch=<target>`:
 
   sm_90a  (wgmma, PTX 9.7.15.5): every dtype x major (K, MN) x every N in SM90_N at the instruction K,
@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from solver import provenance  # noqa: E402
 from solver.fuzz.formats import ptx as fuzz_ptx  # noqa: E402
 from solver.fuzz.adapters import ptxas as ptxas_adapter  # noqa: E402
 from spec.mma import descriptor as desc_mod  # noqa: E402
@@ -130,20 +131,22 @@ def main(argv=None) -> int:
     forms = sm90_forms() + sm100_forms()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(lambda form: run_form(form, ptxas), forms))
-    document = {
-        "generator": "hardware/run_ptxas_forms.py",
-        "ptxas_version": ptxas_adapter.ptxas_version(ptxas),
-        "ptx_isa_version": fuzz_ptx.PTX_VERSION,
-        "note": "Each form is the kernel solver/fuzz_ptx.render_case emits for a desc case with these "
-                "values (B = the descriptor; A fixed, K-major, no swizzle). sm90: wgmma.mma_async "
-                "m64n{mn}k{k}; sm100/sm103: tcgen05.mma.cta_group::1.kind::{kind}, whose M, N, K, "
-                "types and major-ness travel in the run-time instruction descriptor. Descriptor words "
-                "are run-time values: ptxas does not inspect them.",
-        "forms": results,
-    }
+    version = ptxas_adapter.ptxas_version(ptxas)
+    header = provenance.header(
+        what="Which static MMA forms ptxas accepts: per form (sm_90a wgmma dtype x major x N x K; sm_100a / sm_103a "
+             "tcgen05.mma kinds), the verdict and ptxas's first error.",
+        recorded_by="hardware/run_ptxas_forms.py",
+        command=provenance.command_line("hardware/run_ptxas_forms.py", argv if argv is not None else sys.argv[1:]),
+        source=provenance.sentence(("ptxas:", version)), date=provenance.today(),
+        details={"ptxas_version": version, "ptx_isa_version": fuzz_ptx.PTX_VERSION,
+                 "note": "Each form is the kernel solver.fuzz.formats.ptx.render_case emits for a desc case with "
+                         "these values (B = the descriptor; A fixed, K-major, no swizzle). sm90: wgmma.mma_async "
+                         "m64n{mn}k{k}; sm100/sm103: tcgen05.mma.cta_group::1.kind::{kind}, whose M, N, K, "
+                         "types and major-ness travel in the run-time instruction descriptor. Descriptor words "
+                         "are run-time values: ptxas does not inspect them."})
+    document = {"provenance": header, "forms": results}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as handle:
-        handle.write(dumps_one_form_a_line(document))
+    provenance.write_text(args.out, dumps_one_form_a_line(document))
     accepted = sum(r["accepted"] for r in results)
     print(f"{len(results)} forms, {accepted} accepted, {len(results) - accepted} refused -> {args.out}")
     return 0

@@ -12,11 +12,12 @@ shape, that list; tests/test_scales_heldout.py finds each S[r][c] in it and comp
 """
 from __future__ import annotations
 
-import gzip
 import importlib
-import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from solver import provenance  # noqa: E402
 
 SHAPES = [(128, 4), (128, 8), (256, 4), (256, 8), (256, 12), (384, 16), (1, 1), (127, 3), (200, 5), (129, 7),
           (300, 10), (256, 16), (128, 12)]
@@ -65,7 +66,15 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "h
 def main(directory: str) -> None:
     import torch
     sys.path.insert(0, directory)
-    out = {"torch": torch.__version__, "how": __doc__.split("\n\n")[0], "implementations": []}
+    header = provenance.header(
+        what="Held-out scale-factor layouts (issue 28): per implementation (a quantizer's or kernel library's own "
+             "scale swizzle, reproduced with torch from its public source) and shape, the scale bytes in memory "
+             "order.",
+        recorded_by="hardware/run_scales_heldout.py", command="python3 hardware/run_scales_heldout.py DIR",
+        source=provenance.sentence(("torch", torch.__version__)) + "; each implementation's public source at the "
+               "repository, path and commit recorded with it",
+        date=provenance.today(), details={"torch": torch.__version__, "how": __doc__.split("\n\n")[0]})
+    out = {"provenance": header, "implementations": []}
     for spec in IMPLEMENTATIONS:
         function = getattr(importlib.import_module(spec["module"]), spec["function"])
         layouts = []
@@ -76,8 +85,7 @@ def main(directory: str) -> None:
                 layouts.append({"rows": rows, "blocks": blocks, "error": f"{type(error).__name__}: {error}"[:200]})
         out["implementations"].append({k: v for k, v in spec.items() if k not in ("module", "function")}
                                       | {"layouts": layouts})
-    with gzip.open(OUT, "wt") as handle:
-        json.dump(out, handle, separators=(",", ":"))
+    provenance.write_json(OUT, out, separators=(",", ":"))
     print(OUT)
 
 

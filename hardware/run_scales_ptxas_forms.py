@@ -12,14 +12,15 @@ VERSION`. The grid: the three block-scaled kinds x no qualifier, .scale_vec::1X 
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-from solver.fuzz.scales import MMA_KERNEL
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from solver import provenance  # noqa: E402
+from solver.fuzz.scales import MMA_KERNEL  # noqa: E402
 
 KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
 QUALIFIERS = ("", ".scale_vec::1X", ".scale_vec::2X", ".scale_vec::4X", ".block16", ".block32")
@@ -56,10 +57,13 @@ def main() -> int:
     version = subprocess.run(["ptxas", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     forms = [assemble(kind, qualifier, cta_group, target) for target in TARGETS for cta_group in CTA_GROUPS
              for kind in KINDS for qualifier in QUALIFIERS]
-    document = {"ptxas": version, "ptx_version": VERSION, "template": TEMPLATE, "forms": forms}
-    with open(OUT, "w") as handle:
-        json.dump(document, handle, indent=1)
-        handle.write("\n")
+    header = provenance.header(
+        what="ptxas's verdict on the scale-vector qualifiers of block-scaled tcgen05.mma: per kind, qualifier, "
+             ".cta_group and target, accepted or ptxas's first error.",
+        recorded_by="hardware/run_scales_ptxas_forms.py", command="python3 hardware/run_scales_ptxas_forms.py",
+        source=provenance.sentence(("ptxas:", version)), date=provenance.today(),
+        details={"ptxas": version, "ptx_version": VERSION, "template": TEMPLATE})
+    provenance.write_json(OUT, {"provenance": header, "forms": forms}, newline=True, indent=1)
     print(f"{len(forms)} forms, {sum(f['accepted'] for f in forms)} accepted -> {OUT}")
     return 0
 

@@ -17,9 +17,6 @@ slot left untouched). A code c > 0 names global element c - 1 (linear index, dim
 from __future__ import annotations
 
 import argparse
-import datetime
-import gzip
-import json
 import os
 import struct
 import subprocess
@@ -29,7 +26,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import tma_probe_cases  # noqa: E402
-from run_probe import gpu_facts  # noqa: E402
+from run_probe import BUILD, gpu_facts, gpu_source  # noqa: E402
+from solver import provenance  # noqa: E402
 
 CASE_FORMAT = "<6I5I5I5I5i3i3iII3IIII"   # struct Case in tma_probe.cu (160 bytes)
 WINDOW = 32 * 1024
@@ -129,13 +127,21 @@ def main() -> int:
             observations.append({**case, "encode_status": None, "run": "not run (time budget)"})
         else:
             observations.append(observation(case, runs))
-    document = {"harness": {"commit": args.commit, "program": "hardware/tma_probe.cu",
-                            "cases": "hardware/tma_probe_cases.py", "date": datetime.date.today().isoformat(),
-                            **gpu_facts()}, "cases": observations}
+    facts = gpu_facts()
+    binary = "" if os.path.abspath(args.binary) == os.path.join(HERE, "tma_probe") else f" --binary {args.binary}"
+    header = provenance.header(
+        what="TMA loads (cp.async.bulk.tensor, tiled and im2col) of hardware/tma_probe_cases.py into coded shared "
+             "memory: per case, the encoder's status, how the load ended and the code of every written slot.",
+        recorded_by="hardware/run_tma_probe.py",
+        command=BUILD.format(name="tma_probe", libs=" -lcuda") +
+        f"python3 hardware/run_tma_probe.py --out OUT{binary} --commit {args.commit}",
+        source=gpu_source(facts), date=provenance.today(),
+        details={"commit": args.commit, "program": "hardware/tma_probe.cu", "cases": "hardware/tma_probe_cases.py",
+                 **facts})
+    document = {"provenance": header, "cases": observations}
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "tma_loads_sm90.json.gz")
-    with gzip.open(path, "wt") as f:
-        json.dump(document, f, separators=(",", ":"))
+    provenance.write_json(path, document, separators=(",", ":"))
     summary = {}
     for o in observations:
         key = (o["mode"], o.get("run", f"encode {o['encode_status']}"))

@@ -66,7 +66,6 @@ Usage (from the repository root):
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import random
@@ -81,7 +80,19 @@ from concurrent.futures import ThreadPoolExecutor
 PTXAS_TIMEOUT_S = 120
 
 
-# Self-contained (no import of spec/ or solver/): the recording must not depend on the model it checks.
+# Self-contained (no import of spec/ or solver/): the recording must not depend on the model it checks. Only
+# `main` imports solver/provenance.py, the standard-library helper that writes the provenance header.
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _provenance():
+    """solver/provenance.py (the header's helper, no part of the model)."""
+    if REPOSITORY not in sys.path:
+        sys.path.insert(0, REPOSITORY)
+    from solver import provenance
+    return provenance
+
+
 def find_ptxas(path=None):
     """The ptxas to run: PATH if given (a file or a name on $PATH), else `ptxas` on $PATH."""
     candidate = path or "ptxas"
@@ -558,24 +569,26 @@ def main(argv=None) -> int:
         return 2
     began = time.time()
     records = run_all(ptxas, args.jobs)
-    document = {
-        "generator": "hardware/run_tmem_ptxas_forms.py",
-        "ptxas": ptxas_version(ptxas),
-        "command": "python3 hardware/run_tmem_ptxas_forms.py" + "".join(
-            f" {a}" for a in (argv if argv is not None else sys.argv[1:])),
-        "note": "One tcgen05 instruction per kernel (text without the trailing semicolon; %r<n> .b32, "
-                "%rd<n> .b64 registers, `sh` a .shared .b32 variable, tensor-memory address %r0) "
-                "assembled with ptxas -arch=<target> under .version <ptx_version>. error: ptxas's first "
-                "error for the form, location and 'error :'/'fatal :' prefix stripped; null when "
-                "accepted. The full grid is under sm_100a 9.0 (and the full ld.red grid under sm_103a 9.0); "
-                "other supported pairs hold a core subset; pairs ptxas does not support, and sm_90a "
-                "under 8.6 - 8.8, hold eight valid forms only (one per op).",
-        "forms": records,
-    }
+    provenance = _provenance()
+    version = ptxas_version(ptxas)
+    note = ("One tcgen05 instruction per kernel (text without the trailing semicolon; %r<n> .b32, "
+            "%rd<n> .b64 registers, `sh` a .shared .b32 variable, tensor-memory address %r0) "
+            "assembled with ptxas -arch=<target> under .version <ptx_version>. error: ptxas's first "
+            "error for the form, location and 'error :'/'fatal :' prefix stripped; null when "
+            "accepted. The full grid is under sm_100a 9.0 (and the full ld.red grid under sm_103a 9.0); "
+            "other supported pairs hold a core subset; pairs ptxas does not support, and sm_90a "
+            "under 8.6 - 8.8, hold eight valid forms only (one per op).")
+    header = provenance.header(
+        what="Which tcgen05 tensor-memory instruction forms ptxas accepts: per form (instruction, target, PTX "
+             "version), the verdict and ptxas's first error.",
+        recorded_by="hardware/run_tmem_ptxas_forms.py",
+        command=provenance.command_line("hardware/run_tmem_ptxas_forms.py",
+                                        argv if argv is not None else sys.argv[1:]),
+        source=provenance.sentence(("ptxas:", version)), date=provenance.today(),
+        details={"ptxas": version, "note": note})
+    document = {"provenance": header, "forms": records}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "wb") as raw:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as handle:
-            handle.write(dumps_one_form_a_line(document).encode())
+    provenance.write_text(args.out, dumps_one_form_a_line(document))
     accepted = sum(r["accepted"] for r in records)
     print(f"{len(records)} forms, {accepted} accepted, {len(records) - accepted} refused -> {args.out} "
           f"({time.time() - began:.0f} s)")

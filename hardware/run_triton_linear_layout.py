@@ -10,14 +10,17 @@ offset_bases (element offset -> tensor coordinate), as Gluon's to_linear_layout 
 
 Run with a Python that has Triton (3.9 was used):
     /work/venvs/triton/bin/python hardware/run_triton_linear_layout.py tests/hardware/triton_linear_layout.json.gz
-The output is the same bytes for the same Triton (seeded, sorted keys, gzip mtime 0).
+The output is the same bytes for the same Triton on the same day (seeded, sorted keys, gzip mtime 0; the
+provenance header, solver/provenance.py, records the date).
 """
 from __future__ import annotations
 
-import gzip
-import json
+import os
 import random
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from solver import provenance  # noqa: E402  (standard library only)
 
 SEED = 16
 COUNT = 400
@@ -86,14 +89,16 @@ def record_nvmma() -> list:
 def main(out: str) -> None:
     import triton
     from triton._C.libtriton import linear_layout
-    document = {"source": "triton._C.libtriton.linear_layout.LinearLayout and gluon to_linear_layout "
-                          "(host only, no GPU), recorded by hardware/run_triton_linear_layout.py",
-                "triton_version": triton.__version__, "seed": SEED,
-                "random": record_random(linear_layout), "nvmma_shared": record_nvmma()}
-    data = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
-    with open(out, "wb") as handle:
-        with gzip.GzipFile(filename="", fileobj=handle, mode="wb", mtime=0) as compressed:
-            compressed.write(data)
+    header = provenance.header(
+        what="What Triton's own LinearLayout says of seeded random layouts (printout, matrix view, injectivity, "
+             "surjectivity, apply) and Gluon's NVMMASharedLayout offset bases.",
+        recorded_by="hardware/run_triton_linear_layout.py",
+        command=f"python3 hardware/run_triton_linear_layout.py {out}",
+        source="triton._C.libtriton.linear_layout.LinearLayout and gluon to_linear_layout (host only, no GPU), "
+               f"Triton {triton.__version__}",
+        date=provenance.today(), details={"seed": SEED, "triton_version": triton.__version__})
+    document = {"provenance": header, "random": record_random(linear_layout), "nvmma_shared": record_nvmma()}
+    provenance.write_json(out, document, sort_keys=True, separators=(",", ":"))
     print(f"{len(document['random'])} random layouts, {len(document['nvmma_shared'])} NVMMA shared layouts "
           f"-> {out}")
 

@@ -40,7 +40,8 @@ def test_the_record_is_whole(name):
     assert statuses <= {"right", "wrong", "hang", "encoder refused"}, statuses
     originals = [v for v in record["variants"] if v["variant"] == "original"]
     assert originals and all(v["status"] == "right" for v in originals)
-    assert "H100" in record["gpu"] or "H200" in record["gpu"]          # Hopper: sm_90a
+    gpu = record["provenance"]["details"]["gpu"]
+    assert "H100" in gpu or "H200" in gpu          # Hopper: sm_90a
 
 
 def test_every_epilogue_bug_put_in_computed_a_wrong_product():

@@ -160,7 +160,7 @@ def campaign():
 def test_campaign_has_2000_configurations_per_arch(campaign):
     document, _ = campaign
     assert {arch: len(rs) >= 2000 for arch, rs in document["records"].items()} == {"sm90": True, "sm100": True}
-    assert document["version"] == "nvidia-cutlass-dsl 4.8.1"
+    assert document["provenance"]["details"]["version"] == "nvidia-cutlass-dsl 4.8.1"
 
 
 def test_campaign_figures_replay(campaign):

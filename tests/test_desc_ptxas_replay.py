@@ -30,6 +30,7 @@ with open(os.path.join(ROOT, "tests", "hardware", "desc_ptxas_agreement.json")) 
     RECORDING = json.load(handle)
 ARCHES = ("sm90", "sm100", "sm103")
 RUNS = RECORDING["runs"]
+PTXAS = RECORDING["provenance"]["details"]["ptxas_version"]
 
 
 def runs_of(arch):
@@ -37,8 +38,8 @@ def runs_of(arch):
 
 
 def test_recording_is_well_formed():
-    assert re.search(r"release \d+\.\d+, V\d+\.\d+\.\d+", RECORDING["ptxas_version"])
-    assert RECORDING["ptx_isa_version"] == fuzz_ptx.PTX_VERSION
+    assert re.search(r"release \d+\.\d+, V\d+\.\d+\.\d+", PTXAS) and PTXAS in RECORDING["provenance"]["source"]
+    assert RECORDING["provenance"]["details"]["ptx_isa_version"] == fuzz_ptx.PTX_VERSION
     for arch in ARCHES:
         mine = runs_of(arch)
         valid = [r for r in mine if r["violate"] is None]
@@ -116,8 +117,8 @@ def test_samples_assemble_as_recorded_with_this_ptxas():
         if os.environ.get("LAYOUTPROOF_NO_PTXAS") == "1":
             pytest.skip("ptxas not on PATH and LAYOUTPROOF_NO_PTXAS=1")
         pytest.fail("ptxas is not on PATH (install the CUDA toolkit or set LAYOUTPROOF_NO_PTXAS=1)")
-    if adapter.ptxas_version(found) != RECORDING["ptxas_version"]:
-        pytest.skip("a different ptxas than the recorded " + RECORDING["ptxas_version"])
+    if adapter.ptxas_version(found) != PTXAS:
+        pytest.skip("a different ptxas than the recorded " + PTXAS)
     for arch, sample in samples()[::7]:
         record = {"index": sample["index"], "target": "desc", "arch": arch, "violates": sample["violates"],
                   "outcome": sample["outcome"], "witness": None, "case": sample["case"]}

@@ -28,8 +28,8 @@ SETS = {f"{s['name']}:{s['seed']}": s for s in RECORDING["sets"]}
 
 
 def test_the_recording_says_where_it_comes_from():
-    harness = RECORDING["harness"]
-    assert harness["gpu"].startswith("NVIDIA H100") and harness["driver"] and harness["arch"] == "sm90"
+    facts = RECORDING["provenance"]["details"]
+    assert facts["gpu"].startswith("NVIDIA H100") and facts["driver"] and facts["arch"] == "sm90"
     assert {"heldout:1", "heldout:2", "box_bytes:1", "interleaved_im2col:1", "spatial_2_31:1", "ranks:1"} <= set(SETS)
     assert SETS["heldout:2"]["count"] >= 50000
 

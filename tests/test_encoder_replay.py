@@ -34,8 +34,8 @@ def driver_accepted(case) -> bool:
 
 
 def test_the_record_says_where_it_comes_from():
-    harness = RECORD["harness"]
-    assert harness["gpu"].startswith("NVIDIA H100") and harness["driver"] and harness["arch"] == "sm90"
+    facts = RECORD["provenance"]["details"]
+    assert facts["gpu"].startswith("NVIDIA H100") and facts["driver"] and facts["arch"] == "sm90"
     assert len(CASES) >= 2000
     results = collections.Counter(c["result"] for c in CASES)
     assert results["CUDA_SUCCESS"] > 1000 and results["CUDA_ERROR_INVALID_VALUE"] > 1000
@@ -49,7 +49,7 @@ def test_the_record_is_the_case_list_of_the_harness():
     assert len(listed) == len(CASES)
     for case, recorded in zip(listed, CASES):
         document = dict(recorded["document"])
-        offset = document.pop("globalAddress") - RECORD["harness"]["allocation_base"]
+        offset = document.pop("globalAddress") - RECORD["provenance"]["details"]["allocation_base"]
         expected = dict(case["document"])
         assert expected.pop("globalAddressOffset") == offset
         assert expected == document, case["id"]

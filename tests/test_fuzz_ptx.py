@@ -341,8 +341,9 @@ def recording():
 
 
 def test_recording_is_well_formed(recording):
-    assert re.search(r"release \d+\.\d+, V\d+\.\d+\.\d+", recording["ptxas_version"])
-    assert recording["ptx_isa_version"] == fuzz_ptx.PTX_VERSION
+    facts = recording["provenance"]["details"]
+    assert re.search(r"release \d+\.\d+, V\d+\.\d+\.\d+", facts["ptxas_version"])
+    assert facts["ptx_isa_version"] == fuzz_ptx.PTX_VERSION
     forms = recording["forms"]
     assert len(forms) > 500
     seen = set()
@@ -386,8 +387,9 @@ def test_recording_has_the_sm100_kinds(recording):
 def test_recording_matches_this_ptxas(ptxas, recording):
     """Where the toolkit is the recorded one, a sample of the forms still gets the recorded verdict
     (the renderer has not drifted from the recording; rerun hardware/run_ptxas_forms.py if it has)."""
-    if adapter.ptxas_version(ptxas) != recording["ptxas_version"]:
-        pytest.skip("a different ptxas than the recorded " + recording["ptxas_version"])
+    recorded = recording["provenance"]["details"]["ptxas_version"]
+    if adapter.ptxas_version(ptxas) != recorded:
+        pytest.skip("a different ptxas than the recorded " + recorded)
     forms = recording["forms"][::97]
     for form in forms:
         record = desc_record(form["arch"], form["dtype"], form["major"], form["mn"], form["k"],

@@ -78,7 +78,8 @@ def test_the_same_seed_gives_the_same_bytes():
 
 
 def test_the_cases_kernels_are_the_recorded_forms_kernels():
-    assert RECORDED["template"] == target.MMA_KERNEL and RECORDED["ptx_version"] == target.PTX_VERSION
+    facts = RECORDED["provenance"]["details"]
+    assert facts["template"] == target.MMA_KERNEL and facts["ptx_version"] == target.PTX_VERSION
 
 
 def _form(case):

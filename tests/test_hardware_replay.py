@@ -35,8 +35,9 @@ def operand_of(case):
 def test_observations_exist_and_say_where_they_come_from():
     assert DOCUMENTS, "no hardware observations in tests/hardware/"
     for name, doc in DOCUMENTS.items():
-        harness = doc["harness"]
-        assert harness["gpu"].startswith("NVIDIA H100") and harness["driver"] and harness["commit"], name
+        facts = doc["provenance"]["details"]
+        assert facts["gpu"].startswith("NVIDIA H100") and facts["driver"] and facts["commit"], name
+        assert doc["provenance"]["recorded_by"] == "hardware/run_probe.py", name
         assert doc["cases"], name
 
 

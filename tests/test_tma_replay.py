@@ -79,8 +79,8 @@ def predicted_im2col(case) -> dict:
 
 
 def test_the_record_says_where_it_comes_from():
-    harness = RECORD["harness"]
-    assert harness["gpu"].startswith("NVIDIA H100") and harness["driver"] and harness["commit"]
+    facts = RECORD["provenance"]["details"]
+    assert facts["gpu"].startswith("NVIDIA H100") and facts["driver"] and facts["commit"]
     assert not [c for c in CASES if c.get("run", "").startswith("not run")]
 
 

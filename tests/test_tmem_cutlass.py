@@ -58,9 +58,11 @@ def footprint(atom):
 
 
 def test_recording_says_where_it_comes_from():
-    src = DOC["source"]
-    assert src["cutlass_version"] == "4.2.0"
-    assert src["nvcc"] and "nvcc" in src["compile"] and src["command"].startswith("python3 hardware/")
+    header = DOC["provenance"]
+    src = header["details"]
+    assert src["cutlass_version"] == "4.2.0" and "CUTLASS 4.2.0" in header["source"]
+    assert src["nvcc"] and "nvcc" in src["compile"] and header["command"].startswith("python3 hardware/")
+    assert header["recorded_by"] == "hardware/run_cutlass_tmem_atoms.py"
     assert src["traits_header"] == "cute/atom/copy_traits_sm100.hpp"
 
 
@@ -97,8 +99,8 @@ def test_recording_matches_the_installed_headers():
     """Where CUTLASS 4.2.0's headers are installed, the recording lists exactly their atoms and PTX."""
     pytest.importorskip("cutlass_library")
     include = runner.default_include()
-    if not os.path.isdir(include) or runner.cutlass_version(include) != DOC["source"]["cutlass_version"]:
-        pytest.skip("CUTLASS %s headers not installed" % DOC["source"]["cutlass_version"])
+    if not os.path.isdir(include) or runner.cutlass_version(include) != DOC["provenance"]["details"]["cutlass_version"]:
+        pytest.skip("CUTLASS %s headers not installed" % DOC["provenance"]["details"]["cutlass_version"])
     assert [name for name, _ in runner.traits_atoms(include)] == [a["name"] for a in DOC["atoms"]]
     ops = runner.arch_ops(include)
     for atom in DOC["atoms"]:

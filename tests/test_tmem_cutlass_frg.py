@@ -95,11 +95,13 @@ def differences(cutlass: dict, spec: dict, limit=8) -> list:
 
 # --- the recording itself -------------------------------------------------------------------------------
 def test_recording_says_where_it_comes_from():
-    src = DOC["source"]
-    assert src["cutlass_version"] == "4.2.0"
+    header = DOC["provenance"]
+    src = header["details"]
+    assert src["cutlass_version"] == "4.2.0" and "CUTLASS 4.2.0" in header["source"]
     assert src["nvcc"] and src["compile"].startswith("nvcc ") and "-arch=sm_100a" in src["compile"]
     assert "hardware/cutlass_tmem_frg.cpp" in src["compile"]
-    assert src["command"] == "python3 hardware/run_cutlass_tmem_frg.py"
+    assert header["command"] == "python3 hardware/run_cutlass_tmem_frg.py"
+    assert header["recorded_by"] == "hardware/run_cutlass_tmem_frg.py"
     assert src["traits_header"] == "cute/atom/mma_traits_sm100.hpp"
     assert src["tmem_frg_ws_users"] == []             # no SM100 atom names tmem_frg_ws in 4.2.0
     assert "first_bit" in src["convention"]

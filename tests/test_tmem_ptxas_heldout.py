@@ -50,8 +50,10 @@ def _sampler():
 
 # --- (a) the record -----------------------------------------------------------------------------------
 def test_header_and_counts(document, forms):
-    assert document["ptxas"].startswith("Cuda compilation tools, release 13.0")
-    assert document["command"].startswith("python3 hardware/heldout_tmem_forms.py --seed ")
+    header = document["provenance"]
+    assert header["details"]["ptxas"].startswith("Cuda compilation tools, release 13.0")
+    assert header["command"].startswith("python3 hardware/heldout_tmem_forms.py --seed ")
+    assert header["recorded_by"] == "hardware/heldout_tmem_forms.py"
     assert document["count"] == len(forms) >= 1000
     assert document["ptxas_accepted"] == sum(f["accepted"] for f in forms)
     assert document["agree"] == sum(f["spec_accepts"] == f["accepted"] for f in forms)
@@ -70,7 +72,7 @@ def test_no_form_is_in_the_grid(forms):
 
 def test_the_seed_draws_the_recorded_forms(document, forms):
     sampler = _sampler()
-    drawn = sampler.draw(document["seed"], document["count"], sampler.load_grid(GRID))
+    drawn = sampler.draw(document["provenance"]["details"]["seed"], document["count"], sampler.load_grid(GRID))
     assert [(_key(f), f["mutations"]) for f in drawn] == [(_key(f), f["mutations"]) for f in forms]
 
 
@@ -126,8 +128,9 @@ def test_sample_still_assembles_as_recorded(document, forms):
     if shutil.which("ptxas") is None:
         pytest.skip("ptxas not on PATH: the record is replayed without it")
     runner = _sampler().runner
-    if runner.ptxas_version("ptxas") != document["ptxas"]:
-        pytest.skip(f"ptxas on PATH is not the recorded {document['ptxas']}")
+    recorded = document["provenance"]["details"]["ptxas"]
+    if runner.ptxas_version("ptxas") != recorded:
+        pytest.skip(f"ptxas on PATH is not the recorded {recorded}")
     for form in random.Random(11).sample(forms, 40):
         got = runner.assemble_alone("ptxas", form["target"], form["ptx_version"], 0, form["instruction"])
         assert got == (form["accepted"], form["error"]), form

@@ -77,8 +77,10 @@ def verdict(forms, instruction, target="sm_100a", version="9.0"):
 
 # --- (a) the recording ------------------------------------------------------------------------------
 def test_header_names_ptxas_and_command(document):
-    assert document["ptxas"].startswith("Cuda compilation tools, release 13.0")
-    assert document["command"].startswith("python3 hardware/run_tmem_ptxas_forms.py")
+    header = document["provenance"]
+    assert header["details"]["ptxas"].startswith("Cuda compilation tools, release 13.0")
+    assert header["command"].startswith("python3 hardware/run_tmem_ptxas_forms.py")
+    assert header["recorded_by"] == "hardware/run_tmem_ptxas_forms.py"
 
 
 def test_forms_are_well_formed(forms):
@@ -314,8 +316,9 @@ def test_sample_still_assembles_as_recorded(document, forms):
         pytest.skip("ptxas not on PATH: the recording is replayed without it")
     sys.path.insert(0, os.path.join(ROOT, "hardware"))
     import run_tmem_ptxas_forms as runner
-    if runner.ptxas_version("ptxas") != document["ptxas"]:
-        pytest.skip(f"ptxas on PATH is not the recorded {document['ptxas']}")
+    recorded = document["provenance"]["details"]["ptxas"]
+    if runner.ptxas_version("ptxas") != recorded:
+        pytest.skip(f"ptxas on PATH is not the recorded {recorded}")
     sample = random.Random(7).sample(forms, 40)
     for form in sample:
         got = runner.assemble_alone("ptxas", form["target"], form["ptx_version"], 0, form["instruction"])

@@ -207,7 +207,7 @@ def _campaign():
 @pytest.mark.replay
 def test_recorded_campaign_header():
     header, rows = _campaign()
-    assert header["triton"] and header["configurations"] == len(rows)
+    assert header["provenance"]["details"]["triton"] and header["configurations"] == len(rows)
     for arch in judge.ARCHES:
         assert sum(r["case"]["arch"] == arch for r in rows) >= 2000
 

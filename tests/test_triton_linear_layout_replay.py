@@ -35,7 +35,7 @@ def _from_record(record) -> bases_io.BasesLayout:
 
 
 def test_the_recording_is_triton_on_hundreds_of_layouts():
-    assert RECORDED["triton_version"].startswith("3.9")
+    assert RECORDED["provenance"]["details"]["triton_version"].startswith("3.9")
     randoms = RECORDED["random"]
     assert len(randoms) == 400 and len(RECORDED["nvmma_shared"]) >= 100
     # both verdicts occur often enough to mean something

@@ -717,6 +717,13 @@ def fields(closed: bool = False, optional: Optional[dict] = None, **required) ->
     return Fields(tuple(required.items()), tuple((optional or {}).items()), closed)
 
 
+def provenance_shape(**details) -> Fields:
+    """A recording's provenance header (solver/provenance.py: exactly what, recorded_by, command, source, date
+    and details), with the fields of its details a merge reads (name -> shape, each optional)."""
+    return fields(closed=True, what=str, recorded_by=str, command=str, source=str, date=str,
+                  details=fields(optional=details))
+
+
 JSON_TYPES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number",
               bool: "true or false", type(None): "null"}
 
@@ -854,12 +861,12 @@ def added_counts(old: dict, rows: Iterable[dict], tally: Callable[[dict, dict], 
 
 def write_atomically(path: str, write: Callable[[object], None], binary_gzip: bool = False) -> None:
     """Write `path` through a temporary file beside it, renamed at the end: an interrupted merge leaves
-    the old file whole."""
-    import gzip
+    the old file whole. binary_gzip: gzipped with mtime 0 and no file name (the same content, the same bytes)."""
+    from solver import provenance
     folder = os.path.dirname(os.path.abspath(path))
     temporary = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
-        with (gzip.open(temporary, "wt") if binary_gzip else open(temporary, "w")) as handle:
+        with (provenance.gzip_text(temporary) if binary_gzip else open(temporary, "w")) as handle:
             write(handle)
         os.replace(temporary, path)
     except OSError as error:

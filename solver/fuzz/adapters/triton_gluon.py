@@ -38,6 +38,7 @@ import random
 import sys
 from typing import Callable, Optional
 
+from solver import provenance
 from solver.fuzz import compiler_campaign
 from solver.fuzz.compiler_campaign import COUNT, Checked, ListOf, MapOf, fields
 from solver.fuzz.adapters import protocol
@@ -330,7 +331,8 @@ ROW = fields(case=CASE, answer=ANSWER, judgement=fields(outcome=str, elements=CO
 _FIGURES = {k: COUNT for k in SUMMARY if k != "findings"}
 _SUMMARY = fields(optional={**_FIGURES, "findings": MapOf(COUNT), "per_arch": MapOf(MapOf(COUNT))})
 RECORDING_HEADER = fields(**_FIGURES, findings=MapOf(COUNT),
-                          optional={"per_arch": MapOf(MapOf(COUNT)), "triton": (str, type(None))})
+                          provenance=compiler_campaign.provenance_shape(triton=(str, type(None))),
+                          optional={"per_arch": MapOf(MapOf(COUNT))})
 RECORDING_ROW = fields(case=CASE, answer=ANSWER, outcome=str, findings=ListOf(str))
 
 
@@ -339,6 +341,18 @@ def _counterexamples_shape():
     breakdowns = {name: MapOf(COUNT) for name in BREAKDOWNS}
     return fields(summary=fields(configurations=COUNT, optional=dict(_SUMMARY.optional)),
                   classes=ListOf(fields(finding=str, count=COUNT, optional=breakdowns)))
+
+
+def recording_provenance(version: Optional[str], command: str, run: Optional[dict] = None) -> dict:
+    """The provenance header of a new recording (solver/provenance.py): `command` the campaign's or merge's,
+    `run` its figures (compile_seconds, compiled, configs_per_second, jobs)."""
+    return provenance.header(
+        what="A Triton (Gluon) campaign (fuzz --against Triton's NVMMASharedLayout): after this header line, one "
+             "line per configuration with its case, Triton's answer, the outcome and the findings; this line also "
+             "holds the campaign's counts.",
+        recorded_by="solver/fuzz/adapters/triton_gluon.py", command=command or provenance.NOT_RECORDED,
+        source=f"Triton {version} (Gluon), no GPU: GPUTarget cuda 90 / 100" if version else provenance.NOT_RECORDED,
+        date=provenance.today(), details={"kernel": KERNEL, "triton": version, **(run or {})})
 
 
 def recording_lines(path: str) -> tuple:
@@ -355,7 +369,8 @@ def recording_lines(path: str) -> tuple:
 
 
 def read_recording(path: str) -> tuple:
-    """(header, rows) of a recording: a header line, then {case, answer, outcome, findings} per case."""
+    """(header, rows) of a recording: a header line ({"provenance": {...}} and the campaign's counts), then
+    {case, answer, outcome, findings} per case."""
     header, rows = recording_lines(path)
     return header, [row for _, row in rows]
 
@@ -452,13 +467,14 @@ def merge(results: list, record: str, counterexamples: Optional[str] = None, fou
         header, lines = recording_lines(record)
         rows = [row for _, row in lines]
         where.update((compiler_campaign.case_key(row["case"]), w) for w, row in lines)
-        if version and header.get("triton") and header["triton"] != version:
+        recorded = header["provenance"]["details"].get("triton")
+        if version and recorded and recorded != version:
             raise compiler_campaign.CampaignUsage(
-                f"--record {shown}, line 1: triton: {header['triton']!r:.40}; {version_from}: answer.triton: "
-                f"{version!r:.40}: one Triton version per recording")
+                f"--record {shown}, line 1: provenance.details.triton: {recorded!r:.40}; {version_from}: "
+                f"answer.triton: {version!r:.40}: one Triton version per recording")
     else:
-        header, rows = {**{k: 0 for k in SUMMARY}, "findings": {}, "per_arch": {}, "kernel": KERNEL, "triton": version,
-                        **(run or {})}, []
+        header, rows = {"provenance": recording_provenance(version, found_by, run), **{k: 0 for k in SUMMARY},
+                        "findings": {}, "per_arch": {}}, []
     before = len(rows)
     old = None
     if counterexamples and os.path.exists(counterexamples):
@@ -480,7 +496,8 @@ def merge(results: list, record: str, counterexamples: Optional[str] = None, fou
             for name in dict.fromkeys(row["findings"]):
                 members.setdefault((name,), []).append(row)
         if old is None:
-            old = {"compiler": "triton", "version": version or header.get("triton"), "recording": record,
+            old = {"compiler": "triton", "version": version or header["provenance"]["details"].get("triton"),
+                   "recording": record,
                    "found_by": found_by, "summary": {k: header[k] for k in SUMMARY}, "classes": []}
         else:
             old = dict(old, summary=compiler_campaign.added_counts(old["summary"], added, tally))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Optional
 
+from solver import provenance
 from solver.fuzz import compiler_campaign
 from solver.fuzz.adapters import cute_dsl as adapter
 from solver.fuzz.compiler_campaign import COUNT, Checked, ListOf, MapOf, OneOf, fields
@@ -336,8 +337,9 @@ def _main(argv=None) -> int:
                         "cute-dsl` (Z3-anchored, valid and each rule broken alone) instead of the random sampler")
     parser.add_argument("--out", required=True, help="JSON lines: case, answer, judgement (in case order)")
     compiler_campaign.add_arguments(
-        parser, "merge the campaign into this recording (.json.gz: version, seed, figures by arch, records by "
-                "arch; created if missing, each case kept once)", "counterexamples/against/cute_dsl/disagreements.json")
+        parser, "merge the campaign into this recording (.json.gz: its provenance header, figures by arch, "
+                "records by arch; created if missing, each case kept once)",
+        "counterexamples/against/cute_dsl/disagreements.json")
     args = parser.parse_args(argv)
     if args.from_fuzz and args.count > 10_000:
         raise compiler_campaign.CampaignUsage("--from-fuzz: --count at most 10000 (fuzz's --count cap)")
@@ -359,6 +361,8 @@ def _main(argv=None) -> int:
     out = {"figures": figures, **result}
     if args.record:
         out["merged"] = merge(compiler_campaign.read_results(args.out), args.record, args.counterexamples,
+                              "python -m solver.fuzz.compilers.cute_dsl " + " ".join(
+                                  argv if argv is not None else sys.argv[1:]),
                               run={"seed": args.seed, "seconds": result["compile_seconds"]})
     print(json.dumps(out, indent=1))
     return 0
@@ -461,7 +465,12 @@ def disagreements(document: dict, recording: str = "tests/hardware/cute_dsl_camp
     before NOTES."""
     members = _classify(document, {})
     classes = [_make(key, members[key], notes) for key in sorted(members)]
-    return {"version": document.get("version", ""), "recording": recording, "classes": classes}
+    return {"version": recorded_version(document), "recording": recording, "classes": classes}
+
+
+def recorded_version(document: dict) -> str:
+    """The DSL version a recording names (its provenance details), "" when none."""
+    return ((document.get("provenance") or {}).get("details") or {}).get("version") or ""
 
 
 # What a merge reads of each file (compiler_campaign.conform): anything else is one line naming the file and
@@ -484,7 +493,7 @@ JUDGEMENT = fields(closed=True, kind=OneOf(KINDS), elements=COUNT,             #
                    optional={"detail": str, "rules": ListOf(str), "witness": (dict, type(None))})
 ROW = fields(case=CASE, answer=ANSWER, judgement=JUDGEMENT)
 _FIGURES = fields(optional={**{k: COUNT for k in FIGURES}, "by_kind": MapOf(COUNT)})
-DOCUMENT = fields(version=str, figures=MapOf(_FIGURES),
+DOCUMENT = fields(provenance=compiler_campaign.provenance_shape(version=str), figures=MapOf(_FIGURES),
                   records=MapOf(ListOf(fields(case=CASE, answer=ANSWER, optional={"judgement": JUDGEMENT}))))
 COUNTEREXAMPLES = fields(classes=ListOf(fields(arch=str, kind=str, what=str, count=COUNT, indices=ListOf(COUNT),
                                                reproducer=fields(case=CASE))))
@@ -510,6 +519,17 @@ def write_counterexamples(path: str, found: dict) -> None:
     compiler_campaign.write_atomically(path, lambda h: h.write(json.dumps(found, indent=1) + "\n"))
 
 
+def recording_provenance(version: str, command: str, run: Optional[dict] = None) -> dict:
+    """The provenance header of a new recording (solver/provenance.py): `command` the campaign's or merge's,
+    `run` its seed and seconds."""
+    return provenance.header(
+        what="A CuTe DSL campaign (fuzz --against the CUTLASS CuTe DSL): per arch, each configuration's case and "
+             "the DSL's answer, and the arch's figures.",
+        recorded_by="solver/fuzz/compilers/cute_dsl.py", command=command or provenance.NOT_RECORDED,
+        source=version or provenance.NOT_RECORDED, date=provenance.today(),
+        details={"version": version, "seed": (run or {}).get("seed"), "seconds": (run or {}).get("seconds")})
+
+
 def merge(results: list, record: str, counterexamples: Optional[str] = None, found_by: str = "",
           run: Optional[dict] = None, origins: Optional[list] = None) -> dict:
     """Merge campaign rows ({"case", "answer", "judgement"}, from any number of runs and machines) into the
@@ -524,13 +544,13 @@ def merge(results: list, record: str, counterexamples: Optional[str] = None, fou
                                   if r["answer"].get("version")), (None, None))
     if os.path.exists(record):
         document = read_document(record)
-        if version and document.get("version") and document["version"] != version:
+        recorded = recorded_version(document)
+        if version and recorded and recorded != version:
             raise compiler_campaign.CampaignUsage(
-                f"--record {shown}: version: {document['version']!r:.40}; {version_from}: answer.version: "
+                f"--record {shown}: provenance.details.version: {recorded!r:.40}; {version_from}: answer.version: "
                 f"{version!r:.40}: one version per recording")
     else:
-        document = {"version": version or "", "seed": (run or {}).get("seed"), "seconds": (run or {}).get("seconds"),
-                    "figures": {}, "records": {}}
+        document = {"provenance": recording_provenance(version or "", found_by, run), "figures": {}, "records": {}}
     before = {arch: len(records) for arch, records in document["records"].items()}
     old = None
     if counterexamples and os.path.exists(counterexamples):
@@ -560,7 +580,7 @@ def merge(results: list, record: str, counterexamples: Optional[str] = None, fou
         members = _classify(document, before if old is not None else {}, lambda arch, index, rec: origin.get(
             json_key(rec["case"]), f"--record {shown}: records.{arch}[{index}]"))
         if old is None:
-            old = {"version": document["version"], "recording": record, "classes": []}
+            old = {"version": recorded_version(document), "recording": record, "classes": []}
         classes = compiler_campaign.merge_classes(old["classes"], members, _class_key, _grow, _make)
         old["classes"] = sorted(classes, key=_class_key)
         write_counterexamples(counterexamples, old)
