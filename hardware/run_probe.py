@@ -129,16 +129,21 @@ def decode(cases: list, run_list: list, blocks: np.ndarray, smem_base: int) -> l
     return observations
 
 
-def simulate(run_list: list, smem_base: int) -> np.ndarray:
-    """D blocks as a GPU reading exactly spec's read map (anchored phase model) would produce."""
+def spec_addresses(case: dict, smem_base: int) -> list:
+    """addresses[mn][k] spec's read map (anchored phase model) gives the case at that shared base."""
     from spec.mma import descriptor
     from spec.mma import readmap
-    import probe_cases  # noqa: F401
+    d = descriptor.decode("sm90", case["descriptor"] + (smem_base >> 4))
+    return readmap.read_addresses(readmap.make_operand(d, case["dtype"], case["major"], case["mn"]))
+
+
+def simulate(run_list: list, smem_base: int, addresses_of=spec_addresses) -> np.ndarray:
+    """D blocks as a GPU would produce them whose wgmma reads element (mn, k) of each case from
+    addresses_of(case, smem_base)[mn][k] (by default spec's read map; tests/hardware_replay replays the
+    H100's recorded addresses through it, to test the encoding and decoding apart from spec)."""
     blocks = np.zeros((len(run_list), 64, N_MAX), dtype=np.float32)
     for i, (case, digit) in enumerate(run_list):
-        d = descriptor.decode("sm90", case["descriptor"] + (smem_base >> 4))
-        op = readmap.make_operand(d, case["dtype"], case["major"], case["mn"])
-        slots = np.array(readmap.read_addresses(op)) // pc.ELEMENT_BYTES[case["dtype"]]
+        slots = np.array(addresses_of(case, smem_base)) // pc.ELEMENT_BYTES[case["dtype"]]
         n = (slots // pc.CODE_BASE[case["dtype"]] ** digit) % pc.CODE_BASE[case["dtype"]]
         values = _values_of_codes(case["dtype"], n)
         if case["operand"] == "A":

@@ -1,6 +1,10 @@
 """The probe's host side (hardware/run_probe.py) without a GPU: cases are encoded in the probe's
-binary format, and accumulator blocks decode back to addresses. A fabricated GPU that reads exactly
-spec's read map must come back as exactly those addresses, every case clean."""
+binary format, and accumulator blocks decode back to addresses. The GPU stood in for here reads what the
+H100 was recorded reading (tests/hardware/wgmma_sm90_reads.json.gz), not spec's read map: the pipeline
+must give back the recording, every case clean, and a GPU that reads elsewhere must decode to where it
+read."""
+import gzip
+import json
 import os
 import struct
 import sys
@@ -12,10 +16,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import probe_cases  # noqa: E402
 import run_probe  # noqa: E402
 
-from spec.mma import descriptor
-from spec.mma import readmap  # noqa: E402
-
 SAMPLE = probe_cases.cases()[::23]
+RECORDING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hardware", "wgmma_sm90_reads.json.gz")
 
 
 def test_case_file_layout_matches_the_cuda_struct():
@@ -31,12 +33,35 @@ def test_codes_decode_to_themselves(dtype):
     assert (run_probe.codes_from_values(dtype, np.zeros(3, np.float32)) == -1).all()
 
 
-def test_simulated_gpu_round_trip():
-    base = 1024
+def _recorded() -> tuple:
+    """(the H100's shared base, {case id: the recorded case}) of the recording."""
+    with gzip.open(RECORDING, "rt") as handle:
+        cases = {c["id"]: c for c in json.load(handle)["cases"]}
+    by_id = {c["id"]: c for c in probe_cases.cases()}
+    bases = {c["start_address"] - by_id[i]["start_address"] for i, c in cases.items()}
+    assert len(bases) == 1
+    return bases.pop(), cases
+
+
+def test_the_recorded_reads_come_back_through_the_pipeline():
+    base, recorded = _recorded()
     run_list = run_probe.runs(SAMPLE)
-    observations = run_probe.decode(SAMPLE, run_list, run_probe.simulate(run_list, base), base)
-    for case, seen in zip(SAMPLE, observations):
-        assert seen["clean"]
-        op = readmap.make_operand(descriptor.decode("sm90", int(seen["descriptor"], 16)),
-                                  case["dtype"], case["major"], case["mn"])
-        assert seen["addresses"] == readmap.read_addresses(op)
+    gpu = run_probe.simulate(run_list, base, lambda case, smem_base: recorded[case["id"]]["addresses"])
+    for case, seen in zip(SAMPLE, run_probe.decode(SAMPLE, run_list, gpu, base)):
+        was = recorded[case["id"]]
+        assert seen["clean"] and seen["addresses"] == was["addresses"]
+        assert (seen["descriptor"], seen["start_address"]) == (was["descriptor"], was["start_address"])
+
+
+def test_a_gpu_that_reads_elsewhere_decodes_to_where_it_read():
+    base, recorded = _recorded()
+    cases = SAMPLE[:6]
+    moved = {}
+    for case in cases:                 # the last two elements of row 0 read each other's bytes
+        rows = [list(row) for row in recorded[case["id"]]["addresses"]]
+        rows[0][-1], rows[0][-2] = rows[0][-2], rows[0][-1]
+        moved[case["id"]] = rows
+    run_list = run_probe.runs(cases)
+    gpu = run_probe.simulate(run_list, base, lambda case, smem_base: moved[case["id"]])
+    for case, seen in zip(cases, run_probe.decode(cases, run_list, gpu, base)):
+        assert seen["addresses"] == moved[case["id"]] != recorded[case["id"]]["addresses"]
