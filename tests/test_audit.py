@@ -238,10 +238,11 @@ def test_malformed_tensormaps_get_one_line_and_exit_2(argument, field):
 
 
 @pytest.mark.parametrize("case", ["original", "B one box along k", "A's map 64B"])
-def test_the_optimised_same_k_gives_the_reference_report(text, monkeypatch, case):
-    """compose.FAST (an operand's dimensions from its box indexes, kept per trace) against the reference
-    (grid_dimensions of every global element), on the original and on the two mutants same_k refutes."""
-    from solver.kernel.audit import compose
+def test_the_optimised_same_k_gives_the_reference_report(text, case):
+    """compose.operand_dimensions' fast path (solver/fast/kernel_audit_compose.py: an operand's dimensions
+    from its box indexes, kept per trace) against the reference (operand_dimensions_by_element:
+    grid_dimensions of every global element), on the original and on the two mutants same_k refutes."""
+    from spec import fast as fast_paths
     shifted = _mutant(text, "[%rd15, {%r183, %r12}], [%r7];", "[%rd15, {%rshift, %r12}], [%r7];")
     shifted = _mutant(shifted, "\tmov.b32 \t%r183, 0;\n",
                       "\tmov.b32 \t%r183, 0;\n\t.reg .b32 %rshift;\n\tadd.s32 %rshift, %r183, 64;\n")
@@ -249,9 +250,8 @@ def test_the_optimised_same_k_gives_the_reference_report(text, monkeypatch, case
              "A's map 64B": (text, dict(MAPS, **{"0": dict(MAPS["0"], swizzle="64B")}))}
     for ptx, maps in [cases[case]]:
         fast = lp.audit(ptx, maps, PARAMS).document()
-        monkeypatch.setattr(compose, "FAST", False)
-        reference = lp.audit(ptx, maps, PARAMS).document()
-        monkeypatch.setattr(compose, "FAST", True)
+        with fast_paths.references_only():
+            reference = lp.audit(ptx, maps, PARAMS).document()
         assert fast == reference
 
 

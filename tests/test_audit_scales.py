@@ -71,18 +71,21 @@ def test_a_scale_load_at_the_next_k_tile_is_refuted():
 
 
 def test_the_affine_offset_is_the_global_elements_offset():
-    """scales.affine_offset, the optimised path the check takes, against _global_offset (the definition:
-    compose.global_element times the map's strides) on the nvfp4 GEMM's scale map, at loads anywhere."""
+    """affine_offset (solver/fast/kernel_audit_scales.py), the optimised path the check takes, against
+    _global_offset (the definition: compose.global_element times the map's strides; offset_by_element) on
+    the nvfp4 GEMM's scale map, at loads anywhere."""
     import random
     from types import SimpleNamespace
     from spec.tma import tensormap
+    from solver.fast.kernel_audit_scales import affine_offset
     from solver.kernel.audit import scales
     params = tensormap.parse_params(ENTRIES["nvfp4"]["tensormaps"]["block_scaled_matmul_kernel_param_5"])
     rng = random.Random(5)
     for _ in range(200):
         load = SimpleNamespace(coordinates=tuple(rng.randrange(d) for d in params.global_dim))
         index = tuple(rng.randrange(b) for b in params.box_dim)
-        assert scales.affine_offset(load, params)(index) == scales._global_offset(load, params, index)
+        assert affine_offset(load, params)(index) == scales._global_offset(load, params, index) == \
+            scales.offset_by_element(load, params)(index) == scales.offset_function(load, params)(index)
 
 
 def test_a_write_between_the_copy_and_the_mma_leaves_the_scale_unknown():

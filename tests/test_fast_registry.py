@@ -1,6 +1,7 @@
-"""spec.fast, the registry of the fast paths (issue 30): every registered fast version is compared with its
-reference by an equality test named here; each public name with a fast path dispatches through the
-registry, and runs its reference with fast paths off (references_only); a program that imports one topic
+"""spec.fast, the registry of the fast paths (issue 30): every registered fast version, spec's (spec/fast) and
+the solver's (solver/fast), is compared with its reference by an equality test named here; each public name
+of spec with a fast path dispatches through the registry, and runs its reference with fast paths off
+(references_only; the solver's: tests/test_fast_registry_solver.py); a program that imports one topic
 module alone gets that topic's fast path (the fast modules are imported by spec.fast when first asked for,
 whatever the caller imported); and the fast modules import their topic modules, never the other way."""
 from __future__ import annotations
@@ -34,8 +35,25 @@ CHECKED = {
     "spec.cases.recipe_case.first_misread_by_element":
         "tests/test_recipe_fast.py::test_fast_paths_are_the_reference_on_drawn_cases",
 }
-# the same, for the fast versions registered where they are defined (outside spec/fast): none now
+# the same, for the solver's fast paths (in solver/fast, registered in spec.fast's one registry)
+CHECKED_SOLVER = {
+    "solver.synth.descriptor.Tile.targets_reference": "tests/test_fast_paths.py::test_tile_targets_is_reference",
+    "solver.synth.descriptor.ignored_fields_by_element":
+        "tests/test_synth_fast.py::test_ignored_fields_by_read_map_parts_are_the_element_check",
+    "solver.model.tma_swizzle.destination_chunk":
+        "tests/test_tma_properties.py::test_cached_destination_chunk_is_the_built_term",
+    "solver.kernel.concrete.semantics.no_integer_path":
+        "tests/test_kernel_fast_semantics.py::test_runs_and_sets_are_the_same_with_the_fast_path",
+    "solver.kernel.frontend.grammar.parse_with_grammar":
+        "tests/test_kernel_fast_reader.py::test_the_fast_reader_gives_the_grammars_tree",
+    "solver.kernel.audit.compose.operand_dimensions_by_element":
+        "tests/test_audit.py::test_the_optimised_same_k_gives_the_reference_report",
+    "solver.kernel.audit.scales.offset_by_element":
+        "tests/test_audit_scales.py::test_the_affine_offset_is_the_global_elements_offset",
+}
+# the same, for the fast versions registered where they are defined (outside spec/fast, solver/fast): none now
 CHECKED_ELSEWHERE: dict = {}
+PACKAGES = {"spec": "spec.fast.", "solver": "solver.fast."}     # each side's fast package
 
 
 def _name(function) -> str:
@@ -54,39 +72,47 @@ def _test_functions(path: str) -> set:
 
 
 def test_every_registered_fast_path_is_compared_with_its_reference():
-    """The registry (every module of spec/fast imported, and the modules that register their own) is
-    CHECKED, plus those of CHECKED_ELSEWHERE that are registered now; each names an equality test there is."""
+    """The registry (every module of spec/fast and solver/fast imported, and the modules that register their
+    own) is CHECKED and CHECKED_SOLVER, plus those of CHECKED_ELSEWHERE that are registered now; each names an
+    equality test there is."""
     registry = _registry()
     in_spec_fast = {name for name, version in registry.items() if version.__module__.startswith("spec.fast.")}
+    in_solver_fast = {name for name, version in registry.items() if version.__module__.startswith("solver.fast.")}
     assert sorted(in_spec_fast) == sorted(CHECKED)
-    assert sorted(set(registry) - in_spec_fast - set(CHECKED_ELSEWHERE)) == []
+    assert sorted(in_solver_fast) == sorted(CHECKED_SOLVER)
+    assert sorted(set(registry) - in_spec_fast - in_solver_fast - set(CHECKED_ELSEWHERE)) == []
     for name in registry:
-        path, _, function = {**CHECKED, **CHECKED_ELSEWHERE}[name].partition("::")
+        path, _, function = {**CHECKED, **CHECKED_SOLVER, **CHECKED_ELSEWHERE}[name].partition("::")
         assert function in _test_functions(path), (name, path, function)
 
 
-def test_each_fast_module_is_named_after_its_topic_and_registers_only_its_references():
-    """fastest imports the fast module named after the reference's module (spec.fast.fast_module_name):
-    every reference a module of spec/fast registers lives in the topic module it is named after."""
+@pytest.mark.parametrize("side", sorted(PACKAGES))
+def test_each_fast_module_is_named_after_its_topic_and_registers_only_its_references(side):
+    """fastest imports the fast module named after the reference's module (spec.fast.fast_module_name, in
+    the fast package of the reference's side): every reference a module of spec/fast (solver/fast) registers
+    lives in the spec (solver) topic module it is named after."""
     registry = fast.registered()
-    assert fast.modules()
-    for name in fast.modules():
-        module = sys.modules[f"spec.fast.{name}"]
+    assert fast.modules(side) and side in fast.SIDES
+    for name in fast.modules(side):
+        module = sys.modules[f"{side}.fast.{name}"]
         mine = [reference for reference, version in registry.items() if version.__module__ == module.__name__]
         assert mine, name
         assert {fast.fast_module_name(reference.__module__) for reference in mine} == {name}
+        assert {reference.__module__.split(".")[0] for reference in mine} == {side}
 
 
 def test_the_fast_modules_import_their_topics_and_no_topic_imports_them():
     """The imports go one way (tests/test_architecture.py finds no cycle): a fast module imports the topic
-    module of the references it registers; no module outside spec/fast imports a fast module."""
+    module of the references it registers; no module outside spec/fast (solver/fast) imports one of its
+    modules."""
     from test_architecture import import_graph
     graph = import_graph()
     for reference, version in fast.registered().items():
-        if version.__module__.startswith("spec.fast."):
+        if version.__module__.startswith(tuple(PACKAGES.values())):
             assert graph.has_edge(version.__module__, reference.__module__), (version.__module__, reference.__module__)
-    bad = [(m, t) for m, t in graph.edges if t.startswith("spec.fast.") and not m.startswith("spec.fast.")]
-    assert bad == []
+    for prefix in PACKAGES.values():
+        bad = [(m, t) for m, t in graph.edges if t.startswith(prefix) and not m.startswith(prefix)]
+        assert bad == []
 
 
 # --- each public name with a fast path dispatches, and runs its reference with fast paths off ------------

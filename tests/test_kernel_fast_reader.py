@@ -1,4 +1,4 @@
-"""The fast PTX reader (solver/kernel/frontend/fast_reader.py, the optimised path) against its reference,
+"""The fast PTX reader (solver/fast/kernel_frontend_grammar.py, the optimised path) against its reference,
 grammar.parse_with_grammar (ptx.lark read by lark): the same syntax tree, dataclass equal as a whole
 (functions, bodies, nested blocks, lines, texts, operands, guards, declarations, unread), on every PTX
 fixture, with the fast path (not the fallback) taken on every compiler kernel of the corpus and the
@@ -22,7 +22,8 @@ import pytest
 
 import ptx_runaways
 from spec.rule import SpecError
-from solver.kernel.frontend import fast_reader, grammar
+from solver.fast import kernel_frontend_grammar as fast_reader
+from solver.kernel.frontend import grammar
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ptx"
 PLAIN = sorted(glob.glob(str(FIXTURES / "*.ptx")))

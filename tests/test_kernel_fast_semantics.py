@@ -1,4 +1,4 @@
-"""The executor's optimised path (solver/kernel/concrete/fast.py) against its reference, semantics.py: the
+"""The executor's optimised path (solver/fast/kernel_concrete_semantics.py) against its reference, semantics.py: the
 same value for every instruction form it plans, on random int operands with edge values, and the same
 runs, visit by visit, on corpus kernels of every compiler with their recorded problem where they have one.
 """
@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from spec import fast as fast_paths
+from solver.fast import kernel_concrete_semantics as fast
 from solver.kernel import analysis
-from solver.kernel.concrete import executor, fast
+from solver.kernel.concrete import executor
 from solver.kernel.concrete import semantics as reference
 from solver.kernel.concrete.values import Unknown, mask
 
@@ -91,12 +93,12 @@ FULL_REPLAY_ONLY = {"tut06_attn_fwd_ws_f16_d128_128x128_s3_w4_sm_90a"}
 @pytest.mark.parametrize("folder, entry", [pytest.param(f, e, marks=pytest.mark.full_replay)
                                            if e["file"].split(".")[0] in FULL_REPLAY_ONLY else (f, e)
                                            for f, e in ENTRIES], ids=[e["file"].split(".")[0] for _, e in ENTRIES])
-def test_runs_and_sets_are_the_same_with_the_fast_path(folder, entry, monkeypatch):
+def test_runs_and_sets_are_the_same_with_the_fast_path(folder, entry):
     text = lzma.open(folder / entry["file"], "rt").read()
     grid = (entry.get("problem") or {}).get("grid")
     launch = executor.Launch(params=dict(entry.get("params") or {}), grid=tuple(grid) if grid else None)
-    monkeypatch.setattr(fast, "ENABLED", False)
-    plain = _runs(text, launch)
-    monkeypatch.setattr(fast, "ENABLED", True)
+    with fast_paths.references_only():                 # spec.fast's one switch: semantics.py alone
+        plain = _runs(text, launch)
+    assert fast_paths.enabled()
     assert _runs(text, launch) == plain
     assert sum(len(visits) for visits, _ in plain[0]) > 0

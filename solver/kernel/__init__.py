@@ -1,13 +1,14 @@
 """Reading compiled kernels: what `layoutproof ptx descriptors | check` (docs/CLI.md `ptx`) stands on.
 
     frontend/   the PTX text as the manual writes it: ptx.lark (the grammar, PTX ISA 9.0 chapters 4, 5
-                and 11), grammar.py (the syntax tree), fast_reader.py (the same tree, faster: function
-                bodies read by a scanner of the grammar's terminals), scope.py (a { } block's own
-                registers and labels), source.py (size limits, modules, functions, shared symbols),
-                instruction.py (one instruction's guard, opcode and operands), cfg.py (basic blocks,
-                natural loops, waits)
+                and 11), grammar.py (the syntax tree; solver/fast/kernel_frontend_grammar.py the same
+                tree, faster: function bodies read by a scanner of the grammar's terminals), scope.py
+                (a { } block's own registers and labels), source.py (size limits, modules, functions,
+                shared symbols), instruction.py (one instruction's guard, opcode and operands), cfg.py
+                (basic blocks, natural loops, waits)
     concrete/   the reference executor: integers, every iteration of every loop, each warp of the CTA
-                (semantics.py the meaning of each instruction; fast.py its optimised path on plain ints)
+                (semantics.py the meaning of each instruction; its optimised path on plain ints is
+                solver/fast/kernel_concrete_semantics.py)
     symbolic/   the evaluator over partly known words (bits.py, semantics.py, evaluate.py: the first
                 iteration for any launch); valuesets.py (every iteration for any launch: the values each
                 register may hold); bitvector.py (the integer instructions as Z3 terms), integers.py

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import z3
 
-from spec import fast      # the fast-path switch only (no definition: the model stays written apart from spec)
+from spec import fast      # the fast paths' registry and switch only (no definition: the model stays apart from spec)
 
 from solver.model.bitvec import bv
 from solver.model.swizzle import cute_swizzle
@@ -127,31 +127,12 @@ def destination_chunk(table, row, chunk):
     return result
 
 
-_DESTINATION_TEMPLATES: dict = {}     # key (see destination_chunk_term) -> (template, row, chunk placeholders)
-
-
 def destination_chunk_term(table, row, chunk):
-    """destination_chunk(table, row, chunk), the same Z3 term, built once per table: the If-chain is made
-    over two placeholder constants and each call substitutes `row` and `chunk` into it (Z3 shares equal
-    terms, so the result is the very term destination_chunk would build; the tests check it). Building the
-    chain is most of the time of building a TMA swizzle term.
-
-    The key holds the table's cells, the function destination_chunk as this module names it now, the sorts
-    and the context: a test that replaces the function or passes another table gets a template built by
-    what it patched; a test that mutates a definition turns fast paths off (spec.fast), and the term is
-    then built directly, never from a stale template."""
-    function = destination_chunk
-    if not fast.enabled():
-        return function(table, row, chunk)
-    cells = tuple(tuple(r) for r in table)
-    key = (cells, function, NOWHERE, row.sort(), chunk.sort(), row.ctx)
-    entry = _DESTINATION_TEMPLATES.get(key)
-    if entry is None:
-        row0 = z3.Const("tma_swizzle.row", row.sort())
-        chunk0 = z3.Const("tma_swizzle.chunk", chunk.sort())
-        entry = _DESTINATION_TEMPLATES[key] = (function(cells, row0, chunk0), row0, chunk0)
-    template, row0, chunk0 = entry
-    return z3.substitute(template, (row0, row), (chunk0, chunk))
+    """destination_chunk(table, row, chunk); while fast paths are on (spec.fast), the same Z3 term made by
+    substituting `row` and `chunk` into a template built once per table (solver.fast.model_tma_swizzle).
+    A test that replaces destination_chunk gets what its replacement builds (it has no fast version); one
+    that mutates a definition turns fast paths off."""
+    return fast.fastest(destination_chunk)(table, row, chunk)
 
 
 def table_cell(table, row, position):

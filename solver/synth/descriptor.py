@@ -62,26 +62,9 @@ class Tile:
         return self.layout.swizzle(address) if isinstance(self.layout, ComposedLayout) else address
 
     def targets(self) -> list:
-        """Every element's address (the same as targets_reference, a row at a time): L(mn, 0) and
-        L(0, k) are kept across tiles of the same layout inside shared_work() (one per K step of a
-        recipe), and the byte and the swizzle are inlined for types with no padding."""
-        d = dtypes.dtype(self.dtype)
-        per_chunk = dtypes.elements_per_chunk(d, self.kind)
-        composed = isinstance(self.layout, ComposedLayout)
-        layout = self.layout.layout if composed else self.layout
-        base = self.layout.offset if composed else 0
-        if d.bits * per_chunk != 128 or (composed and self.layout.swizzle.shift < 0) or not fast.enabled():
-            return self.targets_reference()     # padding, a left shift, or fast paths off (a test's mutant)
-        column = _mode_offsets(layout, 1, self.k_offset + self.k)       # L(0, j), j < k_offset + k
-        first_k = column[self.k_offset]
-        along_mn = [base + first_k + m for m in _mode_offsets(layout, 0, self.mn)[:self.mn]]
-        along_k = [column[self.k_offset + k] - first_k for k in range(self.k)]
-        start, bits = self.start_address, d.bits
-        if not composed:
-            return [[start + ((m + k) * bits >> 3) for k in along_k] for m in along_mn]
-        mask, shift = self.layout.swizzle.yyy_mask, self.layout.swizzle.shift
-        # unpadded: byte(o) = (o div T) * 16 + ((o mod T) * bits) div 8 = (o * bits) div 8, as T * bits = 128
-        return [[(a := start + ((m + k) * bits >> 3)) ^ ((a & mask) >> shift) for k in along_k] for m in along_mn]
+        """Every element's address (targets_reference); while fast paths are on (spec.fast), a row at a
+        time with the layout's offsets kept inside shared_work() (solver.fast.synth_descriptor)."""
+        return fast.fastest(Tile.targets_reference)(self)
 
     def targets_reference(self) -> list:
         """Every element's address. A CuTe layout is linear in its modes, L(mn, k) = L(mn, 0) + L(0, k),
@@ -115,18 +98,6 @@ def shared_work():
         yield
     finally:
         _KEPT = outer
-
-
-def _mode_offsets(layout: Layout, mode: int, count: int) -> list:
-    """[layout(i, 0) for i < count] (mode 0) or [layout(0, i) for i < count] (mode 1), kept inside
-    shared_work(): a recipe asks for the same ones at every K step."""
-    key = ("offsets", layout, mode)
-    found = (None if _KEPT is None else _KEPT.get(key)) or []
-    if len(found) < count:          # the ones kept, and the rest (a later K step reads further along K)
-        found = found + [layout(i, 0) if mode == 0 else layout(0, i) for i in range(len(found), count)]
-        if _KEPT is not None:
-            _KEPT[key] = found
-    return found
 
 
 def make_tile(arch: str, dtype: str, major: str, mn: int, layout_text, start_address: int,
@@ -276,39 +247,41 @@ def first_wrong(tile: Tile, targets: list, desc) -> Optional[tuple]:
     return readmap.first_misread(_operand(tile, desc), targets)     # read_addresses, a row at a time
 
 
-def _read_parts(tile: Tile, desc) -> tuple:
-    """What readmap.first_misread reads of the operand `desc` reads: its mn parts, its k parts, the
-    swizzle and the base offset (two descriptors alike in these read every element alike)."""
-    op = _operand(tile, desc)
-    return ([readmap.mn_part(op, mn) for mn in range(op.mn)], [readmap.k_part(op, k) for k in range(op.k)],
-            desc.swizzle, desc.base_offset)
-
-
-def ignored_fields(tile: Tile, targets: list, desc) -> list:
-    """Fields whose value does not change what is read (checked with spec on every element; `desc`
-    reads every element right, so another value that leaves its read-map parts as they are does too)."""
-    ignored = []
+def other_values(desc) -> list:
+    """(field, [descriptors like `desc` but for one other value of that field]) for the fields
+    ignored_fields tries: one other value each, far from any stride a tile uses, and a flipped phase
+    parity (a value the field cannot hold is left out)."""
     fields = desc.fields_json()
-    parts = _read_parts(tile, desc) if fast.enabled() else None     # the operand read through its parts alone
-    # One other value per field: far from any stride a tile uses, and a flipped phase parity.
+    found = []
     for name, alternatives in (("leading_byte_offset", (fields["leading_byte_offset"] ^ 0x1010,)),
                                ("stride_byte_offset", (fields["stride_byte_offset"] ^ 0x2010,)),
                                ("base_offset", (fields["base_offset"] ^ 1,))):
-        same = True
+        others = []
         for value in alternatives:
             try:
-                other = spec_descriptor.with_fields(desc, **{name: value})
+                others.append(spec_descriptor.with_fields(desc, **{name: value}))
             except SpecError:
                 continue
-            if parts is not None and _read_parts(tile, other) == parts:
-                continue
-            # the first two row groups first: a changed stride or phase shows there, as a rule
-            if first_wrong(tile, targets[:16], other) is not None or first_wrong(tile, targets, other) is not None:
-                same = False
-                break
-        if same:
-            ignored.append(name)
-    return ignored
+        found.append((name, others))
+    return found
+
+
+def reads_tile(tile: Tile, targets: list, desc) -> bool:
+    """Whether `desc` reads every element of the tile right: the first two row groups first (a changed
+    stride or phase shows there, as a rule), then every element."""
+    return first_wrong(tile, targets[:16], desc) is None and first_wrong(tile, targets, desc) is None
+
+
+def ignored_fields_by_element(tile: Tile, targets: list, desc) -> list:
+    """The fields whose value does not change what is read (`desc` reads every element right): each other
+    value checked with spec on every element."""
+    return [name for name, others in other_values(desc) if all(reads_tile(tile, targets, o) for o in others)]
+
+
+def ignored_fields(tile: Tile, targets: list, desc) -> list:
+    """ignored_fields_by_element; while fast paths are on (spec.fast), another value that leaves the
+    operand's read-map parts as they are is not checked element by element (solver.fast.synth_descriptor)."""
+    return fast.fastest(ignored_fields_by_element)(tile, targets, desc)
 
 
 class _Search:

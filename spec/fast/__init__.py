@@ -21,9 +21,15 @@ tests/mutants.py) must see its change everywhere, so it turns every fast path of
 (or ENABLED = False under monkeypatch), and the callers then run the references. Nothing else decides
 which path runs: no code inspects another function's code.
 
-A fast version may also be registered from outside this package (spec/cases/recipe_case.py,
-solver/synth/recipe.py register theirs where they are defined): those are registered when their module is
-imported, which happens before their reference can be called.
+The solver side keeps its fast paths the same way, in solver/fast/ (one module per solver topic module,
+named after it below `solver.`: solver/fast/synth_descriptor.py for solver/synth/descriptor.py), registered
+here with the same decorator: one registry, one switch. `fastest` finds a reference's fast module by the
+reference's module name alone (spec.X.Y -> spec.fast.X_Y, solver.X.Y -> solver.fast.X_Y, SIDES), imported
+by name at call time (importlib; spec imports nothing of solver), so registration does not depend on import
+order on either side; `registered()` imports every module of both packages.
+
+A fast version may also be registered from outside these packages, where it is defined: it is registered
+when its module is imported, which happens before its reference can be called.
 """
 from __future__ import annotations
 
@@ -32,9 +38,10 @@ import importlib
 import pkgutil
 
 ENABLED = True            # False: every caller runs the reference definitions (the mutation tests)
+SIDES = ("spec", "solver")  # the packages whose topic modules have fast paths, each in its package <side>.fast
 _FAST: dict = {}          # reference function -> its registered fast version
 _ASKED: set = set()       # the topic modules whose fast module fastest has looked for
-_MODULES: list = []       # the names of this package's modules, once listed
+_MODULES: dict = {}       # side -> the names of the modules of its package <side>.fast, once listed
 
 
 def enabled() -> bool:
@@ -52,24 +59,35 @@ def fast_version_of(reference):
 
 
 def fast_module_name(topic: str) -> str:
-    """The module of this package that holds the fast paths of topic module `topic`: its path below spec,
-    dots as underscores (spec.tma.swizzle -> tma_swizzle, spec.cases.desc_case -> cases_desc_case)."""
-    return topic.removeprefix("spec.").replace(".", "_")
+    """The module of its side's fast package that holds the fast paths of topic module `topic`: its path
+    below its side, dots as underscores (spec.tma.swizzle -> tma_swizzle, spec.cases.desc_case ->
+    cases_desc_case, solver.synth.descriptor -> synth_descriptor, in solver.fast)."""
+    return topic.partition(".")[2].replace(".", "_")
 
 
-def modules() -> list:
-    """The names of this package's modules (one per topic module with fast paths)."""
-    if not _MODULES:
-        _MODULES.extend(sorted(m.name for m in pkgutil.iter_modules(__path__)))
-    return list(_MODULES)
+def modules(side: str = "spec") -> list:
+    """The names of the modules of `side`'s fast package (this one for spec, solver.fast for solver): one
+    per topic module with fast paths; none where that package is not there."""
+    if side not in _MODULES:
+        if side == "spec":
+            path = __path__
+        else:
+            try:
+                path = importlib.import_module(f"{side}.fast").__path__     # (by name: spec imports no solver)
+            except ModuleNotFoundError as error:
+                if error.name not in (side, f"{side}.fast"):
+                    raise
+                path = []
+        _MODULES[side] = sorted(m.name for m in pkgutil.iter_modules(path))
+    return list(_MODULES[side])
 
 
 def _load(topic) -> None:
     """Import the fast module of `topic` (a module name), once; nothing when the topic has none."""
     _ASKED.add(topic)
-    name = fast_module_name(topic) if isinstance(topic, str) else None
-    if name in modules():
-        importlib.import_module(f"{__name__}.{name}")
+    side = topic.partition(".")[0] if isinstance(topic, str) else None
+    if side in SIDES and fast_module_name(topic) in modules(side):
+        importlib.import_module(f"{side}.fast.{fast_module_name(topic)}")
 
 
 def fastest(reference):
@@ -87,9 +105,10 @@ def fastest(reference):
 
 
 def registered() -> dict:
-    """{reference: fast version}, every module of this package imported first (for the equality tests)."""
-    for name in modules():
-        importlib.import_module(f"{__name__}.{name}")
+    """{reference: fast version}, every module of both fast packages imported first (for the equality tests)."""
+    for side in SIDES:
+        for name in modules(side):
+            importlib.import_module(f"{side}.fast.{name}")
     return dict(_FAST)
 
 

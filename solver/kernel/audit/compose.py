@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from spec import fast
 from spec.mma import readmap
 from spec.rule import SpecError
 from spec.tma import place
@@ -179,32 +180,16 @@ def grid_dimensions(grid: list, coordinates=lambda element: element.coordinates)
     return tuple(sorted(along_k - along_mn)), tuple(sorted(along_mn - along_k)), both
 
 
-# --- the optimised path of audit.gemm.same_k (FAST; the reference: grid_dimensions(elements(...))) -----------
-# A box element's global coordinate along d is c[d] + i[d] * stride[d] with stride >= 1 (global_element): in
-# an operand read from one box the global coordinates change exactly where the box indexes change, so its
-# dimensions are those of its cells' box indexes, the same for every iteration that reads that buffer the
-# same way (the outcome is kept per descriptor and destination). Several boxes: the reference, once per
-# placement of the boxes relative to each other. tests/test_audit.py checks the two give the same report.
-FAST = True
+def operand_dimensions_by_element(outcome: Outcome, loads: list, maps: dict) -> tuple:
+    """grid_dimensions of the operand's global elements (the reference of audit.gemm.same_k's dimensions:
+    every element's global coordinates)."""
+    return grid_dimensions(elements(outcome, loads, maps))
 
 
 def operand_dimensions(outcome: Outcome, loads: list, maps: dict) -> tuple:
-    """grid_dimensions of the operand's global elements. Optimised (FAST): kept per outcome and per the
-    coordinates of its boxes relative to the first one's (a translation of all of them moves every element
-    alike, and changes no dimension's following k or mn)."""
-    if not FAST:
-        return grid_dimensions(elements(outcome, loads, maps))
-    first = loads[outcome.slots[0]].coordinates
-    relative = tuple(tuple(c - f for c, f in zip(loads[slot].coordinates, first)) for slot in outcome.slots)
-    kept = outcome.__dict__.setdefault("_dimensions", {})
-    found = kept.get(relative)
-    if found is None:
-        if len(outcome.slots) == 1:
-            found = grid_dimensions(outcome.cells, lambda cell: cell[1])
-        else:
-            found = grid_dimensions(elements(outcome, loads, maps))
-        kept[relative] = found
-    return found
+    """operand_dimensions_by_element; while fast paths are on (spec.fast), from the box indexes, kept per
+    outcome and per placement of its boxes (solver.fast.kernel_audit_compose)."""
+    return fast.fastest(operand_dimensions_by_element)(outcome, loads, maps)
 
 
 def first_row(outcome: Outcome, loads: list, maps: dict) -> list:

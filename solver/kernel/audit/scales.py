@@ -29,6 +29,7 @@ import bisect
 import functools
 from typing import Optional
 
+from spec import fast
 from spec.mma import descriptor as smem_descriptor
 from spec.mma import instr_desc
 from spec.rule import SpecError
@@ -186,17 +187,18 @@ def _global_offset(load, params, index: tuple) -> Optional[int]:
     return coordinates[0] + sum(c * s for c, s in zip(coordinates[1:], params.global_strides))
 
 
-def affine_offset(load, params):
-    """_global_offset as an affine function of the box index, for one load (the optimised path the check
-    takes, tests/test_audit_scales.py compares the two): the global element along d is c[d] + i[d] x
-    elementStrides[d] (compose.global_element, no packing), so the offset is the load's corner's offset plus
-    i[d] x elementStrides[d] x stride[d]. None for a map that is not UINT8."""
+def offset_by_element(load, params):
+    """The byte offset in the tensor of a box index of `load`, as a function of the index: _global_offset,
+    element by element (the reference); None for a map that is not UINT8."""
     if params.dtype.bits != 8:
         return None
-    strides = (1,) + tuple(params.global_strides)
-    base = sum(c * s for c, s in zip(load.coordinates, strides))
-    steps = tuple((1 if d == 0 else e) * s for d, (e, s) in enumerate(zip(params.element_strides, strides)))
-    return lambda index: base + sum(i * step for i, step in zip(index, steps))
+    return lambda index: _global_offset(load, params, index)
+
+
+def offset_function(load, params):
+    """offset_by_element; while fast paths are on (spec.fast), an affine function of the box index
+    (solver.fast.kernel_audit_scales.affine_offset)."""
+    return fast.fastest(offset_by_element)(load, params)
 
 
 def _check_operand(role: str, mma, visit_entry, copies: _Copies, maps: dict, vector: str, block: int,
@@ -230,7 +232,7 @@ def _check_operand(role: str, mma, visit_entry, copies: _Copies, maps: dict, vec
         return False
     cell_rows = -(-mn_count // scale_tmem.LANES_PER_QUARTER) * scale_tmem.LANES_PER_QUARTER
     writers: dict = {}                  # column -> the copy that wrote it (checked once per column)
-    offset_of: dict = {}                # slot -> the byte in the scale tensor of a box index (affine_offset)
+    offset_of: dict = {}                # slot -> the byte in the scale tensor of a box index (offset_function)
     for r in range(mn_count):
         for s in range(vectors.SCALES_PER_ROW[vector]):
             lanes, column, byte = _cell(r, s, vector, sf_id, cell_rows)
@@ -252,7 +254,7 @@ def _check_operand(role: str, mma, visit_entry, copies: _Copies, maps: dict, vec
                 return False
             slot, index = hit
             if slot not in offset_of:
-                offset_of[slot] = affine_offset(visible[slot], maps[visible[slot].source])
+                offset_of[slot] = offset_function(visible[slot], maps[visible[slot].source])
             got = offset_of[slot](index) if offset_of[slot] is not None else None
             if got is None:
                 tally.unknown(f"line {visible[slot].line}: the scales' map is not UINT8")

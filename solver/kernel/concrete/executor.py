@@ -24,9 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from spec import fast
 from spec.rule import SpecError
 
-from solver.kernel.concrete import fast, memory, semantics, tags
+from solver.kernel.concrete import memory, semantics, tags
 from solver.kernel.concrete.values import WARP, Lanes, Unknown, lane_of, mask, select, uniform
 from solver.kernel.frontend import cfg
 from solver.kernel.frontend.instruction import (FLOAT_BITS, REG_DECLARATION, SYMBOL_OFFSET, TYPE_BITS, destinations,
@@ -113,6 +114,10 @@ class Warp:
         self.env: dict = {}
         self.active = [index * WARP + lane < block[0] * block[1] * block[2] for lane in range(WARP)]
         self.special = self._special_registers()
+        # the path for an unguarded instruction on plain ints (_execute), resolved once for the warp's run:
+        # spec.fast's registered version (solver.fast.kernel_concrete_semantics.run) while fast paths are on,
+        # else the reference semantics.no_integer_path (runs nothing: every instruction goes to its handler)
+        self.on_ints = fast.fastest(semantics.no_integer_path)
 
     def _special_registers(self) -> dict:
         """PTX ISA 10 (special registers) for this warp's lanes."""
@@ -804,8 +809,8 @@ def _lanes(active: list) -> str:
 
 def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Tracer] = None, order: int = 0,
              loader=None) -> None:
-    if guard is None and fast.ENABLED and fast.run(ins, warp.env, warp.width_of):
-        return                          # the optimised path (fast.py): ints only, the same results
+    if guard is None and warp.on_ints(ins, warp.env, warp.width_of):
+        return                          # the optimised path (Warp.on_ints): ints only, the same results
     if tracer is not None and (tracer.takes(ins) or tags.reads_tagged(ins, warp.env)):
         written = tracer.execute(statement, ins, guard, warp, order)
         if written is not None or tags.reads_tagged(ins, warp.env):

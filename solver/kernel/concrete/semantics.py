@@ -356,3 +356,12 @@ def handler_of(ins: Instruction):
     if ins.opcode.startswith(("mbarrier.try_wait", "mbarrier.test_wait")):
         return wait
     return HANDLERS.get(ins.base)
+
+
+def no_integer_path(ins: Instruction, env: dict, width_of) -> bool:
+    """The definitions' path for an unguarded instruction on plain ints: none. Every instruction is run by
+    its handler (handler_of), its operands read through the warp; so this writes nothing to env and says
+    False (not run here). While fast paths are on (spec.fast), the executor asks the registered version
+    (solver.fast.kernel_concrete_semantics.run: the common integer instructions on plain ints, the same
+    values, tests/test_kernel_fast_semantics.py) instead, resolved once per warp (executor.Warp.on_ints)."""
+    return False

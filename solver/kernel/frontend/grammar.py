@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import lark
 
+from spec import fast
 from spec.rule import SpecError
 
 from solver.kernel.frontend import syntax
@@ -140,12 +141,11 @@ _LINE_DIRECTIVE = re.compile(r"\s*\.(?:version|target|address_size|file|loc)\b")
 
 
 def parse(text: str) -> syntax.ModuleTree:
-    """The module's tree, and what the grammar could not read (syntax.Unread, in file order): the fast
-    reader's (fast_reader.py, the optimised path) where it vouches for the text, else the grammar's.
-    `parse_with_grammar` is the reference; tests/test_kernel_fast_reader.py checks the two."""
-    from solver.kernel.frontend import fast_reader
-    tree = fast_reader.read(text, _parser(), _module)
-    return tree if tree is not None else parse_with_grammar(text)
+    """The module's tree, and what the grammar could not read (syntax.Unread, in file order):
+    parse_with_grammar, the reference; while fast paths are on (spec.fast), the fast reader's
+    (solver.fast.kernel_frontend_grammar, the optimised path) where it vouches for the text, else the
+    grammar's. tests/test_kernel_fast_reader.py checks the two."""
+    return fast.fastest(parse_with_grammar)(text)
 
 
 def parse_with_grammar(text: str) -> syntax.ModuleTree:

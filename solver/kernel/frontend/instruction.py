@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Optional
 
-from spec.ptx_operands import split_operands      # (the one splitter; fast_reader takes it from here)
+from spec.ptx_operands import split_operands      # (the one splitter; the fast reader takes it from here)
 
 # Type modifiers and their widths (PTX ISA 5.2.2 Table 9, fundamental types).
 TYPE_BITS = {"b8": 8, "b16": 16, "b32": 32, "b64": 64, "b128": 128, "u8": 8, "u16": 16, "u32": 32, "u64": 64,

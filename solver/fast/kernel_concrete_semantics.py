@@ -1,5 +1,6 @@
-"""The executor's optimised path: the common integer instructions on plain ints, beside semantics.py (the
-reference, which stays the definition).
+"""Fast path of solver/kernel/concrete/semantics.py, the executor's optimised path: the common integer
+instructions on plain ints, beside semantics.py (the reference, which stays the definition: its
+no_integer_path runs nothing, and every instruction goes to its handler).
 
 A kernel's slice is mostly `add`, `setp`, `cvt`, `shl`, `and` on registers that hold one int for the
 whole warp. For those, semantics.py reads each operand through the warp (strip, negation, special
@@ -9,18 +10,22 @@ constants, the masks of its widths and the int function to apply), and a run tha
 register it reads holds an int. Anything else (a lane-varying or unknown value, a special register, a
 symbol, a guard, a form not listed) returns False and the executor takes semantics.py. The functions
 below are the same formulas as semantics.py's, on ints; tests/test_kernel_fast_semantics.py checks the
-two on random operands of every form planned, and on whole runs of corpus kernels.
+two on random operands of every form planned, and on whole runs of corpus kernels (fast paths on and off).
+
+The executor resolves this function once per warp of a run (executor.Warp.on_ints), not per instruction.
 """
 from __future__ import annotations
 
+from spec import fast
+from solver.kernel.concrete import semantics
 from solver.kernel.concrete.semantics import COMPARISONS, is_integer     # the reference's own
 from solver.kernel.concrete.values import mask, signed
 from solver.kernel.frontend.instruction import FLOAT_BITS, TYPE_BITS, parse_integer
 
-ENABLED = True
 _NO_PLAN = object()
 
 
+@fast.fast_version_of(semantics.no_integer_path)
 def run(ins, env: dict, width_of) -> bool:
     """Apply `ins` to env if it has a plan and every register it reads holds an int; False otherwise
     (nothing written then)."""

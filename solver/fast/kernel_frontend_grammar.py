@@ -1,7 +1,8 @@
-"""The fast PTX reader: the optimised path beside grammar.parse_with_grammar, its reference (ptx.lark read
-LALR(1) by lark). It gives the very same syntax tree (syntax.py), some seven times faster on the PTX that
-compilers write (the corpus: about 7 MB/s against 1 MB/s); on anything else it declines, and the grammar
-reads the file.
+"""Fast path of solver/kernel/frontend/grammar.py, the fast PTX reader: the optimised path beside
+grammar.parse_with_grammar, its reference (ptx.lark read LALR(1) by lark); grammar.parse dispatches (parse
+below is registered against parse_with_grammar). It gives the very same syntax tree (syntax.py), some seven
+times faster on the PTX that compilers write (the corpus: about 7 MB/s against 1 MB/s); on anything else it
+declines, and the grammar reads the file.
 
 Where the time goes, and the split
 ----------------------------------
@@ -37,7 +38,7 @@ What the scanner reads
 * `.loc file line column`, alone or with `, function_name f, inlined_at file line column` on its line;
   `.pragma "...";`; `.branchtargets` and `.calltargets` lists (11.3 Control Flow Directives).
 
-When it declines (read() returns None; grammar.parse then asks parse_with_grammar): a statement of
+When it declines (read() returns None; parse then asks grammar.parse_with_grammar): a statement of
 another form, or with a comment inside it; a statement the grammar does not read (the scanner accepts
 only what the grammar's lexer and parser read the same way, so that whatever the grammar lists as unread
 is read by the grammar, and reported as before); a module part the grammar does not read; a body the
@@ -73,7 +74,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Optional
 
-from solver.kernel.frontend import syntax
+from spec import fast
+from solver.kernel.frontend import grammar, syntax
 from solver.kernel.frontend.instruction import Instruction, split_operands
 
 # Placeholders in the text the grammar reads: a body `{ $__fast_reader_body_<k>: }` (a label, which the
@@ -372,11 +374,19 @@ def regions(text: str, forms: Forms) -> Optional[list]:
             other, section = True, m.start() if token == ".section" else section
 
 
+@fast.fast_version_of(grammar.parse_with_grammar)
+def parse(text: str) -> syntax.ModuleTree:
+    """grammar.parse_with_grammar(text): the fast reader's tree where it vouches for the text (read), else
+    the grammar's."""
+    tree = read(text, grammar._parser(), grammar._module)
+    return tree if tree is not None else grammar.parse_with_grammar(text)
+
+
 def read(text: str, parser, module_of) -> Optional[syntax.ModuleTree]:
     """The module's tree, the one grammar.parse_with_grammar(text) gives, when the fast path vouches for
     every statement of every body; None where it declines (then the grammar reads the text). `parser` is
     the grammar's (grammar._parser(): ptx.lark's terminals, parsing into _Build's nodes) and `module_of`
-    its module builder (grammar._module): grammar.parse passes them, this module imports no grammar."""
+    its module builder (grammar._module): parse passes them."""
     if PLACEHOLDER in text:
         return None
     with collector_paused():
