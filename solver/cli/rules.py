@@ -45,6 +45,18 @@ def _enclosing_tests(source: str) -> dict:
     return enclosing
 
 
+def _python_files(folder: str) -> list:
+    """The .py files below `folder` (the tests are filed in area folders), as '/'-joined paths relative to
+    it, sorted; the data folders (fixtures, recorded evidence) are not walked."""
+    found = []
+    for directory, subdirs, names in os.walk(folder):
+        subdirs[:] = sorted(d for d in subdirs if d not in ("fixtures", "hardware", "hostile", "__pycache__"))
+        relative = os.path.relpath(directory, folder)
+        found += [name if relative == "." else "/".join(relative.split(os.sep) + [name])
+                  for name in names if name.endswith(".py")]
+    return sorted(found)
+
+
 def tests_mentioning(rule_ids: set, tests_folder: str = TESTS) -> list:
     """The tests whose source holds one of rule_ids as a quoted string: 'tests/<file>.py::<test>' for a
     mention inside a test function, 'tests/<file>.py:<line>' for the first of a block of mentions
@@ -53,9 +65,7 @@ def tests_mentioning(rule_ids: set, tests_folder: str = TESTS) -> list:
         return []
     quoted = re.compile("([\"'])(?:" + "|".join(re.escape(i) for i in sorted(rule_ids)) + ")\\1")
     found = []
-    for name in sorted(os.listdir(tests_folder)):
-        if not name.endswith(".py"):
-            continue
+    for name in _python_files(tests_folder):
         with open(os.path.join(tests_folder, name), encoding="utf-8", errors="replace") as handle:
             source = handle.read()
         if not quoted.search(source):
