@@ -35,8 +35,9 @@ LARGEST = {
     "recipe e2m1 256 x 1792": (["recipe", "--arch", "sm100", "--dtype", "e2m1", "--major", "K", "--mn", "256",
                                 "--k-tile", "1792", "--swizzle", "128B", "--smem-address", "0x400"],
                                {0: (1792, 8), 1: (256, 64), 4: (256, 64)}),
-    # MN-major, no swizzle: 32 loads of 8 x 448 two-byte elements, 229,376 bytes
-    "recipe bf16 MN 256 x 448": (["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "MN", "--mn", "256",
+    # K-major, no swizzle: 56 loads of 8 x 256 two-byte elements, 229,376 bytes (an MN-major box holds the
+    # whole K as its rows, at most 256: rule tma.map.box_range)
+    "recipe bf16 K 256 x 448": (["recipe", "--arch", "sm90", "--dtype", "bf16", "--major", "K", "--mn", "256",
                                   "--k-tile", "448", "--swizzle", "none", "--smem-address", "0x400"],
                                  {0: (1792, 8), 1: (256, 16)}),
     # 256 x 228 x 4 one-byte elements: 912 rows of 256, 233,472 bytes = 1,824 lines

@@ -126,3 +126,13 @@ def test_a_long_tile_is_a_case_and_a_tile_past_shared_memory_is_refused():
     with pytest.raises(SpecError) as refused:
         recipe_case.parse_case(document, "sm90")
     assert refused.value.field_name == "k_tile" and "228 KiB" in str(refused.value)
+
+
+def test_an_mn_major_tile_longer_than_a_box_is_refused():
+    """An MN-major box holds the tile's whole K as its rows; a TMA box has at most 256 in a dimension (rule
+    tma.map.box_range): K 448 is refused, naming k_tile and the rule, where `recipe` once gave an 8 x 448
+    box no encoder takes."""
+    with pytest.raises(SpecError) as refused:
+        recipe.build("sm90", "bf16", "MN", 256, 448, "none", 0x400)
+    assert refused.value.field_name == "k_tile" and refused.value.rule_id == "tma.map.box_range"
+    assert recipe.build("sm90", "bf16", "MN", 64, 256, "none", 0x400).proof["status"] == "proved"

@@ -19,6 +19,7 @@ from spec.mma import descriptor as spec_descriptor
 from spec.mma import dtypes
 from spec.mma import readmap
 from spec.cases import recipe_case
+from spec.tma import tensormap
 from spec.cute.layout import ComposedLayout, Layout
 from spec.rules import SpecError, check_all
 from spec.cute.swizzle import DESCRIPTOR_SWIZZLES, repeat_bytes
@@ -95,6 +96,10 @@ def tile_layout(arch: str, dtype_name: str, major: str, mn: int, k_tile: int, sw
     if k_tile <= 0 or k_tile % unit or k_tile % k_inst:
         raise SpecError("k_tile", k_tile, f"must be a positive multiple of {unit} (one box along K) and of "
                         f"the instruction K {k_inst}", readmap.MN_EXTENT.id)
+    if major == "MN" and k_tile > tensormap.MAX_BOX_DIM:
+        raise SpecError("k_tile", k_tile, f"an MN-major box holds the tile's whole K as its rows, and a TMA box "
+                        f"has at most {tensormap.MAX_BOX_DIM} of them: use a K tile of at most {tensormap.MAX_BOX_DIM}",
+                        tensormap.BOX_RANGE.id)
     if mn * k_tile * d.bits // 8 > SMEM_BYTES:
         raise SpecError("k_tile", k_tile, f"the {mn} x {k_tile} tile takes {mn * k_tile * d.bits // 8} bytes, "
                         f"more than the {SMEM_BYTES} bytes (228 KiB) of one SM's shared memory",
