@@ -17,9 +17,9 @@ paths: in-process, minimum of R runs, the reference (per element) and the fast p
 on the same input: the recipe proof (spec.cases.recipe_case.first_misread_by_element / first_misread),
 synth's targets over the 16 K steps of the
 recipe (targets_reference / targets inside synth.shared_work(), as recipe.build calls it), synth over
-those 16 K steps (Z3's search / the direct path; tests/test_recipe_direct.py checks the two equal), im2col
+those 16 K steps (Z3's search / the direct path; tests/solver_tests/synth/test_recipe_direct.py checks the two equal), im2col
 placement as JSON-able dicts (placement + as_json / placement_json) and as text (json.dumps of it /
-solver.cli.render.im2col_placement_text), TMA box placement (place / place_rows). tests/test_fast_paths.py
+solver.cli.render.im2col_placement_text), TMA box placement (place / place_rows). tests/spec_tests/fast/test_fast_paths.py
 checks each pair equal.
 """
 from __future__ import annotations

@@ -232,7 +232,7 @@ def reads_tile(tile, desc) -> bool:
 
 
 def cutlass_fields_match(q: dict, tile, outcome) -> bool:
-    """synth's fields equal make_*_desc's, except fields the read ignores (as tests/test_synth.py)."""
+    """synth's fields equal make_*_desc's, except fields the read ignores (as tests/solver_tests/synth/test_synth.py)."""
     offset, atom_k = q["cute"]
     bits = dtypes.dtype(q["dtype"]).bits
     start = q["base"] + offset(0, q["k_offset"]) * bits // 8

@@ -11,7 +11,7 @@ that can be broken alone on the arch, and valid ones; with --wide N also N im2co
 tma.map.im2col_wide.arch (sm90 has no valid im2col_wide map, and its driver does not check the arch), and
 --per-rule maps breaking each im2col_wide rule together with that arch rule;
 `record` joins each record with the driver's answer, under the provenance header (solver/provenance.py; its
-command is the three steps, `cases` with --cases-args). tests/test_fuzz_against_replay.py replays the
+command is the three steps, `cases` with --cases-args). tests/hardware_replay/test_fuzz_against_replay.py replays the
 recordings: the driver refuses exactly the cases we label "refused", except the disagreements kept in
 counterexamples/ with a note.
 

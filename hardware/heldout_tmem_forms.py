@@ -29,7 +29,7 @@ The generator does not import spec/ or solver/ (the sample must not lean on the 
 the comparison does, and the writing of the record's provenance header (solver/provenance.py). The
 record keeps every form with ptxas's verdict and first error (as run_tmem_ptxas_forms.assemble_alone gives
 it) and spec's verdict at recording time;
-tests/test_tmem_ptxas_heldout.py replays the ptxas verdicts against spec without ptxas.
+tests/hardware_replay/test_tmem_ptxas_heldout.py replays the ptxas verdicts against spec without ptxas.
 
 Usage (from the repository root):
   python3 hardware/heldout_tmem_forms.py --seed S [--count 2000] [--out tests/hardware/tmem_ptxas_heldout.json.gz]

@@ -1,6 +1,6 @@
 """Record the CUDA driver's tensor-map enumerations (CUtensorMapDataType, CUtensorMapInterleave,
 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill, CUtensorMapIm2ColWideMode) as
-cuda-bindings generates them from cuda.h, for tests/test_tma_enums.py: the names and values the
+cuda-bindings generates them from cuda.h, for tests/spec_tests/test_tma_enums.py: the names and values the
 tensor-map documents accept (`tma check` takes the short name, the full name or the value).
 
     /work/venvs/cutedsl/bin/python hardware/record_cuda_enums.py tests/hardware/cuda_tensormap_enums.json

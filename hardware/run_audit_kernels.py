@@ -16,7 +16,7 @@ count and the first (m, n) of the elements off by more than 0.05 (1 + |ref|)), `
 driver refused a map: nothing launched), `trap` (a launch error; the context is gone, so the run goes on
 in a fresh process) or `hang` (no progress in --timeout seconds).
 OUT/audit_kernels_sm90.json.gz is the record (its provenance header, solver/provenance.py, gives both steps'
-command with the variants' folder as DIR); tests/test_audit_hardware_replay.py replays the audit of every
+command with the variants' folder as DIR); tests/hardware_replay/test_audit_hardware_replay.py replays the audit of every
 variant against it in CI.
 """
 from __future__ import annotations

@@ -15,7 +15,7 @@ assemble: the descriptor words and the tcgen05 instruction descriptor are run-ti
 
 The file keeps, per run: the command, the counts (cases, labelled refused, refused by ptxas, agreeing),
 ptxas's distinct first errors, the module's verdict, a sample of cases with their verdicts (replayed by
-tests/test_desc_ptxas_replay.py), and every disagreement with its case.
+tests/hardware_replay/test_desc_ptxas_replay.py), and every disagreement with its case.
 
 Usage (repository root): python3 hardware/run_desc_ptxas_agreement.py [--ptxas PATH] [--valid 300]
                          [--per-rule 30] [--out tests/hardware/desc_ptxas_agreement.json]

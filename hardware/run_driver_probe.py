@@ -8,7 +8,7 @@ document -> call conversion as `layoutproof fuzz --against`; globalAddress rebas
 device allocation). Written: DIR/driver_probe_<arch>.json.gz with, per set, its name, seed, count, the
 SHA-256 of its documents (driver_probe_sets.digest) and one result code per document (CODES: S success,
 V CUDA_ERROR_INVALID_VALUE, U a value the C API cannot take, with its reason in "unrepresentable"; any
-other CUresult by name in "other"). tests/test_driver_probe_replay.py replays it against spec/tma.
+other CUresult by name in "other"). tests/hardware_replay/test_driver_probe_replay.py replays it against spec/tma.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ Needs a GPU and cuda-bindings (cuda.bindings.driver). Each case's document gets 
 is exactly what was passed, a `layoutproof tma check` parameter document), then goes to
 cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col or cuTensorMapEncodeIm2colWide. Recorded per case:
 the CUresult name, and for accepted ones the 128-byte tensor map (hex), in
-DIR/tensormap_encode_<arch>.json.gz. tests/test_encoder_replay.py replays it against spec/tma/tensormap.py.
+DIR/tensormap_encode_<arch>.json.gz. tests/hardware_replay/test_encoder_replay.py replays it against spec/tma/tensormap.py.
 The document -> encoder-call conversion (`encode`) is solver/fuzz/adapters/driver_encode.py's, shared with
 `layoutproof fuzz --against "python -m solver.fuzz.adapters.driver_encode"`.
 """

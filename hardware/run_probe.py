@@ -11,7 +11,7 @@ A value that is no code, or a non-zero value where the identity block must give 
 case as not clean (a harness problem, never silently dropped).
 
 --simulate fabricates D from spec's read map instead of running the GPU: it checks this pipeline
-(encode cases, decode D) on a machine without one, and is what tests/test_hardware_pipeline.py runs.
+(encode cases, decode D) on a machine without one, and is what tests/hardware_replay/test_hardware_pipeline.py runs.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ public source (repository, path and commit below; the reproductions are not part
 the directory that holds them, one module per implementation with `layout(rows, blocks) -> list`). For a
 scale matrix S[r][c] = r * blocks + c the module applies the implementation's swizzle and returns the
 flattened bytes in memory order, -1 where the implementation pads. The file stores, per implementation and
-shape, that list; tests/test_scales_heldout.py finds each S[r][c] in it and compares the position with
+shape, that list; tests/hardware_replay/test_scales_heldout.py finds each S[r][c] in it and compares the position with
 `layoutproof scales map` (spec.scales.layouts), which was written without these sources.
 
     /path/to/python-with-torch hardware/run_scales_heldout.py DIR    # writes tests/hardware/scales_heldout.json.gz

@@ -12,7 +12,7 @@ The observation of a case is raw: the status of the driver's encoder, how the lo
 CUDA error of a trap, or "timeout" when the mbarrier never completed), and the code found in every
 element slot of shared memory the load wrote, from the lowest written slot to the highest (-1 for a
 slot left untouched). A code c > 0 names global element c - 1 (linear index, dimension 0 fastest);
-0 is the zero fill. tests/test_tma_replay.py predicts all of it from spec/.
+0 is the zero fill. tests/hardware_replay/test_tma_replay.py predicts all of it from spec/.
 """
 from __future__ import annotations
 

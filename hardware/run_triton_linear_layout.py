@@ -1,5 +1,5 @@
 """Record Triton's own LinearLayout (triton._C.libtriton.linear_layout, Triton 3.9, host only, no GPU) on
-seeded random layouts and on Gluon's NVMMASharedLayout, for tests/test_triton_linear_layout_replay.py.
+seeded random layouts and on Gluon's NVMMASharedLayout, for tests/hardware_replay/test_triton_linear_layout_replay.py.
 
 For each random layout (input dimensions register/lane/warp/block, 0-4 bases each; 1-3 output
 dimensions of power-of-two sizes; bases drawn below the sizes) it keeps what Triton says: its printout

@@ -30,7 +30,7 @@ import re
 from layoutproof import results
 
 # {function name: (the command's words, its result class)}: one entry per command the parser has
-# (tests/test_api_commands.py checks that none is missing).
+# (tests/cli_tests/test_api_commands.py checks that none is missing).
 COMMANDS = {
     "desc_decode": (("desc", "decode"), results.DescDecode),
     "desc_encode": (("desc", "encode"), results.DescEncode),

@@ -5,7 +5,7 @@ document the command prints with --json (docs/CLI.md describes each key), plus t
     r.ok              exit_status == 0
     r.to_json()       the --json document, key for key (a copy)
 
-A key the document leaves out (a "none" answer has no descriptor) is None. tests/test_api_commands.py
+A key the document leaves out (a "none" answer has no descriptor) is None. tests/cli_tests/test_api_commands.py
 checks, for every command, that each key its JSON holds is a field here and that to_json() equals the
 command line's output.
 """

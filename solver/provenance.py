@@ -15,7 +15,7 @@ rows follow). The header has exactly these keys:
 
 Facts that are data (cases, forms, counts, summaries) stay outside the header. Recorders build the header
 with `header` and write with `write_json` / `write_text` / `gzip_text` (gzip with mtime 0 and no file
-name, so the same content gives the same bytes); tests/test_evidence_provenance.py checks every file under
+name, so the same content gives the same bytes); tests/hardware_replay/test_evidence_provenance.py checks every file under
 tests/hardware/. Standard library only: recorders that run on a device machine import it without the
 project's dependencies.
 """

@@ -203,7 +203,7 @@ def catalogue_position(r: Rule) -> tuple:
 # Where the rules about each subject are defined. Rules register themselves when their module is imported,
 # so a query must first import every module that defines rules about its subject: otherwise a caller that
 # imported only this module (or only some topic modules) would get "no violations" for a broken input.
-# tests/test_catalogue_loading.py checks this table against the whole catalogue (every rule's module is
+# tests/spec_tests/test_catalogue_loading.py checks this table against the whole catalogue (every rule's module is
 # listed under each of its subjects) and queries each subject in a fresh process. "definition" rules live
 # everywhere: asking for them loads the whole catalogue (spec/rules.py).
 SUBJECT_MODULES: dict[str, tuple] = {

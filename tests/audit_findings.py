@@ -1,5 +1,5 @@
 """Real kernels whose audit refutes a property, and why: findings, not false alarms, each with its evidence.
-tests/test_audit_corpus.py and tests/test_audit_heldout.py allow exactly these refutations, and require
+tests/solver_tests/kernel/test_audit_corpus.py and tests/hardware_replay/test_audit_heldout.py allow exactly these refutations, and require
 them (a finding that goes away is a change to explain)."""
 from __future__ import annotations
 

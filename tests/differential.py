@@ -16,7 +16,7 @@ so spec/ calls such an encoder document malformed, while the model, which also d
 tensormap.replace, reads it (legal on sm103).
 
 `python -m tests.differential --count 100000` runs the issue's 100,000 cases (benchmarks/differential.py
-too, over several processes); tests/test_illegal_differential.py runs a seeded sample in CI.
+too, over several processes); tests/solver_tests/model/test_illegal_differential.py runs a seeded sample in CI.
 """
 from __future__ import annotations
 
@@ -246,7 +246,7 @@ def desc_case(rng: random.Random) -> tuple:
 
 def desc_verdicts(case: dict, arch: str, values: dict) -> tuple:
     """(spec's broken rule ids or "malformed", the model's). The desc model has a rule for each rule the
-    target labels with (tests/test_fuzz.py); the model's domain holds only cases spec can read."""
+    target labels with (tests/solver_tests/fuzz/test_fuzz.py); the model's domain holds only cases spec can read."""
     try:
         spec_says = frozenset(v.rule.id for v in spec_desc_case.violations(spec_desc_case.parse_case(case, arch)))
     except SpecError:

@@ -1,4 +1,4 @@
-"""A stand-in adapter for `layoutproof fuzz --against` (tests/test_fuzz_against_jobs.py): it speaks the line
+"""A stand-in adapter for `layoutproof fuzz --against` (tests/solver_tests/fuzz/test_fuzz_against_jobs.py): it speaks the line
 protocol (solver/fuzz/adapters/protocol.py) and its verdict depends on the record alone, so every executor
 and number of its processes must list the same differences. Run as `python tests/fuzz_against_stand_in.py
 [MODE] [--pids DIR]`.

@@ -2,7 +2,7 @@
 bounds (32 MiB, 200,000 statements per function) yet took minutes or gigabytes before issue 25.
 
 Each generator takes a size n and returns PTX text whose length grows linearly with n. They are written
-for reuse: tests/test_ptx_runaways.py runs them against today's reader (time, memory, and how the time
+for reuse: tests/solver_tests/kernel/test_ptx_runaways.py runs them against today's reader (time, memory, and how the time
 grows when n doubles), and a later PTX front end is to pass the same tests.
 
 ISSUE_SIZES gives the n of each file as issue 25 reported it (or the size of its variation); the tests run

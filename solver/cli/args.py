@@ -135,7 +135,7 @@ def add_group(commands, name: str, help: str):
 def add_command(commands, name: str, run, json_lines: bool = False, examples=(), **parser_options):
     """The one way a command is declared: a sub-parser of `commands` that takes --json and --pretty
     (add_json) and runs `run` (a function of the parsed arguments returning the exit status). `examples`:
-    command lines `--help` shows under "examples:" (tests/test_help_examples.py runs each)."""
+    command lines `--help` shows under "examples:" (tests/cli_tests/test_help_examples.py runs each)."""
     if examples:
         parser_options["epilog"] = "examples:\n" + "\n".join(f"  {line}" for line in examples)
     p = commands.add_parser(name, **parser_options)

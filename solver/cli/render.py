@@ -855,7 +855,7 @@ def scales_plan_text(found) -> str:
 # --- im2col ------------------------------------------------------------------------------------------
 def im2col_placement_text(load: spec_im2col.Im2colLoad, loaded: list = None) -> JSONText:
     """json.dumps(spec_im2col.placement_json(load)), written a row at a time from spec_im2col.placement_rows (the
-    JSON encoder would take most of the command's time on 64K elements; tests/test_fast_paths.py checks
+    JSON encoder would take most of the command's time on 64K elements; tests/spec_tests/fast/test_fast_paths.py checks
     the text against json.dumps). `loaded`: spec_im2col.pixels(load), when the caller has it already."""
     missing = ', "source": null, "fill": ' + json.dumps(spec_im2col.fill_value(load)) + ', "smem_address": '
     tail = '], "fill": null, "smem_address": '

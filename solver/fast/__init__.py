@@ -17,9 +17,9 @@ Registration does not depend on import order: spec.fast.fastest(reference) impor
 after the reference's module (solver.X.Y -> solver.fast.X_Y) the first time it is asked about that module,
 by name at call time (importlib: spec imports nothing of solver), and spec.fast.registered() imports every
 module of this package. Imports go one way: a fast module imports its topic module and spec.fast; no topic
-module imports a fast module (tests/test_fast_registry.py). A caller on a hot path resolves the function
+module imports a fast module (tests/spec_tests/fast/test_fast_registry.py). A caller on a hot path resolves the function
 once and keeps it (the executor resolves its integer path once per warp of a run: executor.Warp.on_ints).
-tests/test_fast_registry.py maps each registered fast version to the test that compares it with its
-reference; tests/test_fast_registry_solver.py checks that the public names dispatch, and that with fast
+tests/spec_tests/fast/test_fast_registry.py maps each registered fast version to the test that compares it with its
+reference; tests/spec_tests/fast/test_fast_registry_solver.py checks that the public names dispatch, and that with fast
 paths off the executor, the reader and synth take their references.
 """

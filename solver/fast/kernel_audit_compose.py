@@ -5,7 +5,7 @@ A box element's global coordinate along d is c[d] + i[d] * stride[d] with stride
 an operand read from one box the global coordinates change exactly where the box indexes change, so its
 dimensions are those of its cells' box indexes, the same for every iteration that reads that buffer the
 same way (the outcome is kept per descriptor and destination). Several boxes: the reference, once per
-placement of the boxes relative to each other. tests/test_audit.py
+placement of the boxes relative to each other. tests/solver_tests/kernel/test_audit.py
 (test_the_optimised_same_k_gives_the_reference_report) checks the two give the same report.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Fast path of solver/kernel/audit/scales.py: a scale load's byte offsets as one affine function of the box
-index. tests/test_audit_scales.py (test_the_affine_offset_is_the_global_elements_offset) checks it equal to
+index. tests/solver_tests/kernel/test_audit_scales.py (test_the_affine_offset_is_the_global_elements_offset) checks it equal to
 _global_offset."""
 from __future__ import annotations
 

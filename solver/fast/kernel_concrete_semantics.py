@@ -9,7 +9,7 @@ executor's time. Here each such instruction gets a plan once (which operands are
 constants, the masks of its widths and the int function to apply), and a run that applies it when every
 register it reads holds an int. Anything else (a lane-varying or unknown value, a special register, a
 symbol, a guard, a form not listed) returns False and the executor takes semantics.py. The functions
-below are the same formulas as semantics.py's, on ints; tests/test_kernel_fast_semantics.py checks the
+below are the same formulas as semantics.py's, on ints; tests/solver_tests/kernel/test_kernel_fast_semantics.py checks the
 two on random operands of every form planned, and on whole runs of corpus kernels (fast paths on and off).
 
 The executor resolves this function once per warp of a run (executor.Warp.on_ints), not per instruction.

@@ -63,7 +63,7 @@ Why the tree is the grammar's
   instruction, not its guard; the first integer of .loc; the first string of .pragma; the first name of
   .branchtargets).
 
-tests/test_kernel_fast_reader.py checks the two equal on every PTX fixture, on every pair of statement
+tests/solver_tests/kernel/test_kernel_fast_reader.py checks the two equal on every PTX fixture, on every pair of statement
 forms and on seeded mutations of corpus statements.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fast path of solver/model/tma_swizzle.py: destination_chunk's If-chain built once per table, as a template.
 
-Building the chain is most of the time of building a TMA swizzle term. tests/test_tma_properties.py
+Building the chain is most of the time of building a TMA swizzle term. tests/solver_tests/prove/test_tma_properties.py
 (test_cached_destination_chunk_is_the_built_term) checks the term equal to destination_chunk's.
 """
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Fast paths of solver/synth/descriptor.py: a tile's addresses a row at a time, and ignored fields found
 from the read map's parts.
 
-tests/test_fast_paths.py (test_tile_targets_*) checks targets equal to Tile.targets_reference;
-tests/test_synth_fast.py checks ignored_fields equal to ignored_fields_by_element over recipes.
+tests/spec_tests/fast/test_fast_paths.py (test_tile_targets_*) checks targets equal to Tile.targets_reference;
+tests/solver_tests/synth/test_synth_fast.py checks ignored_fields equal to ignored_fields_by_element over recipes.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ accident), each kept only when spec/cases/desc_case.py labels it with exactly th
 
 Labels (spec/cases/desc_case.py): the rules broken, every one (the descriptor's, the operand's, the MMA
 shape's, on sm100/sm103 its instruction descriptor's, as `--format ptx` writes it, and the tile's:
-tests/test_fuzz_desc_labels_exact.py re-checks them with `check` and the PTX reader); the outcome "refused"
+tests/solver_tests/fuzz/test_fuzz_desc_labels_exact.py re-checks them with `check` and the PTX reader); the outcome "refused"
 when ptxas refuses the instruction form (sm90: the operand's type, transposition and K are static parts of
 the wgmma instruction; tests/hardware/ptxas_forms.json), else "wrong-data" when some element is read from
 elsewhere than the tile holds it (the witness), else "unknown" when a rule is broken without a misread we

@@ -1,5 +1,5 @@
 """A Z3 model of the scale-factor path of a block-scaled tcgen05.mma, written apart from spec/scales (the
-executor) and checked against it (tests/test_scales_model.py).
+executor) and checked against it (tests/solver_tests/model/test_scales_model.py).
 
 Sources, read again for this model: cuBLAS's 1D block-scaling-factor layout (128 x 4 tiles of 512 bytes,
 tiles row-major, row r of a tile at 16 (r mod 32) + 4 ((r mod 128) div 32)); PTX ISA 9.0 9.7.16.10.7

@@ -681,7 +681,7 @@ def document(model: z3.ModelRef, r: Record) -> dict:
 class MalformedDocument(ValueError):
     """A document that is not an encoder call's C arguments (the CLI's exit 2). It names the key, the value,
     the problem and the rule the key belongs to, as spec.rule.SpecError does (this model does not import
-    spec/: tests/test_architecture.py)."""
+    spec/: tests/cli_tests/test_architecture.py)."""
 
     def __init__(self, field_name: str, value, problem: str, rule_id: str = "tma.map.params"):
         self.field_name, self.value, self.problem, self.rule_id = field_name, value, problem, rule_id

@@ -11,7 +11,7 @@ Sources.
   CUTLASS 4.2 (cute/atom/copy_traits_sm100.hpp) for which cell each register piece is: the CuTe layouts of
     the SM100_TMEM_LOAD_* atoms, as the recording tests/hardware/cutlass_tmem_atoms.json.gz prints them
     per atom (ValID, DstLayout). They are transcribed below as templates in CuTe's notation with N for
-    .num (a leaf "64N" is 64 * num, "_16" the constant 16); tests/test_tmem_properties.py checks that each
+    .num (a leaf "64N" is 64 * num, "_16" the constant 16); tests/solver_tests/prove/test_tmem_properties.py checks that each
     template, at every .num, is the recorded layout.
 
 How the map is evaluated (CuTe's own reading of its TMEM atoms). Thread t's register bits are numbered

@@ -5,7 +5,7 @@ Pillow with matplotlib's monospace font, both from the optional extra `pip insta
 (solver.pictures.png).
 
 Every cell of every panel drawn is one <rect> and one <text> in the SVG, with data-panel / data-row /
-data-column attributes, so tests (and users) can read a picture back: tests/test_pictures.py checks
+data-column attributes, so tests (and users) can read a picture back: tests/cli_tests/test_pictures.py checks
 that each element appears once, at the position spec says. A picture has a budget (solver.pictures.figure:
 under 4,000 pixels each way): past it a panel draws its first rows and columns and says so in its title
-and the figure's caption; tests/test_picture_budget.py draws each command at its largest size."""
+and the figure's caption; tests/cli_tests/test_picture_budget.py draws each command at its largest size."""

@@ -1,6 +1,6 @@
 """One figure per command that shows where things go (`--svg FILE` / `--png FILE`): desc addresses,
 tma place, im2col, check, recipe and scales map. Each takes what spec/ computed (addresses per element)
-and only arranges it; tests/test_pictures.py reads the SVG back and compares every cell with spec.
+and only arranges it; tests/cli_tests/test_pictures.py reads the SVG back and compares every cell with spec.
 
 Every size a command accepts is drawn: past the budget of solver.pictures.figure, a panel draws its first
 rows and columns and says so ("showing rows 0-63 of 4096"). Only the elements drawn are named and

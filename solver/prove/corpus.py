@@ -3,7 +3,7 @@ found, one file per property (<directory>/<property id>.json, solver.prove.prove
 
 The prover is deterministic (fixed seeds, a fresh solver per query), so writing the corpus twice gives
 the same bytes. `layoutproof prove --all --save DIR` writes it; the repository keeps one under
-counterexamples/, which tests/test_counterexamples.py replays through spec/.
+counterexamples/, which tests/hardware_replay/test_counterexamples.py replays through spec/.
 """
 from __future__ import annotations
 

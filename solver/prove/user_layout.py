@@ -33,7 +33,7 @@ addresses multiples of their size and a power-of-two slice), the mixed-radix cri
 (mixed_radix.proves_injective: a bijective swizzle), Z3 (z3_width: bit-vectors wide enough for every
 value the question produces, the k-slice and the range included) and enumeration (ENUMERATION_MAX);
 a question outside them goes to the next engine, or is "unknown" under --engine gf2.
-tests/test_prove_engines_differential.py checks every engine against the definitions.
+tests/solver_tests/prove/test_prove_engines_differential.py checks every engine against the definitions.
 """
 from __future__ import annotations
 

@@ -425,7 +425,7 @@ def _direct(tile: Tile, mode: Mode, targets: list) -> Optional[spec_descriptor.D
     (the search prints the value Z3 picked), a stride no element reads alone.
 
     Why the search returns this descriptor, so that synthesize's output is the same with either path
-    (tests/test_recipe_direct.py compares them over recipes and random tiles): with base offset 0 the
+    (tests/solver_tests/synth/test_recipe_direct.py compares them over recipes and random tiles): with base offset 0 the
     swizzle (rule readmap.swizzle_phase) XORs address bits [M, M+B) with bits [7, 7+B), M + B <= 7, so it
     is its own inverse and each element's linear address is known; the linear address is start plus
     strides times non-negative whole multiples (readmap.k_major.*, mn_major.*), so (0, 0) fixes start and

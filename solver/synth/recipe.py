@@ -171,7 +171,7 @@ def _no_descriptor(instruction: dict) -> dict:
 # (mn, 2j + 1) in byte j of row mn, TMA copies bytes, and a descriptor reads element (mn, k) from the
 # byte of (mn, k div 2) (its chunk's byte (k mod 32) div 2: spec.mma.dtypes.byte_in_chunk). So the
 # recipe is checked as the byte tile it is in memory: the same descriptors (their fields are bytes), an
-# 8-bit type whose k-steps are also 32 bytes, K halved (tests/test_recipe_case_path.py compares the two
+# 8-bit type whose k-steps are also 32 bytes, K halved (tests/spec_tests/test_recipe_case_path.py compares the two
 # element by element).
 BYTE_TYPE = "e4m3"
 

@@ -356,7 +356,7 @@ def triton_refusal(document: dict):
     Triton lays an NVMMASharedLayout block out (lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp,
     nvmmaSharedToLinearLayout; getTMABlockShape) in TMA blocks whose contiguous dimension is clamped to the
     swizzle width: 8-row swizzle atoms down the rows, then the next TMA block; that is the recipe's layout for
-    the 32B, 64B and 128B swizzles (tests/test_recipe_emit.py compares the two with Triton's own linear
+    the 32B, 64B and 128B swizzles (tests/solver_tests/synth/test_recipe_emit.py compares the two with Triton's own linear
     layouts). With swizzle_byte_width=0 the block is plain row-major, its contiguous dimension whole: the
     recipe's no-swizzle tile (16-byte boxes one after another) only when it is a single box."""
     swizzle = document["swizzle"]

@@ -161,7 +161,7 @@ def written(c: RecipeCase) -> tuple:
     tile (its last write); holds[address] = the element the last write there left."""
     written_at, holds = {}, {}
     for b, box in enumerate(boxes(c)):
-        addresses = tma_place.place_rows(box)       # = place(box), row by row (tests/test_fast_paths.py)
+        addresses = tma_place.place_rows(box)       # = place(box), row by row (tests/spec_tests/fast/test_fast_paths.py)
         for row in range(c.rows):
             for i in range(c.inner):
                 element = (row, b * c.inner + i) if c.major == "K" else (b * c.inner + i, row)

@@ -6,8 +6,8 @@ of rows, by a period's table). Those functions live here, one module per topic m
 (spec/fast/tma_swizzle.py for spec/tma/swizzle.py, spec/fast/cases_desc_case.py for spec/cases/desc_case.py,
 ...), each registered against the definition it stands in for with `@fast_version_of(reference)`. The
 topic module keeps the definition and its public name; a public name with a fast path dispatches,
-`fastest(reference)(...)`. The tests check each fast version equal to its reference (tests/test_fast_paths.py
-and the tests named after each; tests/test_fast_registry.py checks every registered one is compared).
+`fastest(reference)(...)`. The tests check each fast version equal to its reference (tests/spec_tests/fast/test_fast_paths.py
+and the tests named after each; tests/spec_tests/fast/test_fast_registry.py checks every registered one is compared).
 
 Imports go one way: a fast module imports its topic module (and this package); a topic module imports
 this package only. So the fast modules are imported here, when first asked for: `fastest(reference)`

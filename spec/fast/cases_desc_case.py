@@ -44,7 +44,7 @@ def _line_differences(values_from: tuple) -> dict:
 
 @fast.fast_version_of(desc_case.first_misread_by_element)
 def first_misread(c: desc_case.DescCase, by: Optional[str] = None) -> Optional[dict]:
-    """first_misread_by_element, by rows or by columns (tests/test_desc_fast.py checks the two equal).
+    """first_misread_by_element, by rows or by columns (tests/spec_tests/fast/test_desc_fast.py checks the two equal).
 
     Both sides are sums of an MN part and a K part under a swizzle:
       read(mn, k) = sw_read(A[mn] + B[k])                  (spec.mma.readmap: mn_part, k_part, swizzle_row)

@@ -18,7 +18,7 @@ from spec.tma import swizzle as tma_swizzle
 # changes a definition turns fast paths off, and the definition is followed element by element).
 @fast.fast_version_of(recipe_case.first_misread_by_element)
 def first_misread(c: recipe_case.RecipeCase) -> Optional[dict]:
-    """first_misread_by_element, by classes of rows (tests/test_recipe_fast.py checks the two equal).
+    """first_misread_by_element, by classes of rows (tests/spec_tests/fast/test_recipe_fast.py checks the two equal).
 
     Box b writes its row r, element i at sw_tma(A + b*S + r*pitch + i*E): K-major element (r, b*inner + i),
     MN-major (b*inner + i, r). So both sides are an MN part plus a K part under a swizzle:

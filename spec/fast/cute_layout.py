@@ -13,7 +13,7 @@ def evaluate(layout: Layout, *coord) -> Any:
     """layout(*coord) (Layout.__call__, the reference), by a loop over each top-level mode's leaves when
     the coordinate gives one integer per top-level mode and every stride is an integer: splitting an index
     colexicographically mode by mode and then within each mode (split_index) is splitting it leaf by leaf,
-    the last leaf of a mode taking the rest. tests/test_cute_fast.py checks the two equal."""
+    the last leaf of a mode taking the rest. tests/spec_tests/fast/test_cute_fast.py checks the two equal."""
     modes = _int_modes(layout) if len(coord) > 1 else None
     if modes is None or len(coord) != len(modes) or any(type(c) is not int for c in coord):
         return layout(*coord)

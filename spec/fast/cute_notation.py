@@ -70,6 +70,6 @@ def _parse_plain(text: str) -> Optional[Union[Layout, ComposedLayout]]:
 @fast.fast_version_of(notation.parse_layout_by_characters)
 def parse_layout(text: str) -> Union[Layout, ComposedLayout]:
     """parse_layout_by_characters, with the fuzzers' plain texts read by _parse_plain (any other text, and
-    any it cannot read, by the reference). tests/test_cute_fast.py checks the two equal."""
+    any it cannot read, by the reference). tests/spec_tests/fast/test_cute_fast.py checks the two equal."""
     plain = _parse_plain(text) if isinstance(text, str) else None
     return plain if plain is not None else notation.parse_layout_by_characters(text)

@@ -14,7 +14,7 @@ from spec.mma import readmap
 def mn_parts(op: readmap.Operand) -> list:
     """[mn_part(op, mn) for mn < op.mn], a unit at a time: mn_part(op, u*q + i) = mn_part(op, u*q) +
     mn_part(op, i) for i < u, the unit u being a row group (8 rows, K-major) or the T*W/16 elements of
-    one swizzle row (MN-major; a chunk with no swizzle). tests/test_desc_fast.py checks the two equal."""
+    one swizzle row (MN-major; a chunk with no swizzle). tests/spec_tests/fast/test_desc_fast.py checks the two equal."""
     unit = 8 if op.major == "K" else op.elements_per_chunk * readmap._row_bytes(op.desc.swizzle) // readmap.CHUNK
     within = [readmap.mn_part(op, i) for i in range(min(unit, op.mn))]
     return [readmap.mn_part(op, q) + w for q in range(0, op.mn, unit) for w in within][:op.mn]
@@ -23,7 +23,7 @@ def mn_parts(op: readmap.Operand) -> list:
 @fast.fast_version_of(readmap.k_parts_by_element)
 def k_parts(op: readmap.Operand) -> list:
     """[k_part(op, k) for k < op.k], a K chunk at a time for K-major operands: k_part(op, T*q + i) is
-    k_part(op, T*q) moved by element i's byte in its chunk. tests/test_desc_fast.py checks the two equal."""
+    k_part(op, T*q) moved by element i's byte in its chunk. tests/spec_tests/fast/test_desc_fast.py checks the two equal."""
     if op.major == "MN":
         return [readmap.k_part(op, k) for k in range(op.k)]
     within = [dtypes.byte_in_chunk(op.dtype, op.kind, i) for i in range(op.elements_per_chunk)]
@@ -34,7 +34,7 @@ def k_parts(op: readmap.Operand) -> list:
 @fast.fast_version_of(readmap.swizzle_row_by_element)
 def swizzle_row(op: readmap.Operand, base: int, offsets: list) -> list:
     """swizzle_row_by_element with the hardware phase's formula inlined, as read_addresses computes it.
-    tests/test_desc_fast.py checks the two equal."""
+    tests/spec_tests/fast/test_desc_fast.py checks the two equal."""
     swizzle, base_offset = op.desc.swizzle, op.desc.base_offset
     mask, shift = pattern_rows(swizzle) - 1, DESCRIPTOR_SWIZZLES[swizzle].base
     return [(a := base + o) ^ ((((a >> 7) - base_offset) & mask) << shift) for o in offsets]
@@ -45,7 +45,7 @@ def first_misread(op: readmap.Operand, expected, model: str = "hardware") -> Opt
     """The first (mn, k), in row order, where read_addresses(op, model)[mn][k] != expected[mn][k]; None
     when every element is read where expected says. From the same per-dimension parts (mn_part, k_part,
     the swizzle) as read_addresses, the first 8 rows (one row group) before the others: a wrong
-    candidate usually shows there (tests/test_fast_paths.py checks it against first_misread_by_element)."""
+    candidate usually shows there (tests/spec_tests/fast/test_fast_paths.py checks it against first_misread_by_element)."""
     along_k = [readmap.k_part(op, k) for k in range(op.k)]
     swizzle, base_offset = op.desc.swizzle, op.desc.base_offset
     rows, shift = pattern_rows(swizzle), DESCRIPTOR_SWIZZLES[swizzle].base

@@ -13,7 +13,7 @@ from spec.tma import swizzle as tma_swizzle
 def placement_rows(load: im2col.Im2colLoad, loaded: Optional[list] = None) -> list:
     """placement_rows_by_element without placing each element: per row, the channels and whether they lie
     in the tensor once, and the row's swizzled addresses from spec.tma.swizzle.swizzle_byte_range (one
-    table lookup per element). tests/test_fast_paths.py checks the two equal."""
+    table lookup per element). tests/spec_tests/fast/test_fast_paths.py checks the two equal."""
     if load.interleave != "NONE":
         raise SpecError("interleave", load.interleave, "placement is modelled without interleave only",
                         im2col.PLACEMENT.id)
@@ -29,7 +29,7 @@ def placement_rows(load: im2col.Im2colLoad, loaded: Optional[list] = None) -> li
 
 @fast.fast_version_of(im2col.placement_json_by_element)
 def placement_json(load: im2col.Im2colLoad) -> list:
-    """placement_json_by_element, from placement_rows (no PlacedElement). tests/test_fast_paths.py checks
+    """placement_json_by_element, from placement_rows (no PlacedElement). tests/spec_tests/fast/test_fast_paths.py checks
     the two equal."""
     fill = im2col.fill_value(load)
     placed = []

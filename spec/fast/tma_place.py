@@ -9,7 +9,7 @@ from spec.tma import swizzle as tma_swizzle
 @fast.fast_version_of(tma_place.place)
 def place_rows(box: tma_place.Box) -> list:
     """`place`, a box row at a time (spec.tma.swizzle.swizzle_byte_range: one table lookup per element):
-    the same list, the same refusals (tests/test_fast_paths.py checks the two equal)."""
+    the same list, the same refusals (tests/spec_tests/fast/test_fast_paths.py checks the two equal)."""
     rows, per_row, pitch = tma_place.row_layout(box)
     placed = []
     for row in range(rows):

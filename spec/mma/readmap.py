@@ -35,7 +35,7 @@ K_MAJOR_NO_SWIZZLE = rule(
     "readmap.k_major.none", "PTX 9.7.16.3.1.1, 9.7.16.3.2, 9.7.16.3.3",
     "K-major, no swizzle: core matrices of 8 rows x 16 bytes, rows 16 B apart; row group g (8 rows) at "
     "g*SBO, K chunk c at c*LBO.", evidence="hardware",
-    note="Confirmed on an H100 (tests/hardware/, replayed by tests/test_hardware_replay.py).")
+    note="Confirmed on an H100 (tests/hardware/, replayed by tests/hardware_replay/test_hardware_replay.py).")
 K_MAJOR_SWIZZLED = rule(
     "readmap.k_major.swizzled", "PTX 9.7.16.3.2, 9.7.16.3.3; Triton (LBO across K atoms)",
     "K-major, swizzle of W bytes: 8 rows W bytes apart; row group g at g*SBO; K chunk c at "
@@ -49,7 +49,7 @@ MN_MAJOR_NO_SWIZZLE = rule(
     "readmap.mn_major.none", "PTX 9.7.16.3.1.1, 9.7.16.3.2, 9.7.16.3.3",
     "MN-major, no swizzle: core matrices of 16 bytes of MN x 8 K rows, rows 16 B apart; MN chunk j at "
     "j*SBO, K group of 8 rows at LBO.", evidence="hardware",
-    note="Confirmed on an H100 (tests/hardware/, replayed by tests/test_hardware_replay.py).")
+    note="Confirmed on an H100 (tests/hardware/, replayed by tests/hardware_replay/test_hardware_replay.py).")
 MN_MAJOR_SWIZZLED = rule(
     "readmap.mn_major.swizzled", "PTX 9.7.16.3.1.1, 9.7.16.3.2, 9.7.16.3.3; 9.7.16.10.6",
     "MN-major, swizzle of W bytes: K rows W bytes apart; MN chunk j at (j mod W/16)*16 + "

@@ -35,7 +35,7 @@ INTERLEAVED = rule(
     "rows a multiple of 128 and C a multiple of 4.",
     evidence="cutlass",
     note="CUTLASS's atom ((32,4),(SFVecSize,4)):((16,4),(0,1)), tiled K first, evaluated with pycute "
-         "(tests/test_scales_spec.py); nvmath-python's documented get_block_scale_offset examples (82, 593).")
+         "(tests/spec_tests/test_scales_spec.py); nvmath-python's documented get_block_scale_offset examples (82, 593).")
 LINEAR = rule(
     "scales.layout.linear", "Triton python/tutorials/10-block-scaled-matmul.py (unpack_scale: the M x "
     "K // VEC_SIZE scale matrix the reference product reads, row-major)",

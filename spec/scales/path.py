@@ -182,7 +182,7 @@ INTERLEAVED_WRITER = rule(
     "elements.",
     subject="scale_path", evidence="cutlass",
     note="Follows from scales.layout.interleaved, tmem.cp.layout and scales.tmem.cells: spec.scales.path "
-         "follows every scale, the Z3 model of tests/test_scales_model.py proves it, and `scales check` "
+         "follows every scale, the Z3 model of tests/solver_tests/model/test_scales_model.py proves it, and `scales check` "
          "names the misread element of a linear writer. Nothing refuses a linear writer: the MMA silently "
          "applies the wrong scales.")
 K_STEPS = rule(

@@ -34,7 +34,7 @@ CELLS = rule(
     "the word must hold the same bytes in the four 32-lane sub-partitions (lanes m mod 32 + 32q).",
     evidence="cutlass",
     note="The manual draws the cells in figures (9.7.16.10.7.2-3); CUTLASS 4.2's tmem_sf_frg atom, evaluated "
-         "with pycute (tests/test_scales_spec.py), gives the same lanes, columns and bytes for M or N of 128 and "
+         "with pycute (tests/spec_tests/test_scales_spec.py), gives the same lanes, columns and bytes for M or N of 128 and "
          "256. Only a Blackwell GPU could show which sub-partition's copy an MMA reads.")
 
 
@@ -47,7 +47,7 @@ CELLS_2X2 = rule(
     "N/2) // 32, byte sf_id + s.",
     evidence="cutlass",
     note="The manual states the 2 x 2 data path for D but draws no scale-factor layout for it; this is "
-         "CUTLASS 4.2's allocator (evaluated with pycute, tests/test_scales_spec.py). Only a Blackwell GPU "
+         "CUTLASS 4.2's allocator (evaluated with pycute, tests/spec_tests/test_scales_spec.py). Only a Blackwell GPU "
          "could confirm it.")
 DATA_PATHS = ("4x1", "2x2")
 

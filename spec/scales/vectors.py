@@ -117,7 +117,7 @@ def _vector_fits(config: ScaleConfig) -> Optional[str]:
 @SCALE_TYPE.checker
 def _scale_type_fits(config: ScaleConfig) -> Optional[str]:
     # a pairing Table 54 does not list (rule scales.vector.kind) still takes UE8M0 alone: the statement
-    # allows UE4M3 for mxf4nvf4 with 4X only (a disagreement the fuzz model found, tests/test_fuzz_scales.py)
+    # allows UE4M3 for mxf4nvf4 with 4X only (a disagreement the fuzz model found, tests/solver_tests/fuzz/test_fuzz_scales.py)
     allowed = SCALE_TYPES.get((config.kind, config.vector), ("ue8m0",))
     if config.scale_type not in allowed:
         return f".kind::{config.kind} with {config.vector} takes {' or '.join(allowed)} scales, not {config.scale_type}"

@@ -6,7 +6,7 @@ when cuTensorMapEncode* refuses arguments that break it (the call fails: a viola
 the encoder accepts them (a warning: the copy traps or loads wrong data at run time, or the rule
 concerns the copy instruction, which the encoder cannot see). Where a real driver accepted what the
 documentation forbids, the rule's block names the architecture in `not_enforced_on`; the evidence is
-the driver's record under tests/hardware/, replayed by tests/test_encoder_replay.py.
+the driver's record under tests/hardware/, replayed by tests/hardware_replay/test_encoder_replay.py.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ per row (no traversal stride along dimension 0), ceil(box_i / stride_i) rows alo
 dimension i. Without a swizzle the rows are dense; with one, each row starts a new swizzle-span row
 (rule tma.place.row_pitch). Then every byte goes where the swizzle mode's table sends its absolute
 address (spec.tma.swizzle). Both were observed on an H100 (tests/hardware/tma_loads_sm90.json.gz,
-replayed by tests/test_tma_replay.py), which also showed that a load whose first element along
+replayed by tests/hardware_replay/test_tma_replay.py), which also showed that a load whose first element along
 dimension 0 is not on a 16-byte column traps (rule tma.load.coord0_16B).
 """
 from __future__ import annotations

@@ -28,7 +28,7 @@ alternate lines flip is not stated by the text (its figure gives no cell numbers
 "tma.swizzle.flip_rows", evidence "interpretation".
 
 The XOR formulas (`xor_formula`) are CLAIMS about the tables, proved equal to them by
-tests/test_tma_swizzle.py; they are not the definition.
+tests/spec_tests/test_tma_swizzle.py; they are not the definition.
 """
 from __future__ import annotations
 
@@ -429,7 +429,7 @@ XOR_FORMULA = rule(
     "Claim, checked against the tables: NONE=Sw<0,4,3>, 32B=Sw<1,4,3>, 64B=Sw<2,4,3>, 96B=Sw<1,4,3>, "
     "128B=Sw<3,4,3>, 128B_ATOM_32B=Sw<2,5,2>, 128B_ATOM_64B=Sw<1,6,1>, 128B_ATOM_32B_FLIP_8B="
     "Sw<1,3,4> o Sw<2,5,2>, each on absolute shared-memory byte addresses.",
-    note="The tables are the definition; tests/test_tma_swizzle.py checks equality over whole repeat "
+    note="The tables are the definition; tests/spec_tests/test_tma_swizzle.py checks equality over whole repeat "
          "blocks at several absolute bases and on random addresses.")
 
 

@@ -16,7 +16,7 @@ Sources: the CUDA Driver API pages of cuTensorMapEncodeTiled, cuTensorMapEncodeI
 cuTensorMapEncodeIm2colWide (cuda.h 13.0); PTX ISA 5.5 (Tensors: 5.5.1 dimensions, 5.5.3 tiled mode,
 5.5.4 im2col mode, 5.5.5 im2col::w modes, 5.5.6 interleave layout, 5.5.7 swizzling modes); and what
 the H100's driver 580.159.04 accepted and refused (tests/hardware/tensormap_encode_sm90.json.gz,
-tests/hardware/fuzz_driver_sm90.json.gz; replayed by tests/test_encoder_replay.py).
+tests/hardware/fuzz_driver_sm90.json.gz; replayed by tests/hardware_replay/test_encoder_replay.py).
 
 `check` splits the broken rules the way the encoder does (spec/tma/driver.py): a rule the driver
 enforces on that architecture makes the call fail (a violation, legal = false); any other is a warning.

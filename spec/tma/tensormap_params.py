@@ -91,7 +91,7 @@ COMPUTE_CAPABILITY = {"sm90": (9, 0), "sm100": (10, 0), "sm103": (10, 3)}
 # name -> value). A document may write an enumerator as its short name (any case, underscores optional:
 # "128b", "128B_atom32B"), as cuda.h's full name ("CU_TENSOR_MAP_SWIZZLE_128B") or as its integer value;
 # parse_params reads each as the short name. Values: tests/hardware/cuda_tensormap_enums.json (the
-# enumerations cuda-bindings generates from cuda.h), replayed by tests/test_tma_enums.py.
+# enumerations cuda-bindings generates from cuda.h), replayed by tests/spec_tests/test_tma_enums.py.
 DRIVER_ENUMS = {
     "dataType": ("CUtensorMapDataType", "CU_TENSOR_MAP_DATA_TYPE_",
                  {t.name: t.driver_enum for t in DATA_TYPES.values()}),

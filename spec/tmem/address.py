@@ -101,7 +101,7 @@ LANE_QUARTER = rule(
          "hardware routes each warp to its own quarter whatever the address's lane bits say; a -G build "
          "turns on a strict warp tensor-memory access check that traps (deepseek-ai/DeepGEMM#341, which sets "
          "the lane bits under __CUDACC_DEBUG__ for that reason). TileLang 0.1.15's sm_100 GEMMs pass lane 0 "
-         "from every warp (layoutproof audit, tests/test_audit_corpus.py).")
+         "from every warp (layoutproof audit, tests/solver_tests/kernel/test_audit_corpus.py).")
 
 
 @LANE_QUARTER.checker

@@ -7,7 +7,7 @@ command, generated deterministically from a seed and kept as tests/hostile/cases
 `run` executes each case as its own process (`python -m layoutproof ARGS`) with a 20 s time limit and
 an address-space limit of 1.5 GB, and judges it: no traceback, no exit 3, no run over 20 s or 1 GB,
 and every exit-2 message one line, under 300 characters, naming the field the case spoiled (when the
-case names one). tests/test_hostile_input.py runs the same kept cases in-process through
+case names one). tests/cli_tests/test_hostile_input.py runs the same kept cases in-process through
 solver.cli.main.main, which is fast enough for CI.
 
 A case is one JSON line: {"id", "argv": [token...], "stdin": spec | null, "files": {name: spec},

@@ -3,7 +3,7 @@
     /work/venvs/cutedsl/bin/python -m solver.fuzz.adapters.cute_dsl      # in the DSL's own venv
 
 The DSL is never a dependency of layoutproof: only `build_in_dsl` and `main` import it (optional extra
-`.[cutedsl]`). Everything else here is pure and tested without it (tests/test_cute_dsl_against.py).
+`.[cutedsl]`). Everything else here is pure and tested without it (tests/solver_tests/fuzz/test_cute_dsl_against.py).
 
 Protocol: the line protocol of solver/fuzz/adapters/driver_encode.py (one JSON record in, one JSON answer
 out, in order, flushed; blank lines skipped). The records this adapter answers have target "cute_dsl"

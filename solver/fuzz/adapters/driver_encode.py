@@ -40,7 +40,7 @@ How a case becomes an encoder call (`arguments`, a pure function, so it is teste
     CU_TENSOR_MAP_SWIZZLE_128B).
 
 Only `main` needs a GPU and cuda-bindings (`from cuda.bindings import driver`). Tests:
-tests/test_fuzz_cuda.py. hardware/run_encoder_probe.py takes `open_driver`, `encode` and `tensor_map_hex`
+tests/solver_tests/fuzz/test_fuzz_cuda.py. hardware/run_encoder_probe.py takes `open_driver`, `encode` and `tensor_map_hex`
 from here; solver/fuzz/formats/cuda.py renders `arguments` as a C++ program.
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ INTEGER_RANGES = {U32: (0, (1 << 32) - 1), U64: (0, (1 << 64) - 1), INT: (-(1 <<
                   ADDRESS: (0, (1 << 64) - 1)}
 
 # Enumeration type -> (enumerator prefix, the enumerators less the prefix), as cuda.h 13.0 declares them
-# (tests/test_fuzz_cuda.py checks them against the header where it is installed). These names are the
+# (tests/solver_tests/fuzz/test_fuzz_cuda.py checks them against the header where it is installed). These names are the
 # oracle's own: they are not taken from spec/, whose verdicts the oracle is there to test.
 ENUMERATIONS = {
     "CUtensorMapDataType": ("CU_TENSOR_MAP_DATA_TYPE_", (

@@ -20,7 +20,7 @@ threads: warps 0..7 exist; with .cta_group::2, a cluster of two such CTAs, the p
 
 ptxas refuses a function whose tcgen05 instructions mix .cta_group::1 and ::2 (rule
 tmem.alloc.cta_group_uniform); every other rule of the sequence is a run-time matter it lets through
-(tests/test_fuzz_tmem_alloc.py assembles cases with the local ptxas). The kernel reads nothing back: what
+(tests/solver_tests/fuzz/test_fuzz_tmem_alloc.py assembles cases with the local ptxas). The kernel reads nothing back: what
 the broken rules do at run time is what the fuzz label says (unknown, or a hang).
 """
 from __future__ import annotations

@@ -24,7 +24,7 @@ cta_group per kernel).
 The registers the instruction names are declared from its text: `.reg .b32 %r<n>` and `.reg .b64
 %rd<n>`, n one past the highest index used. The kernel only moves data: nothing is read back, since the
 run-time rules' outcomes are undefined (the fuzz label says "unknown"). What ptxas refuses is what
-spec.tmem.instruction says it refuses (tests/test_fuzz_tmem.py assembles samples with the local ptxas).
+spec.tmem.instruction says it refuses (tests/solver_tests/fuzz/test_fuzz_tmem.py assembles samples with the local ptxas).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Bugs injected into a kernel's data movement, for measuring what `audit` catches (issue 27's bug
-injection; benchmarks/bench_audit.py, tests/test_audit_corpus.py).
+injection; benchmarks/bench_audit.py, tests/solver_tests/kernel/test_audit_corpus.py).
 
 Each mutant changes one thing a compiler could get wrong, in the PTX text or in a tensor map:
 * swizzle      a tensor map's swizzle mode (128B <-> 64B, 32B -> 64B, none -> 32B);

@@ -1,7 +1,7 @@
 """What each integer instruction computes, on the concrete executor's values (values.py), one function
 per PTX ISA 9.0 section. Written apart from symbolic/semantics.py (partly known words) on purpose: the
-two are checked against each other on the corpus (tests/test_kernel_corpus.py) and, with the Z3 one
-(symbolic/bitvector.py), on random operands (tests/test_kernel_bitvector.py).
+two are checked against each other on the corpus (tests/solver_tests/kernel/test_kernel_corpus.py) and, with the Z3 one
+(symbolic/bitvector.py), on random operands (tests/solver_tests/kernel/test_kernel_bitvector.py).
 
 A handler takes (instruction, read, width_of, warp) and returns {register: value} for what it writes, or
 None when the opcode is not modelled: its destinations are then Unknown, with that reason.
@@ -363,5 +363,5 @@ def no_integer_path(ins: Instruction, env: dict, width_of) -> bool:
     its handler (handler_of), its operands read through the warp; so this writes nothing to env and says
     False (not run here). While fast paths are on (spec.fast), the executor asks the registered version
     (solver.fast.kernel_concrete_semantics.run: the common integer instructions on plain ints, the same
-    values, tests/test_kernel_fast_semantics.py) instead, resolved once per warp (executor.Warp.on_ints)."""
+    values, tests/solver_tests/kernel/test_kernel_fast_semantics.py) instead, resolved once per warp (executor.Warp.on_ints)."""
     return False

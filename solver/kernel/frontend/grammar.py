@@ -144,7 +144,7 @@ def parse(text: str) -> syntax.ModuleTree:
     """The module's tree, and what the grammar could not read (syntax.Unread, in file order):
     parse_with_grammar, the reference; while fast paths are on (spec.fast), the fast reader's
     (solver.fast.kernel_frontend_grammar, the optimised path) where it vouches for the text, else the
-    grammar's. tests/test_kernel_fast_reader.py checks the two."""
+    grammar's. tests/solver_tests/kernel/test_kernel_fast_reader.py checks the two."""
     return fast.fastest(parse_with_grammar)(text)
 
 

@@ -4,7 +4,7 @@ The third meaning of the same instructions, written apart from the concrete one 
 on ints) and the partly-known-words one (semantics.py): a register holds a term of its declared width, so
 an input that is not known (a kernel parameter, a value loaded from memory) is a variable and what is
 computed from it is a formula. bounds.py asks Z3 which values such a formula can take. The three are
-checked against each other on random operands (tests/test_kernel_bitvector.py).
+checked against each other on random operands (tests/solver_tests/kernel/test_kernel_bitvector.py).
 
 Each function takes the instruction and `read(operand, width) -> BitVecRef` and returns
 {register: term} for what it writes, or None when the instruction is not modelled here: its destinations

@@ -2,7 +2,7 @@
 
 Compilers divide by a constant with a multiply-high: quack's `k % 6` is `k - 6 * (mulhi(k, 715827883) +
 sign)`. Proving that this takes only the values -5..5 bit-blasts a 64-bit multiplier, and Z3 gives up
-(tests/test_kernel_bitvector.py keeps the case). Over the integers the same question is linear (a product
+(tests/solver_tests/kernel/test_kernel_bitvector.py keeps the case). Over the integers the same question is linear (a product
 by a constant, a division by a power of two) and Z3's arithmetic answers it at once.
 
 Each w-bit term becomes an integer in [0, 2^w) that is equal to its unsigned value for every assignment:
@@ -15,7 +15,7 @@ Each w-bit term becomes an integer in [0, 2^w) that is equal to its unsigned val
 Anything else (a product of two variables, an `or` of two variables, a shift by a variable) raises
 NotLinear: the caller then has no answer from here (never a wrong one). Each free w-bit variable becomes an
 integer variable constrained to [0, 2^w). The translation is checked against Z3's own evaluation of the
-bit-vector term on random assignments (tests/test_kernel_bitvector.py).
+bit-vector term on random assignments (tests/solver_tests/kernel/test_kernel_bitvector.py).
 """
 from __future__ import annotations
 

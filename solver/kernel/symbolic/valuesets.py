@@ -17,7 +17,7 @@ may differ between lanes (%laneid, %tid.x): it is kept lane by lane, and a site 
 between lanes is Top; a branch on such a value follows lane 0, as the concrete executor follows the
 lowest active lane. What it shares with the concrete executor: the meaning of each instruction on ints
 (concrete/semantics.py), applied to each combination of the operands' values; the executor's runs are
-checked to lie inside these sets on the whole corpus (tests/test_kernel_corpus.py).
+checked to lie inside these sets on the whole corpus (tests/solver_tests/kernel/test_kernel_corpus.py).
 """
 from __future__ import annotations
 
