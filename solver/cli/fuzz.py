@@ -209,8 +209,8 @@ def _write_out(directory: str, files: dict) -> list:
 
 def _say_written(paths: list, cases: int) -> None:
     """--out without --json: what was written, a line each (the cases file first)."""
-    for path in paths:
-        print(f"wrote {path}" + (f" ({cases} case{'' if cases == 1 else 's'})" if path.endswith(".jsonl") else ""))
+    if paths:
+        print(render.fuzz_written_text(paths, cases))
 
 
 def _stream(args, records) -> int:
@@ -296,8 +296,7 @@ def _report(args, made: int, stats, violate, count) -> None:
     if short:
         print(short, file=sys.stderr)
     if stats.disagreements:       # a bug in the Z3 model or in spec: say so loudly
-        print(f"fuzz: {len(stats.disagreements)} Z3 solutions that spec labels otherwise (a model/spec "
-              f"disagreement; please report)", file=sys.stderr)
+        print(render.fuzz_disagreements_text(len(stats.disagreements)), file=sys.stderr)
 
 
 def run(args) -> int:
@@ -340,8 +339,7 @@ def _run(args, violate, client) -> int:
     elif differences is not None:
         for d in differences:
             print(json.dumps(d))
-        print(f"fuzz: {len(differences)} of {len(records)} cases where {args.against!r} differs from us",
-              file=sys.stderr)
+        print(render.fuzz_differences_text(len(differences), len(records), args.against), file=sys.stderr)
     elif not args.out:
         sys.stdout.write("".join(files.values()))
     else:

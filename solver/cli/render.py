@@ -410,6 +410,22 @@ def coverage_text(document: dict) -> str:
     return "\n\n".join(parts)
 
 
+def fuzz_written_text(paths: list, cases: int) -> str:
+    """`fuzz --out DIR`: what was written, a line each (the cases file with its count)."""
+    return "\n".join(f"wrote {path}" + (f" ({cases} case{'' if cases == 1 else 's'})" if path.endswith(".jsonl") else "")
+                     for path in paths)
+
+
+def fuzz_disagreements_text(count: int) -> str:
+    """fuzz's warning when Z3's solutions and spec's labels differ: a bug in one of them."""
+    return f"fuzz: {count} Z3 solutions that spec labels otherwise (a model/spec disagreement; please report)"
+
+
+def fuzz_differences_text(count: int, total: int, against: str) -> str:
+    """`fuzz --against CMD`: how many cases the other tool answered otherwise."""
+    return f"fuzz: {count} of {total} cases where {against!r} differs from us"
+
+
 def tma_box_text(document: dict, rows: int, inner: int, arch: str) -> str:
     """`tma box`: the chosen swizzle and box for a tile of rows x inner elements, or the rules that
     exclude every box."""
