@@ -17,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.common import export_commit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 _TIMER = """
@@ -57,9 +59,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="old_kernel_") as folder:
-        archive = subprocess.run(["git", "archive", args.commit, "solver", "spec", "layoutproof"], cwd=ROOT,
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        if not export_commit(args.commit, folder):
+            raise SystemExit(f"bench_kernel_against_commit: git cannot export {args.commit!r}")
         before = _times(Path(folder), args.only, args.repeat)
     after = _times(ROOT, args.only, args.repeat)
     print(f"{'kernel':70s} {'before s':>9s} {'now s':>7s} {'ratio':>6s}")

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import print_and_save, run_times
+from benchmarks.common import export_commit, print_and_save, run_times
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "ptx" / "corpus"
@@ -42,11 +42,7 @@ def _median_seconds(function, repeat: int) -> float:
 def _old_reader(commit: str):
     """solver.ptx.analysis of that commit, imported from an exported copy (None if git cannot)."""
     folder = Path(tempfile.mkdtemp(prefix="old_reader_"))
-    try:
-        archive = subprocess.run(["git", "archive", commit, "solver", "spec"], cwd=ROOT, capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    except (subprocess.CalledProcessError, FileNotFoundError):
+    if not export_commit(commit, str(folder), ("solver", "spec")):
         return None
     code = ("import sys; sys.path.insert(0, %r); from solver.ptx import analysis; import json, time, lzma\n"
             "text = open(sys.argv[1]).read(); t = time.perf_counter(); analysis.analyse(text)\n"

@@ -12,6 +12,19 @@ import time
 import z3
 
 
+def export_commit(commit: str, folder: str, paths=("solver", "spec", "layoutproof")) -> bool:
+    """The packages of `commit`, exported into `folder` with `git archive` (to import an earlier version
+    beside this one); False when git cannot."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        archive = subprocess.run(["git", "archive", commit, *paths], cwd=root, capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return False
+    return True
+
+
 def median(xs):
     return statistics.median(xs)
 

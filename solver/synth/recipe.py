@@ -187,6 +187,10 @@ def case_document(r: Recipe) -> dict:
     if per_byte > 1 and r.major != "K":
         raise SpecError("major", r.major, f"a {r.dtype} recipe is K-major (two elements a byte along K)",
                         readmap.MN_EXTENT.id)
+    if per_byte > 1 and instruction_k(r) * dtypes.dtype(r.dtype).bits != 8 * 32:
+        # (the byte tile's k-steps are BYTE_TYPE's 32 bytes: a sub-byte K step of another size has no such case)
+        raise SpecError("kind", r.kind, f"a {r.dtype} k-step of {instruction_k(r)} elements is not 32 bytes; the "
+                        "recipe's check reads sub-byte tiles 32 bytes a k-step", readmap.MN_EXTENT.id)
     loads = r.tma["loads"]
     stride = loads[1]["smem_address"] - loads[0]["smem_address"] if len(loads) > 1 else r.tma["box_bytes"]
     return {"dtype": r.dtype if per_byte == 1 else BYTE_TYPE, "major": r.major, "mn": r.mn,

@@ -19,13 +19,9 @@ from spec.rules import SpecError, rules_for
 
 
 def case_of(r: recipe.Recipe, **tma) -> dict:
-    """The recipe case of a built recipe (the known-good baseline), tma fields overridden."""
-    loads = r.tma["loads"]
-    stride = loads[1]["smem_address"] - loads[0]["smem_address"] if len(loads) > 1 else r.tma["box_bytes"]
-    case = {"dtype": r.dtype, "major": r.major, "mn": r.mn, "k_tile": r.k_tile, "smem_address": r.smem_address,
-            "tma": {"swizzle": r.tma["swizzle"], "boxDim": list(r.tma["box"]), "box_count": len(loads),
-                    "box_stride_bytes": stride},
-            "descriptors": [{"k_offset": i["k_offset"], "descriptor": i["descriptor"]} for i in r.instructions]}
+    """The recipe case of a built recipe (the known-good baseline: recipe.case_document), tma fields
+    overridden."""
+    case = recipe.case_document(r)
     case["tma"].update(tma)
     return case
 
