@@ -9,6 +9,7 @@ from solver.cli.catalogue import summary
 from solver.cli import render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_smem_address, exit_status, layout_text, number,
                              number_list)
+from solver.shell import job_count
 from solver.kernel import analysis as ptx_analysis
 from solver.kernel import check as ptx_check
 from solver.kernel import iterations, mma
@@ -46,7 +47,8 @@ def read_input(args) -> tuple:
 
 def _analyse(args) -> ptx_analysis.Analysis:
     text, launch = read_input(args)
-    return ptx_analysis.analyse(text, args.smem_base, args.kernel, launch.params, launch, args.max_steps)
+    return ptx_analysis.analyse(text, args.smem_base, args.kernel, launch.params, launch, args.max_steps,
+                                jobs=args.jobs)
 
 
 def descriptors_document(result: ptx_analysis.Analysis, with_addresses: bool = True) -> dict:
@@ -108,6 +110,9 @@ def add_input(p, many: bool = False) -> None:
                    help="CTAs per cluster (%%cluster_ctarank and the like; otherwise unknown)")
     p.add_argument("--max-steps", type=number, default=executor.MAX_STEPS_PER_WARP, metavar="N",
                    help=f"statements one warp may execute (default {executor.MAX_STEPS_PER_WARP})")
+    if not many:
+        p.add_argument("--jobs", type=job_count, default=1, metavar="N",
+                       help="evaluate the file's functions in N local processes (same output)")
 
 
 def register(commands) -> None:

@@ -10,6 +10,8 @@ from typing import Optional
 
 from spec.rule import SpecError, one_line, shown
 
+from solver.shell import MAX_JOBS
+
 from solver.kernel.symbolic import evaluate, valuesets
 from solver.kernel import iterations as iterations_mod
 from solver.kernel import mma
@@ -36,7 +38,7 @@ class Analysis:
 def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Optional[str] = None,
             params: Optional[dict] = None, launch: Optional[executor.Launch] = None,
             max_steps: int = executor.MAX_STEPS_PER_WARP, any_launch: str = "needed", record=None,
-            mark=None, tracer=None, extent=None) -> Analysis:
+            mark=None, tracer=None, extent=None, jobs: int = 1) -> Analysis:
     """Parse, evaluate each function's first iteration over partly known words (symbolic/evaluate.py),
     run it for every warp of one CTA over every iteration (concrete/executor.py) with the launch given
     (its params default to `params`), and the sets of values of every iteration for any launch
@@ -45,9 +47,16 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
     barrier operations), beside the sites; `mark(instruction)`: statements whose visits are kept without
     their operands joining the run's slice (executor.run's is_marker); `tracer(function)`: an
     executor.Tracer for the function's run (the audit's epilogue), kept in Analysis.tracers;
-    `extent(function)`: the run's extent (executor.run: the bytes a TMA load writes)."""
+    `extent(function)`: the run's extent (executor.run: the bytes a TMA load writes).
+
+    jobs: the functions are evaluated in that many forked processes (functions() below), each function
+    in one, with the same results as one process gives: nothing a function's evaluation reads is
+    another's. One process where there is one function, where a tracer is given (it is kept, with its
+    state, in Analysis.tracers), or where the platform cannot fork."""
     if any_launch not in ("needed", "always", "never"):
         raise ValueError(f"any_launch: needed, always or never, not {any_launch!r}")
+    if not 1 <= jobs <= MAX_JOBS:
+        raise SpecError("jobs", jobs, f"1 to {MAX_JOBS} processes", source.RULE)
     if smem_base < 0 or smem_base >= 1 << 32:
         raise SpecError("smem_base", smem_base, "a shared address: 0 <= N < 2^32", source.RULE)
     module = source.parse(text)
@@ -58,43 +67,107 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
             names = ", ".join(f.name for f in module.functions) or "none"
             raise SpecError("kernel", kernel, f"no .entry or .func of that name; the file has: {shown(names)}",
                             source.RULE)
-    sites, shared = [], {}
-    for function in functions:
-        context = evaluate.Context(module, function, smem_base, dict(params or {}))
-        shared[function.name] = dict(context.symbols)
-
-        def visit(ins, machine, loop, name=function.name):
-            family = "wgmma" if ins.opcode.startswith("wgmma") else "tcgen05"
-            arch, arch_from = source.arch_of_targets(module.targets, family)
-            sites.append(mma.read_site(ins, machine, name, arch, arch_from, loop))
-
-        evaluate.walk(context, visit)
     launch = launch or executor.Launch(params=dict(params or {}))
-    runs, found, sets, tracers = {}, {}, {}, {}
-    for function in functions:
-        if launch.block is None and not (function.directives.get(".reqntid") or function.directives.get(".maxntid")):
-            runs[function.name] = "not run: the function declares no .reqntid or .maxntid (give --block)"
-            continue
-        run_graph = cfg.build(function.statements)
-        recorded = _is_site if record is None else (lambda ins: _is_site(ins) or record(ins))
-        if tracer is not None:
-            tracers[function.name] = tracer(function)
-        run = executor.run(function, shared[function.name], launch, recorded, run_graph, max_steps=max_steps,
-                           is_marker=mark, tracer=tracers.get(function.name),
-                           extent=None if extent is None else extent(function))
-        runs[function.name] = run
-        summary = iterations_mod.summarise(run, function.statements)
-        found.update(summary)
-        if any_launch == "always" or (any_launch == "needed" and not _run_knows_everything(
-                run, summary, [s for s in sites if s.function == function.name])):
-            sets.update(iterations_mod.any_launch_sets(
-                function, valuesets.run(function, shared[function.name], launch, _is_mma, run_graph)))
+    work = _Work(module, smem_base, dict(params or {}), launch, max_steps, any_launch, record, mark, tracer, extent)
+    results = evaluated(work, functions, 1 if tracer is not None else jobs)
+    sites, shared, runs, found, sets, tracers = [], {}, {}, {}, {}, {}
+    for function, result in zip(functions, results):
+        sites += result.sites
+        shared[function.name] = result.shared
+        runs[function.name] = result.run
+        found.update(result.found)
+        sets.update(result.sets)
+        if result.tracer is not None:
+            tracers[function.name] = result.tracer
     others = other_sites(functions)
     read = [(site.function, site.line) for site in sites] + [(o["function"], o["line"]) for o in others]
     unread = unread_statements(text, module.functions, read, None if kernel is None else {f.name for f in functions},
                                tuple(module.unread))
     return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others, runs, found, launch,
                     sets, tracers)
+
+
+@dataclass
+class _Work:
+    """What every function's evaluation is given (analyse's arguments)."""
+    module: source.Module
+    smem_base: int
+    params: dict
+    launch: executor.Launch
+    max_steps: int
+    any_launch: str
+    record: object
+    mark: object
+    tracer: object
+    extent: object
+
+
+@dataclass
+class FunctionResult:
+    """One function's part of the Analysis."""
+    sites: list
+    shared: dict
+    run: object                   # executor.Run, or the reason there is none
+    found: dict                   # (function, line) -> iterations.SiteIterations
+    sets: dict                    # (function, line) -> {register: frozenset | valuesets.Top}
+    tracer: object = None
+
+
+def evaluate_function(work: _Work, function) -> FunctionResult:
+    """The first iteration (evaluate.walk), the run of every warp, and the any-launch sets where needed, of
+    one function."""
+    module = work.module
+    context = evaluate.Context(module, function, work.smem_base, dict(work.params))
+    shared = dict(context.symbols)
+    sites = []
+
+    def visit(ins, machine, loop):
+        family = "wgmma" if ins.opcode.startswith("wgmma") else "tcgen05"
+        arch, arch_from = source.arch_of_targets(module.targets, family)
+        sites.append(mma.read_site(ins, machine, function.name, arch, arch_from, loop))
+
+    evaluate.walk(context, visit)
+    launch = work.launch
+    if launch.block is None and not (function.directives.get(".reqntid") or function.directives.get(".maxntid")):
+        return FunctionResult(sites, shared, "not run: the function declares no .reqntid or .maxntid (give --block)",
+                              {}, {})
+    run_graph = cfg.build(function.statements)
+    record = work.record
+    recorded = _is_site if record is None else (lambda ins: _is_site(ins) or record(ins))
+    tracer = work.tracer(function) if work.tracer is not None else None
+    run = executor.run(function, shared, launch, recorded, run_graph, max_steps=work.max_steps,
+                       is_marker=work.mark, tracer=tracer,
+                       extent=None if work.extent is None else work.extent(function))
+    summary = iterations_mod.summarise(run, function.statements)
+    sets = {}
+    if work.any_launch == "always" or (work.any_launch == "needed" and not _run_knows_everything(run, summary, sites)):
+        sets = iterations_mod.any_launch_sets(function, valuesets.run(function, shared, launch, _is_mma, run_graph))
+    return FunctionResult(sites, shared, run, summary, sets, tracer)
+
+
+_FORKED: Optional[tuple] = None     # (work, functions) in a forked worker: inherited, never pickled
+
+
+def _evaluate_forked(index: int) -> FunctionResult:
+    work, functions = _FORKED
+    return evaluate_function(work, functions[index])
+
+
+def evaluated(work: _Work, functions: list, jobs: int = 1) -> list:
+    """evaluate_function for each function, in order: here, or in `jobs` forked processes. A worker
+    inherits the parsed module (fork: nothing of it is pickled) and sends back its function's result."""
+    import multiprocessing
+    jobs = min(jobs, len(functions))
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [evaluate_function(work, function) for function in functions]
+    from concurrent.futures import ProcessPoolExecutor
+    global _FORKED
+    _FORKED = (work, functions)
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_evaluate_forked, range(len(functions))))
+    finally:
+        _FORKED = None
 
 
 def _run_knows_everything(run, summary: dict, sites: list) -> bool:

@@ -416,7 +416,8 @@ class _WarpWalk:
         warp, shared = self.warp, self.memory
         clock = warp.env.get(memory.CLOCK, ())
         if memory.BARRIER.match(ins.opcode):
-            lanes = sum(1 for lane in range(WARP) if warp.active[lane] and (guard is None or lane_of(guard, lane)))
+            lanes = sum(warp.active) if guard is None else \
+                sum(1 for lane in range(WARP) if warp.active[lane] and lane_of(guard, lane))
             warp.env[memory.CLOCK], use = memory.arrive(clock, ins, guard, warp.read, lanes)
             self.record.barrier_uses.add(use)
             return
@@ -425,8 +426,9 @@ class _WarpWalk:
         if ins.base == "ld":
             self.events += 1    # (every load from shared memory, needed or not: the order is the same with a
             return              # tracer or without one)
-        lanes = [lane for lane in range(WARP) if warp.active[lane] and
-                 (guard is None or isinstance(guard, Unknown) or lane_of(guard, lane))]
+        lanes = [lane for lane, active in enumerate(warp.active) if active] \
+            if guard is None or isinstance(guard, Unknown) else \
+            [lane for lane in range(WARP) if warp.active[lane] and lane_of(guard, lane)]
         if not lanes:
             return
         self.events += 1
@@ -515,38 +517,42 @@ class _WarpWalk:
             path.counters[k] = path.counters.get(k, -1) + 1 if path.previous in loop.blocks else 0
         block = graph.blocks[current]
         following = block.successors[-1] if block.successors else None
-        count, relevant = self._relevant(block)
+        count, relevant, every = self._relevant(block)
         if self.record.steps + count <= self.max_steps:
             self.record.steps += count      # (the statements skipped count as run: the budget is the same)
             statements = relevant
         else:                               # the budget runs out in this block: statement by statement
-            statements = [(i, graph.statements[i].instruction) for i in range(block.first, block.last + 1)
-                          if graph.statements[i].instruction is not None]
-        for i, ins in statements:
-            if statements is not relevant:
+            statements = every
+        on_ints, env = warp.on_ints, warp.env
+        for i, ins, control, watched, noted, site, needed in statements:
+            if statements is every:
                 self.record.steps += 1
                 if self.record.steps > self.max_steps:
                     self._stop(f"the step budget ({self.max_steps} statements) is spent at line {ins.line}")
                     return None, None
-                if i not in self.needed and i not in self.sites and i not in self.watched and i not in self.noted \
-                        and ins.base not in _CONTROL:
+                if not (needed or site or watched or noted or control):
                     continue                # writes nothing a site, a branch or a guard reads (needed_statements)
-            guard = _guard(ins, warp)
-            if ins.base in ("bra", "brx"):
-                before = warp.active
-                following = _branch(ins, block, guard, warp, self.record)
-                self._left_behind(before)
-                path.active = warp.active
-                if following == "stop":
-                    return None, None
-                if following == "fork":
-                    return self._fork(current, block, ins, guard, path)
-                if following == "split":
-                    return self._split(current, block, ins, guard, path)
-                break
-            if ins.base in cfg.ENDS_THREAD:
+            if ins.guard is None:
+                if needed and not (control or watched or noted or site) and on_ints(ins, env, warp.width_of):
+                    continue                # (the common case, as _execute starts: ints only, the same results)
+                guard = None
+            else:
+                guard = _guard(ins, warp)
+            if control:
+                if ins.base in ("bra", "brx"):
+                    before = warp.active
+                    following = _branch(ins, block, guard, warp, self.record)
+                    self._left_behind(before)
+                    path.active = warp.active
+                    if following == "stop":
+                        return None, None
+                    if following == "fork":
+                        return self._fork(current, block, ins, guard, path)
+                    if following == "split":
+                        return self._split(current, block, ins, guard, path)
+                    break
                 if guard is None or guard == 1:
-                    return None, None
+                    return None, None       # ret, exit, trap (cfg.ENDS_THREAD)
                 if isinstance(guard, Unknown):
                     self._stop(f"line {ins.line}: {ins.base} under an unknown predicate ({guard.reason})")
                     return None, None
@@ -554,34 +560,33 @@ class _WarpWalk:
                     warp.active = path.active = [a and not guard.values[lane] for lane, a in enumerate(warp.active)]
                     self.record.notes.append(f"line {ins.line}: some lanes leave ({ins.base})")
                 continue
-            if i in self.watched:
+            if watched:
                 self.tracer.observe(i, ins, guard, warp, len(self.visits))
-            if i in self.noted:
+            if noted:
                 self._remember(ins, guard)
-            if i in self.sites and len(self.visits) < MAX_VISITS and not (guard is not None and guard == 0):
+            if site and len(self.visits) < MAX_VISITS and not (guard is not None and guard == 0):
                 holding = [k for k in self.counted if current in graph.loops[k].blocks]
-                clock = warp.env.get(memory.CLOCK, ())
+                clock = env.get(memory.CLOCK, ())
                 self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
                                          _operand_values(ins, warp), _executing_lanes(guard, warp.active),
                                          None if isinstance(clock, Unknown) else clock))
-            if i in self.needed:
+            if needed:
                 loader = self._load if self.memory is not None and ins.base == "ld" else None
                 _execute(ins, guard, warp, i, self.tracer, len(self.visits), loader)
         path.previous = current
         return following, path
 
     def _relevant(self, block) -> tuple:
-        """(the block's instruction statements, those a site, a branch or a guard depends on: needed,
-        sites and control), kept per block: the others write nothing observed (needed_statements)."""
+        """(how many instruction statements the block has, those a site, a branch or a guard depends on:
+        needed, sites and control, every one of them), kept per block: the others write nothing observed
+        (needed_statements). Each is (index, instruction, control, watched, noted, site, needed)."""
         found = self.relevant.get(block.index)
         if found is None:
-            statements = [(i, self.graph.statements[i].instruction) for i in range(block.first, block.last + 1)
-                          if self.graph.statements[i].instruction is not None]
-            found = self.relevant[block.index] = (
-                len(statements),
-                [(i, ins) for i, ins in statements
-                 if i in self.needed or i in self.sites or i in self.watched or i in self.noted
-                 or ins.base in _CONTROL])
+            every = [(i, ins, ins.base in _CONTROL, i in self.watched, i in self.noted, i in self.sites,
+                      i in self.needed)
+                     for i, ins in ((i, self.graph.statements[i].instruction) for i in range(block.first, block.last + 1))
+                     if ins is not None]
+            found = self.relevant[block.index] = (len(every), [item for item in every if any(item[2:])], every)
         return found
 
     def _split(self, current: int, block, ins, guard: Lanes, path: _Path) -> tuple:
@@ -824,6 +829,11 @@ def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Trace
         return
     handler = semantics.handler_of(ins)
     written = destinations(ins)
+    if handler is None and (guard is None or guard == 1):
+        unmodelled = _unmodelled(ins)   # (an MMA's 64 accumulators: one Unknown each, kept as it is by write)
+        for name in written:
+            warp.env[name] = unmodelled
+        return
     result = None
     if handler is not None:
         try:
@@ -835,7 +845,7 @@ def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Trace
     for name in written:
         value = (result or {}).get(name)
         if value is None:
-            value = Unknown(f"written by {ins.opcode} at line {ins.line}, which the executor does not model")
+            value = _unmodelled(ins)
         if guard is None or guard == 1:
             warp.write(name, value)
         elif isinstance(guard, Unknown):
@@ -843,6 +853,15 @@ def _execute(ins, guard, warp: Warp, statement: int = -1, tracer: Optional[Trace
         else:
             old = warp.env.get(name, Unknown(f"{name} not written in every lane (line {ins.line})"))
             warp.write(name, select(guard, value, old))
+
+
+def _unmodelled(ins) -> Unknown:
+    """What an instruction the executor does not model writes (kept on the instruction once made)."""
+    found = ins.__dict__.get("_unmodelled")
+    if found is None:
+        found = ins.__dict__["_unmodelled"] = \
+            Unknown(f"written by {ins.opcode} at line {ins.line}, which the executor does not model")
+    return found
 
 
 def _stored_bytes(ins, warp: Warp, lane: int) -> list:
