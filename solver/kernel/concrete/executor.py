@@ -272,6 +272,8 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     for _ in range(memory.MAX_PASSES - 1):
         shared = memory.SharedMemory(previous, bytes_loaded)
         explored = explorer.run(shared)
+        if previous is None and tracer is None and shared.answers_none_of_its_loads():
+            return explored             # the next pass would be this run again, and would stand (memory.py)
         if previous is not None and shared.log.same(previous) and shared.loaded <= bytes_loaded:
             if tracer is None:          # the confirming run would be this pass again (the same runner, the
                 confirm, result = shared, explored      # same answers, nothing watched): it is that run

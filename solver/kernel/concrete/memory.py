@@ -31,7 +31,8 @@ What counts as a write (`writes_shared`):
 
 The passes (executor.run): a run answers its loads from the log of the run before it, and records its own.
 When a run's log is the log it was answered from, each answer rests on writes that this run made, with
-the order this run shows; that run is the result, if its answers are justified. Otherwise, after
+the order this run shows; that run is the result, if its answers are justified. (A run answered nothing
+whose log answers none of its own loads is such a run already: the next would repeat it step for step.) Otherwise, after
 MAX_PASSES runs, the first run (no answers) stands. Only the bytes some load of a run read have their
 writes logged (SharedMemory.watches).
 """
@@ -217,6 +218,7 @@ class SharedMemory:
         self.count = 0
         self.answered: list = []            # (warp, step, clock, address, size, value): each load answered
         self.loaded: set = set()            # the bytes the run's loads read (the next run watches them)
+        self.loads: list = []               # (warp, step, clock, address, size): each load, answered or not
         self._low = min(watched, default=0)
         self._high = max(watched, default=-1)
 
@@ -261,6 +263,7 @@ class SharedMemory:
         """The little-endian value of bytes [address, address + size) that `warp` loads, or
         None when a byte is not known (see the module's docstring)."""
         self.loaded.update(range(address, address + size))
+        self.loads.append((warp, step, clock, address, size))
         if self.answers is None or isinstance(clock, Unknown):
             return None
         if any(address + k not in self.answers.watched for k in range(size)):
@@ -269,6 +272,18 @@ class SharedMemory:
         if value is not None:
             self.answered.append((warp, step, clock, address, size, value))
         return value
+
+    def answers_none_of_its_loads(self) -> bool:
+        """Whether a run answered from this run's log would answer none of this run's loads. For a run that
+        was answered nothing, that next run is then this run again, step for step (a run is deterministic,
+        and the two could first part at a load answered differently): the passes may stop at this one."""
+        if self.answered:
+            return False
+        if self.log.overflow:
+            return True                 # (an overflowing log answers nothing)
+        return all(isinstance(clock, Unknown) or any(address + k not in self.log.watched for k in range(size)) or
+                   self._value(self.log, warp, step, clock, address, size, strict=False) is None
+                   for warp, step, clock, address, size in self.loads)
 
     def _value(self, log: Log, warp: int, step: int, clock, address: int, size: int, strict: bool) -> Optional[int]:
         """Not strict (while the passes go on): a warp the log shows stopping is taken to arrive at every

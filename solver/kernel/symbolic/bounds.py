@@ -38,6 +38,7 @@ from typing import Optional
 
 import z3
 
+from spec import fast
 from solver.kernel.concrete.executor import reads, site_operand_registers, slice_of
 from solver.kernel.concrete.values import Lanes, SharedGeneric, Unknown, mask
 from solver.kernel.frontend import cfg
@@ -51,6 +52,8 @@ MAX_VALUES = 64            # as valuesets.MAX_VALUES: a register with more value
 Z3_RESOURCE_LIMIT = 2_000_000     # per Z3 check (rlimit: the same answer on every machine and run)
 MAX_Z3_CHECKS = 2_000             # per function: past them no more registers are bounded (less known)
 EVALUATIONS = 32                  # random evaluations of a term across blocks before Z3 is asked
+NEARLY_ALL_NEW = 2                # ... and more where all but 1 or this many of them gave new values
+MAX_EVALUATIONS = 4 * MAX_VALUES  # (up to this many: past MAX_VALUES values Z3 is not asked)
 
 
 def operand_registers(graph: cfg.Graph, sites: set) -> set:
@@ -282,9 +285,10 @@ def bound_across(statements: list, combination: dict, targets: list, warp, defin
             rng = random.Random(statements[0][0])
             for name in targets:
                 term = encoder.env.get(name)
-                seen = _evaluations(term, rng) if term is not None else None
-                if seen is None or len(seen) >= EVALUATIONS:
-                    continue
+                evaluated = _evaluations(term, rng) if term is not None else None
+                if evaluated is None or len(evaluated[0]) > MAX_VALUES or len(evaluated[0]) == evaluated[1]:
+                    continue        # too many values, or every assignment tried gave a new one: not asked
+                seen = evaluated[0]
                 proved = _all_values(term, seen, checks)
                 if proved is not None:
                     found[name] = frozenset(proved)
@@ -293,18 +297,36 @@ def bound_across(statements: list, combination: dict, targets: list, warp, defin
     return found
 
 
-def _evaluations(term, rng: random.Random) -> Optional[set]:
-    """The term's values at EVALUATIONS random assignments of its variables."""
+def _evaluations(term, rng: random.Random) -> Optional[tuple]:
+    """(the term's values at random assignments of its variables, how many assignments were tried): first
+    EVALUATIONS of them; then, where all but one or two gave a new value (a wide range that a repeated
+    value hid), more, until more than MAX_VALUES values are found (the term has too many to be bounded:
+    Z3 would find as many, one check each) or MAX_EVALUATIONS are tried. None where a value is not a
+    constant."""
     variables = free_constants(term)
-    seen = set()
-    for k in range(EVALUATIONS):
-        pairs = [(v, z3.BitVecVal((0, 1, -1)[k] if k < 3 else rng.getrandbits(v.size()), v.size()))
-                 for v in variables]
-        value = z3.simplify(z3.substitute(term, *pairs) if pairs else term)
-        if not z3.is_bv_value(value):
+    value_at = fast.fastest(term_evaluator)(term, variables)
+    seen, tried = set(), 0
+    while tried < MAX_EVALUATIONS and len(seen) <= MAX_VALUES:
+        if tried == EVALUATIONS and not EVALUATIONS - NEARLY_ALL_NEW <= len(seen) < EVALUATIONS:
+            break
+        value = value_at([(0, 1, -1)[tried] & mask(v.size()) if tried < 3 else rng.getrandbits(v.size())
+                          for v in variables])
+        if value is None:
             return None
-        seen.add(value.as_long())
-    return seen
+        seen.add(value)
+        tried += 1
+    return seen, tried
+
+
+def term_evaluator(term, variables: list):
+    """A function from the variables' values (ints, in the order given) to the term's value (an int; None
+    where it does not simplify to a constant): Z3's substitute and simplify, the definition. A registered
+    fast version (solver/fast/kernel_symbolic_bounds.py) compiles the term to Python once instead."""
+    def value_at(values: list) -> Optional[int]:
+        pairs = [(v, z3.BitVecVal(x, v.size())) for v, x in zip(variables, values)]
+        found = z3.simplify(z3.substitute(term, *pairs) if pairs else term)
+        return found.as_long() if z3.is_bv_value(found) else None
+    return value_at
 
 
 class _Encoder:

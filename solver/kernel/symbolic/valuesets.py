@@ -60,10 +60,14 @@ class WarpSets:
 
 def join(a, b):
     """The union of two sets, Top past MAX_VALUES values."""
+    if a is b:
+        return a
     if isinstance(a, Top):
         return a
     if isinstance(b, Top):
         return b
+    if a == b:
+        return a
     union = a | b
     return union if len(union) <= MAX_VALUES else Top(f"more than {MAX_VALUES} values")
 
@@ -72,11 +76,14 @@ def _join_states(a: dict, b: dict) -> dict:
     """Each register's values on either side; one not written on one side (read there before any write,
     which PTX leaves undefined) is Top."""
     out = {}
-    for name in a.keys() | b.keys():
-        if name in a and name in b:
-            out[name] = join(a[name], b[name])
-        else:
+    for name, value in a.items():
+        other = b.get(name)
+        if other is None:
             out[name] = Top(f"{name} is not written on every path that reaches here")
+        else:
+            out[name] = value if other is value else join(value, other)
+    for name in b.keys() - a.keys():
+        out[name] = Top(f"{name} is not written on every path that reaches here")
     return out
 
 

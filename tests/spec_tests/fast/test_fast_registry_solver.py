@@ -83,9 +83,11 @@ def _dispatching():
 
 
 # reached by no public name of their own: the executor resolves its integer path once per warp
-# (executor.Warp.on_ints), and the audit's compose path is checked through whole audits (below)
+# (executor.Warp.on_ints), the audit's compose path is checked through whole audits (below), and the any-
+# launch sets evaluate a term across blocks through the compiled term (bounds._evaluations)
 THROUGH_RUNS = {"solver.kernel.concrete.semantics.no_integer_path",
-                "solver.kernel.audit.compose.operand_dimensions_by_element"}
+                "solver.kernel.audit.compose.operand_dimensions_by_element",
+                "solver.kernel.symbolic.bounds.term_evaluator"}
 
 
 def test_every_solver_fast_path_is_reached_by_a_public_name_or_a_run():
