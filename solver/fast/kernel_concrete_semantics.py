@@ -7,8 +7,10 @@ whole warp. For those, semantics.py reads each operand through the warp (strip, 
 registers, symbols, lanes), lifts the operation over lanes and fits the result: general, and most of the
 executor's time. Here each such instruction gets a plan once (which operands are registers, which are
 constants, the masks of its widths and the int function to apply), and a run that applies it when every
-register it reads holds an int. Anything else (a lane-varying or unknown value, a special register, a
-symbol, a guard, a form not listed) returns False and the executor takes semantics.py. The functions
+register it reads holds an int, or a plain Unknown where the handler lifts (values.lift gives the first
+Unknown operand; the value sets run blocks on Unknown inputs often). Anything else (a lane-varying value,
+an accumulator's tag, a special register, a symbol, a guard, a form not listed) returns False and the
+executor takes semantics.py. The functions
 below are the same formulas as semantics.py's, on ints; tests/solver_tests/kernel/test_kernel_fast_semantics.py checks the
 two on random operands of every form planned, and on whole runs of corpus kernels (fast paths on and off).
 
@@ -19,10 +21,13 @@ from __future__ import annotations
 from spec import fast
 from solver.kernel.concrete import semantics
 from solver.kernel.concrete.semantics import COMPARISONS, is_integer     # the reference's own
-from solver.kernel.concrete.values import mask, signed
+from solver.kernel.concrete.values import Unknown, mask, signed
 from solver.kernel.frontend.instruction import FLOAT_BITS, TYPE_BITS, parse_integer
 
 _NO_PLAN = object()
+# the handlers that compute their result with values.lift (mov: the value read): an operand that is a plain
+# Unknown makes the result the first such operand, in the order the handler reads them (first_unknown)
+LIFTED = frozenset(("add", "sub", "and", "or", "xor", "not", "shl", "shr", "mov", "cvt", "setp", "mul", "mad"))
 
 
 @fast.fast_version_of(semantics.no_integer_path)
@@ -34,19 +39,23 @@ def run(ins, env: dict, width_of) -> bool:
         plan = ins.__dict__["_fast_plan"] = _plan(ins, width_of) or _NO_PLAN
     if plan is _NO_PLAN:
         return False
-    readers, compute, destination, destination_mask = plan
-    values = []
+    readers, compute, destination, destination_mask, lifted = plan
+    values, unknown = [], None
     for is_register, what, narrow in readers:
         if is_register:
             value = env.get(what)
             if value.__class__ is not int:
-                return False
+                if value.__class__ is not Unknown or not lifted:
+                    return False
+                if unknown is None:
+                    unknown = value             # (the first, in the order the handler reads them)
+                continue
             if narrow is not None:
                 value &= narrow
         else:
             value = what
         values.append(value)
-    env[destination] = compute(*values) & destination_mask
+    env[destination] = unknown if unknown is not None else compute(*values) & destination_mask
     return True
 
 
@@ -138,4 +147,4 @@ def _plan(ins, width_of):
             return None
         readers.append(reader)
     out = compute if base in ("setp", "cvt", "selp", "mov") else (lambda *xs, f=compute, keep=m: f(*xs) & keep)
-    return readers, out, destination, mask(width_of(destination))
+    return readers, out, destination, mask(width_of(destination)), base in LIFTED

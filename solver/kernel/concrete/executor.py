@@ -689,10 +689,15 @@ def site_operand_registers(ins) -> list:
 
 
 def reads(ins) -> list:
-    """The registers an instruction reads: its operands past what it writes, and its guard."""
-    written = destinations(ins)
-    return [r for k, operand in enumerate(ins.operands) if k > 0 or not written for r in registers_in(operand)] \
-        + ([ins.guard] if ins.guard else [])
+    """The registers an instruction reads: its operands past what it writes, and its guard. (Kept on the
+    instruction once computed, as destinations: callers read the list, never change it.)"""
+    found = ins.__dict__.get("_reads")
+    if found is None:
+        written = destinations(ins)
+        found = ins.__dict__["_reads"] = \
+            [r for k, operand in enumerate(ins.operands) if k > 0 or not written for r in registers_in(operand)] \
+            + ([ins.guard] if ins.guard else [])
+    return found
 
 
 def slice_of(graph: cfg.Graph, wanted: list) -> tuple:

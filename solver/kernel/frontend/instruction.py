@@ -49,6 +49,11 @@ class Instruction:
     opcode: str                   # e.g. "add.s32", "tcgen05.mma.cta_group::1.kind::f16"
     operands: tuple               # raw operand texts
 
+    def __getstate__(self) -> dict:
+        """Its fields and properties, without what the executors keep on it (names starting "_": plans of
+        functions, which do not pickle; they are made again where wanted)."""
+        return {name: value for name, value in self.__dict__.items() if not name.startswith("_")}
+
     @cached_property
     def base(self) -> str:
         return self.opcode.split(".")[0]

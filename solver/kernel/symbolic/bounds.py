@@ -74,8 +74,8 @@ def bound(statements: list, combination: dict, targets: list, warp, run_statemen
     targets = [name for name in targets if warp.width_of(name) > 1]
     if not targets or any(isinstance(v, (Lanes, SharedGeneric)) for v in combination.values()):
         return {}
-    statements = slice_for(statements, targets)
-    read = sorted({r for _, ins, _ in statements for r in _reads(ins)} & combination.keys())
+    statements, reading = _slice_and_reads(statements, targets, cache)
+    read = sorted(reading & combination.keys())
     key = (tuple(i for i, _, _ in statements), tuple(targets), tuple((name, combination[name]) for name in read))
     if cache is not None and key in cache:
         return cache[key]
@@ -91,6 +91,19 @@ def _reads(ins) -> list:
     """What the instruction's result depends on: what it reads, and under a guard what it writes (kept where
     the guard fails)."""
     return reads(ins) + (destinations(ins) if ins.guard else [])
+
+
+def _slice_and_reads(statements: list, targets: list, cache: Optional[dict]) -> tuple:
+    """(slice_for, the registers its statements read), kept in the cache by the statements' indexes and
+    the targets (a block's part is asked again at every combination of its inputs)."""
+    key = ("slice", tuple(i for i, _, _ in statements), tuple(targets))
+    found = cache.get(key) if cache is not None else None
+    if found is None:
+        kept = slice_for(statements, targets)
+        found = (kept, frozenset(r for _, ins, _ in kept for r in _reads(ins)))
+        if cache is not None:
+            cache[key] = found
+    return found
 
 
 def slice_for(statements: list, targets: list) -> list:
@@ -254,10 +267,10 @@ def bound_across(statements: list, combination: dict, targets: list, warp, defin
     targets = [name for name in targets if warp.width_of(name) > 1]
     if not targets or not statements or any(isinstance(v, (Lanes, SharedGeneric)) for v in combination.values()):
         return {}
-    statements = slice_for(statements, targets)
+    statements, reading = _slice_and_reads(statements, targets, cache)
     if not statements:
         return {}
-    read = sorted({r for _, ins, _ in statements for r in _reads(ins)} & combination.keys())
+    read = sorted(reading & combination.keys())
     combination = {name: combination[name] for name in read}
     key = ("across", tuple(i for i, _, _ in statements), tuple(targets), tuple(combination.items()))
     if cache is not None and key in cache:
