@@ -155,7 +155,8 @@ def _evaluate_forked(index: int) -> FunctionResult:
 
 def evaluated(work: _Work, functions: list, jobs: int = 1) -> list:
     """evaluate_function for each function, in order: here, or in `jobs` forked processes. A worker
-    inherits the parsed module (fork: nothing of it is pickled) and sends back its function's result."""
+    inherits the parsed module (fork: nothing of it is pickled) and sends back its function's result. The
+    longest functions are handed out first (the last to finish is then a short one)."""
     import multiprocessing
     jobs = min(jobs, len(functions))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
@@ -163,11 +164,13 @@ def evaluated(work: _Work, functions: list, jobs: int = 1) -> list:
     from concurrent.futures import ProcessPoolExecutor
     global _FORKED
     _FORKED = (work, functions)
+    order = sorted(range(len(functions)), key=lambda k: -len(functions[k].statements))
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_evaluate_forked, range(len(functions))))
+            found = dict(zip(order, pool.map(_evaluate_forked, order)))
     finally:
         _FORKED = None
+    return [found[k] for k in range(len(functions))]
 
 
 def _run_knows_everything(run, summary: dict, sites: list) -> bool:
