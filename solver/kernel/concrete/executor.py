@@ -268,7 +268,7 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     following = noted["writes"] | noted["barriers"] | noted["loads"]
     explorer = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, None, block,
                        set(), following, extent)
-    bytes_loaded, previous = frozenset(probe.loaded), None
+    bytes_loaded, previous, cycle = frozenset(probe.loaded), None, []
     for _ in range(memory.MAX_PASSES - 1):
         shared = memory.SharedMemory(previous, bytes_loaded)
         explored = explorer.run(shared)
@@ -285,7 +285,17 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
                 return result
             break
         bytes_loaded, previous = bytes_loaded | shared.loaded, shared.log
+        # a pass is given the log before it and the bytes watched: where both come back as after an earlier
+        # pass, the passes go round that cycle and never stand; the first run stands, as after MAX_PASSES
+        if _comes_back(cycle, previous, bytes_loaded):
+            break
+        cycle.append((previous, bytes_loaded))
     return plain.run(None)
+
+
+def _comes_back(earlier: list, log: memory.Log, watched: frozenset) -> bool:
+    """Whether an earlier pass left this log and these watched bytes: the state the next pass starts from."""
+    return any(old.same(log) and old_watched == watched for old, old_watched in earlier)
 
 
 def _memory_statements(graph: cfg.Graph) -> dict:

@@ -195,3 +195,39 @@ def test_enumeration_covers_an_answer_and_a_race():
     programs = [[("st", 0, 1), ("bar",)], [("bar",), ("ld", 0)]]
     answered |= _loaded(programs)[1] == [1]
     assert answered and raced
+
+
+def test_passes_that_go_round_a_cycle_stop_with_what_every_pass_gives(monkeypatch):
+    """Triton's tut09 TMA warp-specialized sm_100a kernel: its passes come back to an earlier pass's log and
+    watched bytes (executor._comes_back), so they would never stand; stopping there gives the run that
+    running every pass (memory.MAX_PASSES) gives, in fewer runs."""
+    import json
+    import lzma
+    from repo_paths import TESTS
+    folder = TESTS / "fixtures" / "ptx" / "corpus" / "triton"
+    entry = next(e for e in json.loads((folder / "manifest.json").read_text())["kernels"]
+                 if e["file"].startswith("tut09_tma_ws_f16_128x256x64_s3_w4_sm_100a"))
+    from solver.kernel import analysis
+    from solver.kernel.symbolic import evaluate
+    module = source.parse(lzma.open(folder / entry["file"], "rt").read())
+    function = module.functions[0]
+    symbols = evaluate.Context(module, function, evaluate.DEFAULT_SMEM_BASE, {}).symbols
+    launch = executor.Launch(params=dict(entry["params"]), grid=tuple(entry["problem"]["grid"]))
+    runs = []
+    real = executor._Runner.run
+
+    def counted(self, shared):
+        runs.append(shared)
+        return real(self, shared)
+    monkeypatch.setattr(executor._Runner, "run", counted)
+
+    def outcome():
+        runs.clear()
+        result = executor.run(function, symbols, launch, analysis._is_site)
+        return [(v.statement, v.warp, v.iteration, v.values) for v in result.visits], \
+            [(w.warp, w.steps, w.stopped) for w in result.warps], len(runs)
+    stopped = outcome()
+    monkeypatch.setattr(executor, "_comes_back", lambda *args: False)
+    every = outcome()
+    assert stopped[:2] == every[:2]
+    assert every[2] == executor.memory.MAX_PASSES + 1 > stopped[2]        # (the probe, the passes, the first run again)
