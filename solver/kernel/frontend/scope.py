@@ -36,6 +36,23 @@ class _Names:
 
     def __init__(self, outer: Optional["_Names"], exact: dict, ranged: dict):
         self.outer, self.exact, self.ranged = outer, exact, ranged
+        self._words: Optional[tuple] = None
+
+    def may_resolve(self, text: str) -> bool:
+        """Whether some name in the text may resolve (False: resolve() gives None for every one of them, so
+        the text stays as it is): a name declared here or outwards, or one that begins with a ranged prefix."""
+        if self._words is None:
+            exact, prefixes, scope = set(), set(), self
+            while scope is not None:
+                exact.update(scope.exact)
+                prefixes.update(scope.ranged)
+                scope = scope.outer
+            self._words = (frozenset(exact), frozenset(prefixes))
+        exact, prefixes = self._words
+        for name in _NAME.findall(text):
+            if name in exact or (prefixes and name.rstrip("0123456789") in prefixes):
+                return True
+        return False
 
     def resolve(self, name: str) -> Optional[str]:
         scope = self
@@ -89,6 +106,8 @@ def flatten(body: Block, marker: str) -> list:
 
 def _renamed(statement: Statement, names: _Names) -> Statement:
     def sub(text: str) -> str:
+        if not names.may_resolve(text):
+            return text
         return _NAME.sub(lambda m: names.resolve(m.group(0)) or m.group(0), text)
 
     if statement.label is not None:
