@@ -68,13 +68,12 @@ forms and on seeded mutations of corpus statements.
 """
 from __future__ import annotations
 
-import gc
 import re
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Optional
 
 from spec import fast
+from solver.kernel import collector
 from solver.kernel.frontend import grammar, syntax
 from solver.kernel.frontend.instruction import Instruction, split_operands
 
@@ -276,20 +275,6 @@ def _directive_statement(text: str, at: int, line: int, directive_next: bool, fo
     return None
 
 
-@contextmanager
-def collector_paused():
-    """Python's cyclic garbage collector off while the bodies are read, as it was after. The Statements,
-    Instructions and Blocks built hold no cycle, yet each of the collector's passes walks all of them: on
-    a 16 MB module those passes took a third of the time."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-
-
 # --- the module ---------------------------------------------------------------------------------------------
 def past_comment_or_string(text: str, token: str, start: int, end: int, forms: Forms) -> Optional[int]:
     """Where the comment or string opened by `token` at `start` ends; None where it is never closed (the
@@ -389,7 +374,7 @@ def read(text: str, parser, module_of) -> Optional[syntax.ModuleTree]:
     its module builder (grammar._module): parse passes them."""
     if PLACEHOLDER in text:
         return None
-    with collector_paused():
+    with collector.paused():
         found = regions(text, forms_of(parser))
     if found is None:
         return None

@@ -17,7 +17,9 @@
     iterations.py  per-site summaries over the run's visits (warp roles, start patterns)
     mma.py      each wgmma.mma_async / tcgen05.mma with its operands, decoded by spec.mma
     check.py    the MMAs against the tile an author meant (spec.cases.desc_case)
-    analysis.py the entry point: text -> sites, and the MMA statements not read (nothing silent)
+    analysis.py the entry point: text -> sites, and the MMA statements not read (nothing silent); a
+                file's functions in forked processes (jobs)
+    collector.py  Python's cyclic garbage collector paused while modules are read and evaluated
 
 frontend -> symbolic | concrete -> mma -> check; analysis.analyse ties them together.
 """

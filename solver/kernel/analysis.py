@@ -14,7 +14,7 @@ from solver.shell import MAX_JOBS
 
 from solver.kernel.symbolic import evaluate, valuesets
 from solver.kernel import iterations as iterations_mod
-from solver.kernel import mma
+from solver.kernel import collector, mma
 from solver.kernel.concrete import executor
 from solver.kernel.frontend import cfg, source
 
@@ -150,7 +150,14 @@ _FORKED: Optional[tuple] = None     # (work, functions) in a forked worker: inhe
 
 def _evaluate_forked(index: int) -> FunctionResult:
     work, functions = _FORKED
-    return evaluate_function(work, functions[index])
+    return _evaluate_collected(work, functions[index])
+
+
+def _evaluate_collected(work: _Work, function) -> FunctionResult:
+    """evaluate_function with Python's cyclic collector paused, then run over what it made (collector.py):
+    its passes otherwise walk the whole module and every result before, again and again."""
+    with collector.paused(collect_after=True):
+        return evaluate_function(work, function)
 
 
 def evaluated(work: _Work, functions: list, jobs: int = 1) -> list:
@@ -160,7 +167,7 @@ def evaluated(work: _Work, functions: list, jobs: int = 1) -> list:
     import multiprocessing
     jobs = min(jobs, len(functions))
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [evaluate_function(work, function) for function in functions]
+        return [_evaluate_collected(work, function) for function in functions]
     from concurrent.futures import ProcessPoolExecutor
     global _FORKED
     _FORKED = (work, functions)
@@ -238,9 +245,12 @@ def unread_statements(text: str, functions: list, read: list, asked: Optional[se
     An occurrence belongs to the statement that starts last at or before its line; a site accounts for one
     occurrence of its statement."""
     stripped = source.strip_comments(text)
-    owners = sorted(((statement.line, i, function, statement) for i, function in enumerate(functions)
-                     for statement in function.statements), key=lambda owner: owner[:2])
+    owners = [(statement.line, i, function, statement) for i, function in enumerate(functions)
+              for statement in function.statements]
     starts = [owner[0] for owner in owners]
+    if starts != sorted(starts):        # (a module's functions and statements come in line order: no sort)
+        owners.sort(key=lambda owner: owner[:2])
+        starts = [owner[0] for owner in owners]
     left = Counter(read)
     cut = {u.line: u for u in not_parsed}          # (few: grammar.MAX_UNREAD at most)
     unread = [{"line": u.line, "text": one_line(u.text, 120), "reason": u.reason} for u in not_parsed]

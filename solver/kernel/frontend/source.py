@@ -11,6 +11,7 @@ from typing import Optional
 
 from spec.rule import SpecError
 
+from solver.kernel import collector
 from solver.kernel.frontend import grammar, scope
 from solver.kernel.frontend.instruction import parse_integer
 from solver.kernel.frontend.syntax import Statement
@@ -120,6 +121,11 @@ def parse(text: str) -> Module:
     if text.count(";") > MAX_TOTAL_STATEMENTS:        # before any parsing: every statement but a label,
         raise SpecError("ptx", f"<more than {MAX_TOTAL_STATEMENTS} statements>",   # a block or a line
                         f"longer than the {MAX_TOTAL_STATEMENTS} statements read per file", RULE)  # directive ends so
+    with collector.paused():                          # (the trees built hold no cycle: collector.py)
+        return _parsed(text)
+
+
+def _parsed(text: str) -> Module:
     tree = grammar.parse(text)
     marker = scope.marker_for(text)
     functions, total = [], 0
