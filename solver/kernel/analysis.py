@@ -79,10 +79,11 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
         sets.update(result.sets)
         if result.tracer is not None:
             tracers[function.name] = result.tracer
-    others = other_sites(functions)
-    read = [(site.function, site.line) for site in sites] + [(o["function"], o["line"]) for o in others]
-    unread = unread_statements(text, module.functions, read, None if kernel is None else {f.name for f in functions},
-                               tuple(module.unread))
+    with collector.paused():            # (a list of every statement: no cycle, collector.py)
+        others = other_sites(functions)
+        read = [(site.function, site.line) for site in sites] + [(o["function"], o["line"]) for o in others]
+        unread = unread_statements(text, module.functions, read,
+                                   None if kernel is None else {f.name for f in functions}, tuple(module.unread))
     return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others, runs, found, launch,
                     sets, tracers)
 
@@ -173,7 +174,8 @@ def evaluated(work: _Work, functions: list, jobs: int = 1) -> list:
     _FORKED = (work, functions)
     order = sorted(range(len(functions)), key=lambda k: -len(functions[k].statements))
     try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool, \
+                collector.paused(collect_after=True):       # (the results as they come back: collector.py)
             found = dict(zip(order, pool.map(_evaluate_forked, order)))
     finally:
         _FORKED = None
