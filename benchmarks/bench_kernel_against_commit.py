@@ -14,10 +14,9 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from benchmarks.common import export_commit
+from benchmarks.common import against_commit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,11 +57,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="old_kernel_") as folder:
-        if not export_commit(args.commit, folder):
-            raise SystemExit(f"bench_kernel_against_commit: git cannot export {args.commit!r}")
-        before = _times(Path(folder), args.only, args.repeat)
-    after = _times(ROOT, args.only, args.repeat)
+    before, after = against_commit(args.commit, lambda root: _times(root, args.only, args.repeat),
+                                   "bench_kernel_against_commit")
     print(f"{'kernel':70s} {'before s':>9s} {'now s':>7s} {'ratio':>6s}")
     for name, seconds in before.items():
         print(f"{name[:70]:70s} {seconds:9.2f} {after[name]:7.2f} {after[name] / seconds:6.2f}")

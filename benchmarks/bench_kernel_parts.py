@@ -18,10 +18,9 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from benchmarks.common import export_commit
+from benchmarks.common import against_commit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,11 +97,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--every", action="store_true", help="every iteration of the recorded problem")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="old_kernel_") as folder:
-        if not export_commit(args.commit, folder):
-            raise SystemExit(f"bench_kernel_parts: git cannot export {args.commit!r}")
-        before = _parts(Path(folder), args.only, args.every)
-    after = _parts(ROOT, args.only, args.every)
+    before, after = against_commit(args.commit, lambda root: _parts(root, args.only, args.every), "bench_kernel_parts")
     names = sorted(set(before["counts"]) | set(after["counts"]), key=lambda n: (n == "all", n))
     print(f"{'part':34s} {'before: count':>14s} {'s':>7s} {'now: count':>11s} {'s':>7s}")
     for name in names:

@@ -25,6 +25,18 @@ def export_commit(commit: str, folder: str, paths=("solver", "spec", "layoutproo
     return True
 
 
+def against_commit(commit: str, measure, program: str) -> tuple:
+    """(measure(the root of `commit`'s code), measure(this tree's root)): the commit's packages exported
+    into a temporary folder (export_commit), measured first; SystemExit naming `program` where git cannot."""
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory(prefix="old_code_") as folder:
+        if not export_commit(commit, folder):
+            raise SystemExit(f"{program}: git cannot export {commit!r}")
+        before = measure(Path(folder))
+    return before, measure(Path(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
 def median(xs):
     return statistics.median(xs)
 
