@@ -328,6 +328,10 @@ class SpecError(ValueError):
         super().__init__(f"{one_line(field_name, 60)}={shown(value)}: {one_line(problem, MESSAGE_CHARACTERS)}"
                          f"{where}")
 
+    def __reduce__(self):
+        # (pickled as its four fields, not its message: a forked worker of `--jobs` sends it back whole)
+        return type(self), (self.field_name, self.value, self.problem, self.rule_id)
+
 
 # The longest number any field takes: 64-bit descriptors and addresses need 20 decimal digits; a number
 # written with more than this many characters is refused before it is converted (Python's int() is

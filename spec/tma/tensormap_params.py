@@ -407,6 +407,9 @@ class DocumentErrors(SpecError):
         problem = first.problem + (f" (and {len(more)} more: {', '.join(more)})" if more else "")
         super().__init__(first.field_name, first.value, problem, first.rule_id)
 
+    def __reduce__(self):
+        return type(self), (self.errors,)
+
 
 class _Errors:
     """Collects SpecErrors: read(f) is f()'s value, or None after noting its error."""

@@ -44,3 +44,22 @@ def test_forked_functions_give_what_one_process_gives():
 def test_jobs_are_checked():
     with pytest.raises(Exception, match="jobs"):
         analysis.analyse(_module(), jobs=0)
+
+
+def test_malformed_input_in_a_forked_function_is_one_line_and_exit_2(capsys, monkeypatch):
+    """An MMA ptxas refuses is found while its function is evaluated, here in a worker process: the error
+    comes back whole (spec.rule.SpecError pickles as its fields) and is the one line of one process."""
+    import io
+    from solver.cli import main as cli
+    text = (ROOT / "tests" / "fixtures" / "ptx" / "handwritten_tcgen05.ptx").read_text()
+    bad = text.replace("tcgen05.mma.cta_group::1.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;",
+                       "tcgen05.mma.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;", 1)
+    assert bad != text
+    errors = []
+    for jobs in ("1", "2"):
+        monkeypatch.setattr("sys.stdin", io.StringIO(bad))
+        rc = cli.main(["ptx", "descriptors", "-", "--block", "128", "--jobs", jobs])
+        out, err = capsys.readouterr()
+        assert rc == 2 and out == "" and err.count("\n") == 1 and "line 39" in err, (jobs, rc, err)
+        errors.append(err)
+    assert errors[0] == errors[1]
