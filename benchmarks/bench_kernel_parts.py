@@ -86,7 +86,8 @@ print(json.dumps({"seconds": seconds, "counts": counts}))
 
 
 def _parts(code_root: Path, only: str, every: bool) -> dict:
-    out = subprocess.run([sys.executable, "-c", _PARTS, str(code_root), str(ROOT), only, "every" if every else "default"],
+    mode = "every" if every else "default"
+    out = subprocess.run([sys.executable, "-c", _PARTS, str(code_root), str(ROOT), only, mode],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 

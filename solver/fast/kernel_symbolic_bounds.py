@@ -12,9 +12,10 @@ simplify applies:
 * shl, lshr: by the second operand's value, 0 from the width on; ashr: by at most the width, sign filling;
 * extract [high:low], concat (the first operand highest), zero_extend, sign_extend;
 * if-then-else and the comparisons (unsigned, signed in two's complement), and, or, not, =, distinct.
-Divisions and remainders by a value that is 0 at that assignment give None (SMT-LIB defines them, Z3's
-internal forms do not; nothing is guessed), so the caller counts no value there; any other operation makes
-the compilation decline (None), and bounds.py takes the reference for that term.
+A division or remainder by a value that is 0 at that assignment is left to the reference for that
+assignment (SMT-LIB defines it, Z3's internal forms do not; nothing is guessed here); any other operation
+makes the compilation decline, and bounds.py takes the reference for that term. So the values are the
+reference's at every assignment.
 
 tests/solver_tests/kernel/test_kernel_bounds.py::test_the_compiled_term_gives_z3s_values checks the two equal on random
 terms of every operation listed, at random and edge assignments.
@@ -33,8 +34,10 @@ _BINARY = {z3.Z3_OP_BSUB: "({0} - {1}) & {m}", z3.Z3_OP_BLSHR: "({0} >> {1} if {
            z3.Z3_OP_BASHR: "(_signed({0}, {w}) >> min({1}, {w})) & {m}",
            z3.Z3_OP_ULEQ: "{0} <= {1}", z3.Z3_OP_ULT: "{0} < {1}", z3.Z3_OP_UGEQ: "{0} >= {1}",
            z3.Z3_OP_UGT: "{0} > {1}",
-           z3.Z3_OP_SLEQ: "_signed({0}, {cw}) <= _signed({1}, {cw})", z3.Z3_OP_SLT: "_signed({0}, {cw}) < _signed({1}, {cw})",
-           z3.Z3_OP_SGEQ: "_signed({0}, {cw}) >= _signed({1}, {cw})", z3.Z3_OP_SGT: "_signed({0}, {cw}) > _signed({1}, {cw})"}
+           z3.Z3_OP_SLEQ: "_signed({0}, {cw}) <= _signed({1}, {cw})",
+           z3.Z3_OP_SLT: "_signed({0}, {cw}) < _signed({1}, {cw})",
+           z3.Z3_OP_SGEQ: "_signed({0}, {cw}) >= _signed({1}, {cw})",
+           z3.Z3_OP_SGT: "_signed({0}, {cw}) > _signed({1}, {cw})"}
 _FOLDED = {z3.Z3_OP_BADD: ("+", True), z3.Z3_OP_BMUL: ("*", True), z3.Z3_OP_BAND: ("&", False),
            z3.Z3_OP_BOR: ("|", False), z3.Z3_OP_BXOR: ("^", False)}
 _DIVISIONS = {z3.Z3_OP_BUDIV: "_udiv", z3.Z3_OP_BUDIV_I: "_udiv", z3.Z3_OP_BUREM: "_urem",
@@ -144,14 +147,14 @@ def _expression(node, names: list, width_of) -> str:
 def term_evaluator(term, variables: list):
     """bounds.term_evaluator's function, compiled (see the module); the reference's where a node of the term
     is not one listed."""
+    reference = bounds.term_evaluator(term, variables)
     try:
-        value_at = _compile(term, variables)
+        return _compile(term, variables, reference)
     except _Declined:
-        return bounds.term_evaluator(term, variables)
-    return value_at
+        return reference
 
 
-def _compile(term, variables: list):
+def _compile(term, variables: list, reference):
     if not z3.is_bv(term):
         raise _Declined("not a bit-vector term")
     local: dict = {}                 # node id -> the local holding its value
@@ -186,5 +189,5 @@ def _compile(term, variables: list):
         try:
             return compiled(values)
         except _ByZero:
-            return None
+            return reference(values)
     return value_at

@@ -49,7 +49,7 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
     executor.Tracer for the function's run (the audit's epilogue), kept in Analysis.tracers;
     `extent(function)`: the run's extent (executor.run: the bytes a TMA load writes).
 
-    jobs: the functions are evaluated in that many forked processes (functions() below), each function
+    jobs: the functions are evaluated in that many forked processes (evaluated() below), each function
     in one, with the same results as one process gives: nothing a function's evaluation reads is
     another's. One process where there is one function, where a tracer is given (it is kept, with its
     state, in Analysis.tracers), or where the platform cannot fork."""

@@ -3,8 +3,8 @@
 Each pass of the collector walks every object alive that it tracks. A PTX module read is hundreds of
 thousands of Statements and Instructions (a 20 MB file: 430,000 statements), and every function's results
 stay alive while the next is evaluated; the passes the allocations trigger then walk all of it, again and
-again: with the collector on, reading the 20 MB file took 4.8 s against 2.8 s, and evaluating a 5 MB file
-16.7 s against 12.0 s (benchmarks/bench_kernel_reader.py, bench_kernel_jobs.py). The trees the reader
+again: with the collector on throughout, the 20 MB file of bench_kernel_jobs.py read in 4.8 s against
+3.4 s, and was evaluated in 68 s against 53 s (BENCHMARKS.md, issue 26 continued (3)). The trees the reader
 builds hold no cycle, so nothing is left for the collector there; what an evaluation makes may (closures,
 caught exceptions), so the collector is run over the young generations after it: only what that
 evaluation made is walked, once.

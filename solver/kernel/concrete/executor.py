@@ -594,10 +594,9 @@ class _WarpWalk:
         (needed_statements). Each is (index, instruction, control, watched, noted, site, needed)."""
         found = self.relevant.get(block.index)
         if found is None:
+            instructions = ((i, self.graph.statements[i].instruction) for i in range(block.first, block.last + 1))
             every = [(i, ins, ins.base in _CONTROL, i in self.watched, i in self.noted, i in self.sites,
-                      i in self.needed)
-                     for i, ins in ((i, self.graph.statements[i].instruction) for i in range(block.first, block.last + 1))
-                     if ins is not None]
+                      i in self.needed) for i, ins in instructions if ins is not None]
             found = self.relevant[block.index] = (len(every), [item for item in every if any(item[2:])], every)
         return found
 

@@ -32,8 +32,9 @@ What counts as a write (`writes_shared`):
 The passes (executor.run): a run answers its loads from the log of the run before it, and records its own.
 When a run's log is the log it was answered from, each answer rests on writes that this run made, with
 the order this run shows; that run is the result, if its answers are justified. (A run answered nothing
-whose log answers none of its own loads is such a run already: the next would repeat it step for step.) Otherwise, after
-MAX_PASSES runs, the first run (no answers) stands. Only the bytes some load of a run read have their
+whose log answers none of its own loads is such a run already: the next would repeat it step for step.)
+Otherwise, after MAX_PASSES runs, or where the passes come back to where an earlier one started (a cycle
+that never stands), the first run (no answers) stands. Only the bytes some load of a run read have their
 writes logged (SharedMemory.watches).
 """
 from __future__ import annotations
