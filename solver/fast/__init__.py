@@ -4,7 +4,8 @@ underscores (spec.fast.fast_module_name):
     synth_descriptor.py            solver/synth/descriptor.py         Tile.targets_reference, ignored_fields_by_element
     model_tma_swizzle.py           solver/model/tma_swizzle.py        destination_chunk
     kernel_concrete_semantics.py   solver/kernel/concrete/semantics.py  no_integer_path (the executor's integer path)
-    kernel_frontend_grammar.py     solver/kernel/frontend/grammar.py  parse_with_grammar (the fast PTX reader)
+    kernel_frontend_grammar.py     solver/kernel/frontend/grammar.py  parse_with_grammar (the fast PTX reader),
+                                                                      bodies_apart (its bodies read one by one)
     kernel_audit_compose.py        solver/kernel/audit/compose.py     operand_dimensions_by_element
     kernel_audit_scales.py         solver/kernel/audit/scales.py      offset_by_element
 

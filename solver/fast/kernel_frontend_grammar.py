@@ -69,6 +69,7 @@ forms and on seeded mutations of corpus statements.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
@@ -141,6 +142,8 @@ class Forms:
         self.skip = re.compile(skip)
         # the module around the bodies: what opens, ends or names a statement, outside comments and strings
         self.module_event = re.compile(r'//|/\*|"|[{};=]|\.(?:entry|func|section)(?![\w$])')
+        # inside a body whose end is found without reading it (body_end): its braces, comments and strings
+        self.brace_event = re.compile(r'//|/\*|"|[{}]')
         # 5.4.4 Initializers: `= {1, 2, ...}`, a list of integers (the bytes of a string, say)
         self.integers = re.compile(rf"{ws}\{{({ws}{integer}(?:{ws},{ws}{integer})*+){ws}\}}")
         # 11.5 Debugging Directives: `.section .debug_x {` then labels and items `.bN data {, data}` (ints,
@@ -307,11 +310,12 @@ def integer_list(text: str, at: int, forms: Forms) -> Optional[tuple]:
     return m.start(1), m.end(), "{" + m.group(1).translate(_WITHOUT_SPACES).replace(",", ", ") + "}"
 
 
-def regions(text: str, forms: Forms) -> Optional[list]:
+def regions(text: str, forms: Forms, read_bodies: bool = True) -> Optional[list]:
     """The parts of the text the grammar need not read, in order, each (offset past its '{', offset past
-    its '}', what is there): the Block read, for a function body; None, for a debug section of plain
-    data; the list's text, for a list of integers initializing a module variable. None where the scanner
-    declines a body or a comment or string is not closed.
+    its '}', what is there): the Block read, for a function body (read_bodies=False: a BodyPlace, the body
+    left to read, its end found by body_end); None, for a debug section of plain data; the list's text,
+    for a list of integers initializing a module variable. None where the scanner declines a body or a
+    comment or string is not closed.
 
     A function body is a '{' outside any other braces whose statement (since the last ';' or '}' outside
     braces) names .entry or .func and is neither a .section nor an initialized declaration: a guess, that
@@ -329,7 +333,11 @@ def regions(text: str, forms: Forms) -> Optional[list]:
                 return None
         elif token == "{" and depth == 0 and names_function and not other:
             line += text.count("\n", counted, at)
-            body = read_body(text, at, line, forms)
+            if read_bodies:
+                body = read_body(text, at, line, forms)
+            else:
+                end = body_end(text, at, forms)
+                body = None if end is None else (BodyPlace(at, end, line), end)
             if body is None:
                 return None
             found.append((at, body[1], body[0]))
@@ -372,16 +380,30 @@ def read(text: str, parser, module_of) -> Optional[syntax.ModuleTree]:
     every statement of every body; None where it declines (then the grammar reads the text). `parser` is
     the grammar's (grammar._parser(): ptx.lark's terminals, parsing into _Build's nodes) and `module_of`
     its module builder (grammar._module): parse passes them."""
+    found = skeleton(text, parser, module_of, read_bodies=True)
+    if found is None:
+        return None
+    tree, holders, bodies = found
+    for function, block in zip(holders, bodies):
+        function.body = block
+    return tree
+
+
+def skeleton(text: str, parser, module_of, read_bodies: bool) -> Optional[tuple]:
+    """(the module's tree with each function body the placeholder the grammar read, the FunctionTrees
+    holding them in order, what regions() found there in the same order: Blocks read, or BodyPlaces);
+    None where the scanner or the grammar declines, or the grammar does not put the bodies where
+    regions() guessed."""
     if PLACEHOLDER in text:
         return None
     with collector.paused():
-        found = regions(text, forms_of(parser))
+        found = regions(text, forms_of(parser), read_bodies)
     if found is None:
         return None
     pieces, last, bodies, lists = [], 0, [], []
     for opened, closed, part in found:
         pieces.append(text[last:opened])
-        if isinstance(part, syntax.Block):
+        if isinstance(part, (syntax.Block, BodyPlace)):
             pieces.append(f"{BODY}{len(bodies)}:")
             bodies.append(part)
         elif part is not None:
@@ -395,23 +417,96 @@ def read(text: str, parser, module_of) -> Optional[syntax.ModuleTree]:
     except Exception:                       # anything the grammar does not read: its own reading reports it
         return None
     tree = module_of(items, [])
-    if not _place_bodies(tree, bodies) or not _place_lists(tree, lists):
+    holders = _body_holders(tree, len(bodies))
+    if holders is None or not _place_lists(tree, lists):
         return None
-    return tree
+    return tree, holders, bodies
 
 
-def _place_bodies(tree: syntax.ModuleTree, bodies: list) -> bool:
-    """Each function body the grammar read holds the placeholder of the body read here, in order: put the
-    bodies in their place. False where they do not (the guess of regions() was wrong)."""
+def _body_holders(tree: syntax.ModuleTree, count: int) -> Optional[list]:
+    """The functions whose body the grammar read as placeholder k, for k = 0 .. count - 1, in order; None
+    where they are not that (the guess of regions() was wrong)."""
     placed = [f for f in tree.functions if f.body is not None]
-    if len(placed) != len(bodies):
-        return False
-    for k, (function, block) in enumerate(zip(placed, bodies)):
+    if len(placed) != count:
+        return None
+    for k, function in enumerate(placed):
         items = function.body.items
         if len(items) != 1 or items[0].label != f"{BODY}{k}" or items[0].text:
-            return False
-        function.body = block
-    return True
+            return None
+    return placed
+
+
+# --- the bodies read one by one (analysis.analyse(jobs=N): each in the process that evaluates it) ----------
+@dataclass(frozen=True)
+class BodyPlace:
+    """A function body not read yet: the offset past its '{', the offset past its '}', the line of its '{'."""
+    opened: int
+    closed: int
+    line: int
+
+
+def body_end(text: str, at: int, forms: Forms) -> Optional[int]:
+    """The offset past the '}' that closes the body whose '{' ends just before `at`: its braces counted,
+    outside comments and strings; None where one is not closed. (read_body finds the same end where it
+    reads the body: BodiesApart.body checks that.)"""
+    depth, search = 1, forms.brace_event.search
+    while True:
+        m = search(text, at)
+        if m is None:
+            return None
+        token, at = m.group(0), m.end()
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+            if depth == 0:
+                return at
+        else:
+            at = past_comment_or_string(text, token, m.start(), at, forms)
+            if at is None:
+                return None
+
+
+class BodiesApart:
+    """The module read but for its function bodies, each read when asked (grammar.parse_bodies_apart)."""
+
+    def __init__(self, text: str, tree: syntax.ModuleTree, holders: list, places: list, forms: Forms):
+        self.text, self.tree, self.functions, self.places, self.forms = text, tree, holders, places, forms
+
+    def size(self, k: int) -> int:
+        """The characters of body k."""
+        return self.places[k].closed - self.places[k].opened
+
+    def body(self, k: int) -> Optional[syntax.Block]:
+        """Body k as read_body reads it, which is what read() puts there; None where the scanner declines
+        it or ends it elsewhere than body_end did."""
+        place = self.places[k]
+        with collector.paused():
+            found = read_body(self.text, place.opened, place.line, self.forms)
+        return found[0] if found is not None and found[1] == place.closed else None
+
+    def whole(self) -> Optional[syntax.ModuleTree]:
+        """The tree with every body read and put in its place (read()'s tree); None where a body is
+        declined. Done once: it puts the bodies in self.tree."""
+        bodies = [self.body(k) for k in range(len(self.places))]
+        if any(block is None for block in bodies):
+            return None
+        for function, block in zip(self.functions, bodies):
+            function.body = block
+        return self.tree
+
+
+@fast.fast_version_of(grammar.bodies_apart)
+def parse_apart(text: str) -> Optional[BodiesApart]:
+    """grammar.bodies_apart(text), the optimised path: the module's structure read now (regions() finds
+    each body's end by its braces, the grammar reads the rest), the bodies when asked; None where the
+    scanner or the grammar declines the module's structure."""
+    parser = grammar._parser()
+    found = skeleton(text, parser, grammar._module, read_bodies=False)
+    if found is None:
+        return None
+    tree, holders, places = found
+    return BodiesApart(text, tree, holders, places, forms_of(parser))
 
 
 def _place_lists(tree: syntax.ModuleTree, lists: list) -> bool:

@@ -51,25 +51,20 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
 
     jobs: the functions are evaluated in that many forked processes (evaluated() below), each function
     in one, with the same results as one process gives: nothing a function's evaluation reads is
-    another's. One process where there is one function, where a tracer is given (it is kept, with its
-    state, in Analysis.tracers), or where the platform cannot fork."""
+    another's. Each worker reads the functions it evaluates, while this process reads the module
+    (read_apart below; where the reader reads the module whole, this process reads it first). One
+    process where there is one function, where a tracer is given (it is kept, with its state, in
+    Analysis.tracers), or where the platform cannot fork."""
     if any_launch not in ("needed", "always", "never"):
         raise ValueError(f"any_launch: needed, always or never, not {any_launch!r}")
     if not 1 <= jobs <= MAX_JOBS:
         raise SpecError("jobs", jobs, f"1 to {MAX_JOBS} processes", source.RULE)
     if smem_base < 0 or smem_base >= 1 << 32:
         raise SpecError("smem_base", smem_base, "a shared address: 0 <= N < 2^32", source.RULE)
-    module = source.parse(text)
-    functions = module.functions
-    if kernel is not None:
-        functions = [f for f in functions if f.name == kernel]
-        if not functions:
-            names = ", ".join(f.name for f in module.functions) or "none"
-            raise SpecError("kernel", kernel, f"no .entry or .func of that name; the file has: {shown(names)}",
-                            source.RULE)
     launch = launch or executor.Launch(params=dict(params or {}))
-    work = _Work(module, smem_base, dict(params or {}), launch, max_steps, any_launch, record, mark, tracer, extent)
-    results = evaluated(work, functions, 1 if tracer is not None else jobs)
+    work = _Work(None, smem_base, dict(params or {}), launch, max_steps, any_launch, record, mark, tracer, extent)
+    jobs = 1 if tracer is not None else jobs
+    module, functions, results = read_apart(work, text, kernel, jobs) or _read_whole(work, text, kernel, jobs)
     sites, shared, runs, found, sets, tracers = [], {}, {}, {}, {}, {}
     for function, result in zip(functions, results):
         sites += result.sites
@@ -86,6 +81,69 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
                                    None if kernel is None else {f.name for f in functions}, tuple(module.unread))
     return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others, runs, found, launch,
                     sets, tracers)
+
+
+def _read_whole(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> tuple:
+    """(module, the functions asked for, their FunctionResults): the module read here, then its functions
+    evaluated (evaluated(): here, or in forked processes)."""
+    module = source.parse(text)
+    work.module = module
+    functions = module.functions
+    if kernel is not None:
+        functions = [f for f in functions if f.name == kernel]
+        if not functions:
+            names = ", ".join(f.name for f in module.functions) or "none"
+            raise SpecError("kernel", kernel, f"no .entry or .func of that name; the file has: {shown(names)}",
+                            source.RULE)
+    return module, functions, evaluated(work, functions, jobs)
+
+
+def read_apart(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> Optional[tuple]:
+    """What _read_whole gives, with each function read in the forked process that evaluates it while this
+    process reads the whole module (which Analysis keeps): reading is then spread over the processes too.
+    None where that is not done: one process, a platform that cannot fork, a module the reader reads
+    whole (source.parse_apart), fewer than two functions asked for, or a body declined (the whole module
+    is then read by the grammar, and _read_whole does it all). The module's errors are parse()'s: this
+    process reads every body, in order, before any result is taken."""
+    import multiprocessing
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    apart = source.parse_apart(text)
+    if apart is None:
+        return None
+    asked = [k for k, name in enumerate(apart.names) if kernel is None or name == kernel]
+    if len(asked) < 2:
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+    global _FORKED
+    work.module = apart.head
+    _FORKED = (work, apart)
+    try:
+        with ProcessPoolExecutor(min(jobs, len(asked)), mp_context=multiprocessing.get_context("fork")) as pool, \
+                collector.paused(collect_after=True):       # (the results as they come back: collector.py)
+            pending = {k: pool.submit(_evaluate_apart, k) for k in sorted(asked, key=lambda k: -apart.size(k))}
+            try:
+                module = apart.module()
+            except BaseException:
+                pool.shutdown(cancel_futures=True)
+                raise
+            if module is None:
+                pool.shutdown(cancel_futures=True)
+                return None
+            results = [pending[k].result() for k in asked]
+    finally:
+        _FORKED = None
+    if any(result is None for result in results):
+        return None
+    work.module = module
+    return module, [module.functions[k] for k in asked], results
+
+
+def _evaluate_apart(k: int) -> Optional["FunctionResult"]:
+    """In a forked process: function k read (None where its body is declined), then evaluated."""
+    work, apart = _FORKED
+    function = apart.function(k)
+    return None if function is None else _evaluate_collected(work, function)
 
 
 @dataclass
@@ -146,7 +204,8 @@ def evaluate_function(work: _Work, function) -> FunctionResult:
     return FunctionResult(sites, shared, run, summary, sets, tracer)
 
 
-_FORKED: Optional[tuple] = None     # (work, functions) in a forked worker: inherited, never pickled
+_FORKED: Optional[tuple] = None     # (work, functions) or (work, ModuleApart) in a forked worker: inherited,
+                                    # never pickled
 
 
 def _evaluate_forked(index: int) -> FunctionResult:

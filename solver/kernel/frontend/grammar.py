@@ -148,6 +148,24 @@ def parse(text: str) -> syntax.ModuleTree:
     return fast.fastest(parse_with_grammar)(text)
 
 
+def parse_bodies_apart(text: str):
+    """The module read but for its function bodies, each to be read on its own (in the process that
+    evaluates it: analysis.analyse with jobs): an object with .tree (the module's tree, each function body
+    a placeholder), .functions (the FunctionTrees that have a body, in order), .size(k), .body(k) (body k,
+    the Block parse() gives there, or None: declined) and .whole() (the tree parse() gives, or None:
+    declined); or None where the module is read whole (then parse()). bodies_apart is the reference;
+    while fast paths are on (spec.fast), the fast reader's (solver.fast.kernel_frontend_grammar.parse_apart),
+    where it vouches for the module's structure. tests/solver_tests/kernel/test_kernel_fast_reader.py
+    checks its bodies and tree against parse_with_grammar."""
+    return fast.fastest(bodies_apart)(text)
+
+
+def bodies_apart(text: str):
+    """The reference: None. The grammar reads a module whole (its recovery from a statement it does not
+    read re-reads the whole text), so it reads no body apart."""
+    return None
+
+
 def parse_with_grammar(text: str) -> syntax.ModuleTree:
     """The reference: the module's tree read by the grammar alone, and what it could not read."""
     unread = []

@@ -117,35 +117,91 @@ def strip_comments(text: str) -> str:
 def parse(text: str) -> Module:
     """The module: its targets, shared symbols and functions (bodies flattened, scopes resolved), and the
     statements the grammar could not read."""
-    check_size(text)
-    if text.count(";") > MAX_TOTAL_STATEMENTS:        # before any parsing: every statement but a label,
-        raise SpecError("ptx", f"<more than {MAX_TOTAL_STATEMENTS} statements>",   # a block or a line
-                        f"longer than the {MAX_TOTAL_STATEMENTS} statements read per file", RULE)  # directive ends so
+    check_limits(text)
     with collector.paused():                          # (the trees built hold no cycle: collector.py)
         return _parsed(text)
 
 
+def check_limits(text: str) -> None:
+    """The file's size, and its statements counted before any parsing: every statement but a label, a block
+    or a line directive ends so."""
+    check_size(text)
+    if text.count(";") > MAX_TOTAL_STATEMENTS:
+        _too_many_statements()
+
+
+def _too_many_statements():
+    raise SpecError("ptx", f"<more than {MAX_TOTAL_STATEMENTS} statements>",
+                    f"longer than the {MAX_TOTAL_STATEMENTS} statements read per file", RULE)
+
+
 def _parsed(text: str) -> Module:
-    tree = grammar.parse(text)
-    marker = scope.marker_for(text)
+    return _module_of(grammar.parse(text), scope.marker_for(text))
+
+
+def _module_of(tree, marker: str) -> Module:
+    """The Module of a syntax tree: its functions with a body (a declaration, a prototype, has none),
+    flattened, checked against the limits."""
     functions, total = [], 0
     for found in tree.functions:
         if found.body is None:
             continue                                  # a declaration (a prototype), no body
-        body = scope.flatten(found.body, marker)
-        if len(body) > MAX_STATEMENTS:
-            raise SpecError("ptx", f"<a function of more than {MAX_STATEMENTS} statements>",
-                            f"longer than the {MAX_STATEMENTS} statements read per function", RULE)
-        total += len(body)
+        function = _function(found, found.body, marker)
+        total += len(function.statements)
         if total > MAX_TOTAL_STATEMENTS:
-            raise SpecError("ptx", f"<more than {MAX_TOTAL_STATEMENTS} statements>",
-                            f"longer than the {MAX_TOTAL_STATEMENTS} statements read per file", RULE)
-        function = Function(found.name, found.kind, found.line, list(found.params), body,
-                            directives=dict(found.directives))
-        function.shared = shared_symbols(body)
+            _too_many_statements()
         functions.append(function)
     return Module(list(tree.targets), shared_symbols(tree.declarations), functions, list(tree.unread),
                   tree.version)
+
+
+def _function(found, block, marker: str) -> Function:
+    """The Function of a FunctionTree whose body is `block`: the body flattened (scope.py), its .shared."""
+    body = scope.flatten(block, marker)
+    if len(body) > MAX_STATEMENTS:
+        raise SpecError("ptx", f"<a function of more than {MAX_STATEMENTS} statements>",
+                        f"longer than the {MAX_STATEMENTS} statements read per function", RULE)
+    function = Function(found.name, found.kind, found.line, list(found.params), body,
+                        directives=dict(found.directives))
+    function.shared = shared_symbols(body)
+    return function
+
+
+class ModuleApart:
+    """A module whose functions are read one by one (analysis.analyse with jobs: each in the process that
+    evaluates it, while the first process reads the whole module): the module without its functions
+    (head: what a function's evaluation reads of the module, its targets and shared symbols), the
+    functions' names and sizes, function(k), and module() (what parse() gives)."""
+
+    def __init__(self, text: str, parts):
+        self.parts, self.marker = parts, scope.marker_for(text)
+        tree = parts.tree
+        self.head = Module(list(tree.targets), shared_symbols(tree.declarations), [], list(tree.unread), tree.version)
+        self.names = [found.name for found in parts.functions]
+
+    def size(self, k: int) -> int:
+        return self.parts.size(k)
+
+    def function(self, k: int) -> Optional[Function]:
+        """The k-th function with a body, as parse() reads it; None where its body is declined."""
+        with collector.paused():
+            block = self.parts.body(k)
+            return None if block is None else _function(self.parts.functions[k], block, self.marker)
+
+    def module(self) -> Optional[Module]:
+        """parse(text): every body read; None where one is declined (then parse() reads the text)."""
+        with collector.paused():
+            tree = self.parts.whole()
+            return None if tree is None else _module_of(tree, self.marker)
+
+
+def parse_apart(text: str) -> Optional[ModuleApart]:
+    """The module with its functions left to read one by one (ModuleApart), the limits checked first as
+    parse() checks them; None where the reader reads the module whole (grammar.parse_bodies_apart)."""
+    check_limits(text)
+    with collector.paused():
+        parts = grammar.parse_bodies_apart(text)
+        return None if parts is None else ModuleApart(text, parts)
 
 
 # --- shared declarations -------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import ptx_runaways
+from spec import fast as fast_paths
 from spec.rule import SpecError
 from solver.fast import kernel_frontend_grammar as fast_reader
 from solver.kernel.frontend import grammar
@@ -67,6 +68,52 @@ def test_the_fast_reader_gives_the_grammars_tree(path):
     assert grammar.parse(text) == reference
     if path in CORPUS or path in HELDOUT:            # compilers' kernels: read by the fast path, not the fallback
         assert fast is not None
+
+
+def read_apart(text: str):
+    """The bodies read one by one (fast_reader.parse_apart, as analyse(jobs=N) reads them): (each body,
+    the whole tree), or None where it declines the module's structure."""
+    parts = fast_reader.parse_apart(text)
+    if parts is None:
+        return None
+    return [parts.body(k) for k in range(len(parts.functions))], parts.whole()
+
+
+def check_apart(text: str) -> None:
+    """Each body read apart is the grammar's, and the whole tree is the grammar's, wherever the fast path
+    vouches for them; it vouches for them where the fast reader vouches for the module (its reading of
+    each body is the fast reader's, and a body's end found by its braces is where that reading ends)."""
+    apart, fast = read_apart(text), fast_read(text)
+    if apart is None or apart[1] is None:
+        assert fast is None
+        return
+    bodies, whole = apart
+    reference = grammar.parse_with_grammar(text)
+    assert whole == reference and fast == reference
+    assert bodies == [f.body for f in reference.functions if f.body is not None]
+
+
+@pytest.mark.parametrize("path", PLAIN + CORPUS + HELDOUT, ids=ids(PLAIN + CORPUS + HELDOUT))
+def test_the_bodies_read_apart_are_the_grammars(path):
+    text = read_text(path)
+    check_apart(text)
+    if path in CORPUS or path in HELDOUT:            # compilers' kernels: read apart, not declined
+        assert read_apart(text) is not None and read_apart(text)[1] is not None
+    with fast_paths.references_only():                # the reference reads no body apart
+        assert grammar.parse_bodies_apart(text) is None
+
+
+def test_a_body_whose_braces_end_elsewhere_than_its_reading_is_declined():
+    """A brace in a comment inside a statement: body_end skips the comment, the scanner declines the
+    statement, and the body is declined (None), not read short; a brace in a string of .pragma is skipped
+    by both."""
+    declined = kernel("\tadd.s32 %r1, /* } */ %r2, 1;\n\tret;\n")
+    parts = fast_reader.parse_apart(declined)
+    assert parts is not None and parts.body(0) is None and parts.whole() is None
+    assert fast_read(declined) is None
+    read = kernel('\t.pragma "}{";\n\tret;\n')
+    check_apart(read)
+    assert read_apart(read)[1] is not None
 
 
 def test_the_fast_path_reads_the_bodies_and_the_grammar_the_module():
@@ -229,6 +276,7 @@ def test_edges_read_as_the_grammar_reads_them(text):
     fast, expected = fast_read(text), outcome(grammar.parse_with_grammar, text)
     assert fast is None or fast == expected
     assert outcome(grammar.parse, text) == expected
+    check_apart(text)
 
 
 @pytest.mark.parametrize("name", sorted(ptx_runaways.GENERATORS))
@@ -237,6 +285,7 @@ def test_the_runaway_files_read_the_same(name):
     for n in (1, 9):
         text = ptx_runaways.GENERATORS[name](n)
         assert outcome(grammar.parse, text) == outcome(grammar.parse_with_grammar, text)
+        check_apart(text)
 
 
 # --- mutated statements ------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from repo_paths import ROOT
+from spec.rule import SpecError
 from solver.cli.ptx import descriptors_document
 from solver.kernel import analysis
 
@@ -63,3 +64,46 @@ def test_malformed_input_in_a_forked_function_is_one_line_and_exit_2(capsys, mon
         assert rc == 2 and out == "" and err.count("\n") == 1 and "line 39" in err, (jobs, rc, err)
         errors.append(err)
     assert errors[0] == errors[1]
+
+
+def test_each_function_is_read_in_its_process_while_the_first_reads_the_module(monkeypatch):
+    """With jobs, the functions are read apart (source.parse_apart: each in the worker that evaluates it,
+    the whole module in this process), never by source.parse; the Analysis keeps the module parse() gives."""
+    from solver.kernel.frontend import source
+    text = _module()
+    whole = source.parse(text)
+    one = analysis.analyse(text)
+
+    def refuse(_text):
+        raise AssertionError("source.parse called: the module was not read apart")
+    monkeypatch.setattr(source, "parse", refuse)
+    forked = analysis.analyse(text, jobs=2)
+    assert forked.module == whole and _document(forked) == _document(one)
+
+
+def test_a_body_the_fast_reader_declines_is_read_whole_with_the_same_result():
+    """A comment inside a statement: the fast reader declines that body, so the module is read by the
+    grammar in this process (analysis._read_whole), and the functions still evaluated in workers."""
+    text = _module()
+    declined = text.replace("\tret;", "\tret /* a comment { inside */;", 1)
+    assert declined != text
+    from solver.kernel.frontend import source
+    apart = source.parse_apart(declined)
+    assert apart is not None and apart.module() is None
+    assert _document(analysis.analyse(declined, jobs=2)) == _document(analysis.analyse(declined))
+
+
+def test_a_function_over_the_limit_gives_the_error_of_one_process(monkeypatch):
+    """The limits of reading are parse()'s, and so is the error, although a worker reads the function too:
+    this process reads every body, in order, before it takes any result."""
+    from solver.kernel.frontend import source
+    text = _module()
+    sizes = [len(f.statements) for f in source.parse(text).functions]
+    assert min(sizes) < max(sizes) - 1
+    monkeypatch.setattr(source, "MAX_STATEMENTS", max(sizes) - 1)       # the longest function is over it
+    errors = []
+    for jobs in (1, 3):
+        with pytest.raises(SpecError) as raised:
+            analysis.analyse(text, jobs=jobs)
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1] and f"{max(sizes) - 1} statements read per function" in errors[0]

@@ -47,6 +47,8 @@ CHECKED_SOLVER = {
         "tests/solver_tests/kernel/test_kernel_fast_semantics.py::test_runs_and_sets_are_the_same_with_the_fast_path",
     "solver.kernel.frontend.grammar.parse_with_grammar":
         "tests/solver_tests/kernel/test_kernel_fast_reader.py::test_the_fast_reader_gives_the_grammars_tree",
+    "solver.kernel.frontend.grammar.bodies_apart":
+        "tests/solver_tests/kernel/test_kernel_fast_reader.py::test_the_bodies_read_apart_are_the_grammars",
     "solver.kernel.audit.compose.operand_dimensions_by_element":
         "tests/solver_tests/kernel/test_audit.py::test_the_optimised_same_k_gives_the_reference_report",
     "solver.kernel.audit.scales.offset_by_element":

@@ -49,6 +49,15 @@ def _same_offsets(a, b) -> bool:
     return (a is None) == (b is None) and (a is None or [a(i) for i in indexes] == [b(i) for i in indexes])
 
 
+def _same_reading(text: str):
+    """Two readings apart compare by the tree each gives (None: the module read whole, by the grammar)."""
+    from solver.kernel.frontend import grammar
+
+    def tree(parts):
+        return grammar.parse_with_grammar(text) if parts is None else parts.whole()
+    return lambda a, b: tree(a) == tree(b)
+
+
 def _dispatching():
     """(public function, its reference, the arguments of one call, how results compare) per solver fast path
     reached by a public name of its topic module."""
@@ -78,6 +87,7 @@ def _dispatching():
         (synth.ignored_fields, synth.ignored_fields_by_element, (tile, tile.targets_reference(), desc), equal),
         (tma_swizzle.destination_chunk_term, tma_swizzle.destination_chunk, (table, row, chunk), _same_term),
         (grammar.parse, grammar.parse_with_grammar, (text,), equal),
+        (grammar.parse_bodies_apart, grammar.bodies_apart, (text,), _same_reading(text)),
         (scales.offset_function, scales.offset_by_element, (load, params), _same_offsets),
     ]
 
@@ -96,7 +106,7 @@ def test_every_solver_fast_path_is_reached_by_a_public_name_or_a_run():
     assert not names & THROUGH_RUNS
 
 
-@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("index", range(6))
 def test_a_public_name_dispatches_and_runs_its_reference_with_fast_paths_off(index, monkeypatch):
     public, reference, args, same = _dispatching()[index]
     version = fast.registered()[reference]
