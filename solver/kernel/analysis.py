@@ -64,7 +64,8 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
     launch = launch or executor.Launch(params=dict(params or {}))
     work = _Work(None, smem_base, dict(params or {}), launch, max_steps, any_launch, record, mark, tracer, extent)
     jobs = 1 if tracer is not None else jobs
-    module, functions, results = read_apart(work, text, kernel, jobs) or _read_whole(work, text, kernel, jobs)
+    module, functions, results, occurrences = read_apart(work, text, kernel, jobs) or \
+        _read_whole(work, text, kernel, jobs)
     sites, shared, runs, found, sets, tracers = [], {}, {}, {}, {}, {}
     for function, result in zip(functions, results):
         sites += result.sites
@@ -78,14 +79,15 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
         others = other_sites(functions)
         read = [(site.function, site.line) for site in sites] + [(o["function"], o["line"]) for o in others]
         unread = unread_statements(text, module.functions, read,
-                                   None if kernel is None else {f.name for f in functions}, tuple(module.unread))
+                                   None if kernel is None else {f.name for f in functions}, tuple(module.unread),
+                                   occurrences)
     return Analysis(module, sites, [f.name for f in functions], smem_base, shared, unread, others, runs, found, launch,
                     sets, tracers)
 
 
 def _read_whole(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> tuple:
-    """(module, the functions asked for, their FunctionResults): the module read here, then its functions
-    evaluated (evaluated(): here, or in forked processes)."""
+    """(module, the functions asked for, their FunctionResults, None): the module read here, then its
+    functions evaluated (evaluated(): here, or in forked processes)."""
     module = source.parse(text)
     work.module = module
     functions = module.functions
@@ -95,12 +97,13 @@ def _read_whole(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> t
             names = ", ".join(f.name for f in module.functions) or "none"
             raise SpecError("kernel", kernel, f"no .entry or .func of that name; the file has: {shown(names)}",
                             source.RULE)
-    return module, functions, evaluated(work, functions, jobs)
+    return module, functions, evaluated(work, functions, jobs), None
 
 
 def read_apart(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> Optional[tuple]:
     """What _read_whole gives, with each function read in the forked process that evaluates it while this
-    process reads the whole module (which Analysis keeps): reading is then spread over the processes too.
+    process reads the whole module (which Analysis keeps), and finds the site opcodes of the text
+    (site_occurrences): reading is then spread over the processes too.
     None where that is not done: one process, a platform that cannot fork, a module the reader reads
     whole (source.parse_apart), fewer than two functions asked for, or a body declined (the whole module
     is then read by the grammar, and _read_whole does it all). The module's errors are parse()'s: this
@@ -130,13 +133,15 @@ def read_apart(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> Op
             if module is None:
                 pool.shutdown(cancel_futures=True)
                 return None
+            with collector.paused():
+                occurrences = site_occurrences(text)        # (while the workers work: unread_statements')
             results = [pending[k].result() for k in asked]
     finally:
         _FORKED = None
     if any(result is None for result in results):
         return None
     work.module = module
-    return module, [module.functions[k] for k in asked], results
+    return module, [module.functions[k] for k in asked], results, occurrences
 
 
 def _evaluate_apart(k: int) -> Optional["FunctionResult"]:
@@ -297,15 +302,26 @@ def other_sites(functions: list) -> list:
     return found
 
 
+def site_occurrences(text: str) -> tuple:
+    """(the text with its comments blanked, [(line, offset) of each site opcode in it]), in file order."""
+    stripped = source.strip_comments(text)
+    found, line, at = [], 1, 0
+    for match in SITE_OPCODE.finditer(stripped):
+        line += stripped.count("\n", at, match.start())
+        at = match.start()
+        found.append((line, at))
+    return stripped, found
+
+
 def unread_statements(text: str, functions: list, read: list, asked: Optional[set] = None,
-                      not_parsed: tuple = ()) -> list:
+                      not_parsed: tuple = (), occurrences: Optional[tuple] = None) -> list:
     """The site opcodes of the text that no site was read from: [{"line", "text", "reason"}], in file order.
     `functions`: every function of the module; `read`: (function name, statement line) of every site, one
     per site; `asked`: the names of the functions evaluated (None: all, and the opcodes outside every
     function count too); `not_parsed`: what the grammar could not read (syntax.Unread), listed as it is.
     An occurrence belongs to the statement that starts last at or before its line; a site accounts for one
     occurrence of its statement."""
-    stripped = source.strip_comments(text)
+    stripped, occurrences = occurrences or site_occurrences(text)
     owners = [(statement.line, i, function, statement) for i, function in enumerate(functions)
               for statement in function.statements]
     starts = [owner[0] for owner in owners]
@@ -315,10 +331,7 @@ def unread_statements(text: str, functions: list, read: list, asked: Optional[se
     left = Counter(read)
     cut = {u.line: u for u in not_parsed}          # (few: grammar.MAX_UNREAD at most)
     unread = [{"line": u.line, "text": one_line(u.text, 120), "reason": u.reason} for u in not_parsed]
-    line, at = 1, 0
-    for match in SITE_OPCODE.finditer(stripped):
-        line += stripped.count("\n", at, match.start())
-        at = match.start()
+    for line, start in occurrences:
         if _in_cut(cut, stripped, line):
             continue                                              # listed already: the grammar's reason
         here = bisect.bisect_right(starts, line) - 1
@@ -332,10 +345,10 @@ def unread_statements(text: str, functions: list, read: list, asked: Optional[se
             left[key] -= 1
             continue
         if function is None:
-            shown_text, reason = _line_at(stripped, match.start()), \
+            shown_text, reason = _line_at(stripped, start), \
                 "outside the functions read: no statement of an .entry or .func holds it"
         elif key in left:
-            shown_text = _line_at(stripped, match.start())
+            shown_text = _line_at(stripped, start)
             reason = (f"past the site read at line {statement.line}, the last statement the reader found before "
                       "it (outside a function, or a statement the reader did not split off)")
         elif statement.line == line:
@@ -343,7 +356,7 @@ def unread_statements(text: str, functions: list, read: list, asked: Optional[se
             reason = (f"the statement was not read as a site (its opcode reads as "
                       f"{shown_text.split(' ', 1)[0]!r}), or the evaluator did not reach it")
         else:
-            shown_text = _line_at(stripped, match.start())
+            shown_text = _line_at(stripped, start)
             reason = (f"no statement the reader found starts on this line (the last before it is at line "
                       f"{statement.line})")
         unread.append({"line": line, "text": one_line(shown_text, 120), "reason": reason})

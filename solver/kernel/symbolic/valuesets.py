@@ -75,20 +75,23 @@ def join(a, b):
 def _join_states(a: dict, b: dict) -> dict:
     """Each register's values on either side; one not written on one side (read there before any write,
     which PTX leaves undefined) is Top."""
+    get, missing = b.get, 0
     out = {}
     for name, value in a.items():
-        other = b.get(name)
+        other = get(name)
         if other is None:
             out[name] = Top(f"{name} is not written on every path that reaches here")
+            missing += 1
         else:
             out[name] = value if other is value else join(value, other)
-    for name in b.keys() - a.keys():
-        out[name] = Top(f"{name} is not written on every path that reaches here")
+    if len(a) - missing != len(b):                    # (else every name of b is in a)
+        for name in b.keys() - a.keys():
+            out[name] = Top(f"{name} is not written on every path that reaches here")
     return out
 
 
 def _value_set(value) -> object:
-    if isinstance(value, (int, Lanes)):               # Lanes: one value per lane, kept whole
+    if type(value) is int or isinstance(value, (int, Lanes)):    # Lanes: one value per lane, kept whole
         return frozenset((value,))
     if isinstance(value, SharedGeneric):
         return Top("a generic shared address")
@@ -104,6 +107,18 @@ class _BlockPlan:
     statements: list              # (index, instruction, needed) of the block, in order
     written: set = field(default_factory=set)   # registers some statement of it may write
     per_warp: bool = False        # it reads a register that differs between warps (%tid, %laneid, ...)
+
+    @property
+    def key_names(self) -> tuple:
+        """The registers whose values make the block's result (its live-ins and what it writes), sorted:
+        the memo's key holds their values in this order."""
+        found = self.__dict__.get("_key_names")
+        if found is None:
+            found = self.__dict__["_key_names"] = tuple(sorted(set(self.live_in) | self.written))
+        return found
+
+
+_ABSENT = object()       # in a memo key: the register is not in the state
 
 
 def _plan(graph: cfg.Graph, block, needed: set, sites: set) -> _BlockPlan:
@@ -186,19 +201,28 @@ def _run_block(plan: _BlockPlan, block, env: dict, warp: Warp, sites: set, seen:
             continue
         if i in sites and not (guard is not None and guard == 0):
             into = seen.setdefault(i, {})
-            for operand in ins.operands:
-                if operand.startswith("{") and ins.opcode.startswith(("wgmma", "tcgen05.mma")):
-                    continue
-                for name in registers_in(operand):
-                    if name in env:
-                        value = _uniform_set(_value_set(env[name]))
-                        into[name] = join(into[name], value) if name in into else value
+            for name in _site_registers(ins):
+                if name in env:
+                    value = _uniform_set(_value_set(env[name]))
+                    into[name] = join(into[name], value) if name in into else value
         if is_needed:
             _execute(ins, guard, warp)
             if fixed and i in fixed:
                 env.update(fixed[i])
     following = block.successors[-1] if block.successors else None
     return [(following, env)] if following is not None else []
+
+
+def _site_registers(ins) -> tuple:
+    """The registers of a site's operands whose sets are kept (an MMA's accumulator vector is not), in
+    operand order, a register as often as it is written (cached on the instruction)."""
+    found = ins.__dict__.get("_site_registers")
+    if found is None:
+        found = tuple(name for operand in ins.operands
+                      if not (operand.startswith("{") and ins.opcode.startswith(("wgmma", "tcgen05.mma")))
+                      for name in registers_in(operand))
+        ins.__dict__["_site_registers"] = found
+    return found
 
 
 def _join_seen(into: dict, found: dict) -> None:
@@ -391,7 +415,7 @@ def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optio
         plan = plans[current]
         state = states_in[current]
         key = (current, warp.index if plan.per_warp else None,
-               tuple(sorted((n, state[n]) for n in plan.live_in + sorted(plan.written) if n in state)))
+               tuple([state.get(n, _ABSENT) for n in plan.key_names]))
         found = memo.get(key)
         if found is None:
             seen: dict = {}
@@ -409,14 +433,19 @@ def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optio
             carried = {name: value for name, value in state.items() if name in wanted and name not in leaving}
             carried.update((name, value) for name, value in leaving.items() if name in wanted)
             before = states_in.get(successor)
-            after = carried if before is None else _join_states(before, carried)
-            if before is not None:
-                for name, value in after.items():
-                    if name in before and before[name] != value and not isinstance(value, Top):
-                        grown[successor, name] = grown.get((successor, name), 0) + 1
-                        if grown[successor, name] > WIDEN_AFTER:
-                            after[name] = Top(f"{name} still grows after {WIDEN_AFTER} meetings: widened")
-            if before is None or after != before:
+            if before is None:
+                after, changed = carried, True
+            else:
+                after = _join_states(before, carried)
+                changed = after != before
+                if changed:                             # (else no register grew)
+                    for name, value in after.items():
+                        if name in before and before[name] != value and not isinstance(value, Top):
+                            grown[successor, name] = grown.get((successor, name), 0) + 1
+                            if grown[successor, name] > WIDEN_AFTER:
+                                after[name] = Top(f"{name} still grows after {WIDEN_AFTER} meetings: widened")
+                    changed = after != before
+            if changed:
                 states_in[successor] = after
                 if successor not in pending:
                     pending.add(successor)
