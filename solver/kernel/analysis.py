@@ -101,54 +101,66 @@ def _read_whole(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> t
 
 
 def read_apart(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> Optional[tuple]:
-    """What _read_whole gives, with each function read in the forked process that evaluates it while this
-    process reads the whole module (which Analysis keeps), and finds the site opcodes of the text
-    (site_occurrences): reading is then spread over the processes too.
-    None where that is not done: one process, a platform that cannot fork, a module the reader reads
-    whole (source.parse_apart), fewer than two functions asked for, or a body declined (the whole module
-    is then read by the grammar, and _read_whole does it all). The module's errors are parse()'s: this
-    process reads every body, in order, before any result is taken."""
+    """What _read_whole gives, with each function read in the forked process that evaluates it, and sent
+    back with its result (unpickling a function costs a sixth of reading it), while this process finds the
+    site opcodes of the text (site_occurrences): reading is then spread over the processes too. None
+    where that is not done: one process, a platform that cannot fork, a module the reader reads whole
+    (source.parse_apart), --kernel, fewer than two functions, or a body declined (the whole module is
+    then read by the grammar, and _read_whole does it all). The errors are one process's: the reading
+    errors first, in file order (source.ModuleApart.assemble), then the first evaluation error in file
+    order."""
     import multiprocessing
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1 or kernel is not None or "fork" not in multiprocessing.get_all_start_methods():
         return None
     apart = source.parse_apart(text)
-    if apart is None:
-        return None
-    asked = [k for k, name in enumerate(apart.names) if kernel is None or name == kernel]
-    if len(asked) < 2:
+    if apart is None or len(apart.names) < 2:
         return None
     from concurrent.futures import ProcessPoolExecutor
     global _FORKED
     work.module = apart.head
     _FORKED = (work, apart)
+    every = range(len(apart.names))
     try:
-        with ProcessPoolExecutor(min(jobs, len(asked)), mp_context=multiprocessing.get_context("fork")) as pool, \
+        with ProcessPoolExecutor(min(jobs, len(every)), mp_context=multiprocessing.get_context("fork")) as pool, \
                 collector.paused(collect_after=True):       # (the results as they come back: collector.py)
-            pending = {k: pool.submit(_evaluate_apart, k) for k in sorted(asked, key=lambda k: -apart.size(k))}
-            try:
-                module = apart.module()
-            except BaseException:
-                pool.shutdown(cancel_futures=True)
-                raise
-            if module is None:
-                pool.shutdown(cancel_futures=True)
-                return None
+            pending = {k: pool.submit(_evaluate_apart, k) for k in sorted(every, key=lambda k: -apart.size(k))}
             with collector.paused():
                 occurrences = site_occurrences(text)        # (while the workers work: unread_statements')
-            results = [pending[k].result() for k in asked]
+            read = [pending[k].result() for k in every]
     finally:
         _FORKED = None
-    if any(result is None for result in results):
-        return None
+    if any(found is None for found in read):
+        return None                                          # a body declined
+    module = apart.assemble([found.function for found in read])
+    for found in read:
+        if found.error is not None:
+            raise found.error
     work.module = module
-    return module, [module.functions[k] for k in asked], results, occurrences
+    return module, module.functions, [found.result for found in read], occurrences
 
 
-def _evaluate_apart(k: int) -> Optional["FunctionResult"]:
+@dataclass
+class _ReadApart:
+    """What a worker sends back for one function: the function read (or parse()'s SpecError), and its
+    result (or the error its evaluation raised)."""
+    function: object
+    result: Optional["FunctionResult"] = None
+    error: Optional[Exception] = None
+
+
+def _evaluate_apart(k: int) -> Optional[_ReadApart]:
     """In a forked process: function k read (None where its body is declined), then evaluated."""
     work, apart = _FORKED
-    function = apart.function(k)
-    return None if function is None else _evaluate_collected(work, function)
+    try:
+        function = apart.function(k)
+    except SpecError as error:
+        return _ReadApart(error)
+    if function is None:
+        return None
+    try:
+        return _ReadApart(function, _evaluate_collected(work, function))
+    except Exception as error:                     # (raised in file order by the first process)
+        return _ReadApart(function, None, error)
 
 
 @dataclass

@@ -712,11 +712,7 @@ def reads(ins) -> list:
 def slice_of(graph: cfg.Graph, wanted: list) -> tuple:
     """(the registers `wanted` are computed from through any chain of instructions, them included; the
     statements that write those registers): a backward slice over register names, whatever the order."""
-    writers: dict = {}
-    for i, s in enumerate(graph.statements):
-        if s.instruction is not None:
-            for name in destinations(s.instruction):
-                writers.setdefault(name, []).append(i)
+    writers = _writers(graph)
     registers, statements = set(), set()
     wanted = list(wanted)
     while wanted:
@@ -729,6 +725,18 @@ def slice_of(graph: cfg.Graph, wanted: list) -> tuple:
                 statements.add(i)
                 wanted.extend(reads(graph.statements[i].instruction))
     return registers, statements
+
+
+def _writers(graph: cfg.Graph) -> dict:
+    """register -> the statements that write it, in order (kept on the graph: its statements never change)."""
+    found = graph.__dict__.get("_writers")
+    if found is None:
+        found = graph.__dict__["_writers"] = {}
+        for i, s in enumerate(graph.statements):
+            if s.instruction is not None:
+                for name in destinations(s.instruction):
+                    found.setdefault(name, []).append(i)
+    return found
 
 
 def _merge(paths: list, line: int) -> _Path:

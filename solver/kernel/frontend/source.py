@@ -142,17 +142,25 @@ def _parsed(text: str) -> Module:
 def _module_of(tree, marker: str) -> Module:
     """The Module of a syntax tree: its functions with a body (a declaration, a prototype, has none),
     flattened, checked against the limits."""
-    functions, total = [], 0
-    for found in tree.functions:
-        if found.body is None:
-            continue                                  # a declaration (a prototype), no body
-        function = _function(found, found.body, marker)
+    return _collected(_head(tree), (_function(found, found.body, marker) for found in tree.functions
+                                    if found.body is not None))
+
+
+def _head(tree) -> Module:
+    """The module of a syntax tree without its functions."""
+    return Module(list(tree.targets), shared_symbols(tree.declarations), [], list(tree.unread), tree.version)
+
+
+def _collected(head: Module, functions) -> Module:
+    """head with `functions` (read one by one, in order: each raises its own limit as it is read), the file's
+    limit checked after each."""
+    found, total = [], 0
+    for function in functions:
         total += len(function.statements)
         if total > MAX_TOTAL_STATEMENTS:
             _too_many_statements()
-        functions.append(function)
-    return Module(list(tree.targets), shared_symbols(tree.declarations), functions, list(tree.unread),
-                  tree.version)
+        found.append(function)
+    return Module(head.targets, head.shared, found, head.unread, head.version)
 
 
 def _function(found, block, marker: str) -> Function:
@@ -169,30 +177,36 @@ def _function(found, block, marker: str) -> Function:
 
 class ModuleApart:
     """A module whose functions are read one by one (analysis.analyse with jobs: each in the process that
-    evaluates it, while the first process reads the whole module): the module without its functions
-    (head: what a function's evaluation reads of the module, its targets and shared symbols), the
-    functions' names and sizes, function(k), and module() (what parse() gives)."""
+    evaluates it): the module without its functions (head: what a function's evaluation reads of the
+    module, its targets and shared symbols), the functions' names and sizes, function(k), and assemble()
+    (the Module parse() gives, from the functions read)."""
 
     def __init__(self, text: str, parts):
         self.parts, self.marker = parts, scope.marker_for(text)
-        tree = parts.tree
-        self.head = Module(list(tree.targets), shared_symbols(tree.declarations), [], list(tree.unread), tree.version)
+        self.head = _head(parts.tree)
         self.names = [found.name for found in parts.functions]
 
     def size(self, k: int) -> int:
         return self.parts.size(k)
 
     def function(self, k: int) -> Optional[Function]:
-        """The k-th function with a body, as parse() reads it; None where its body is declined."""
+        """The k-th function with a body, as parse() reads it; None where its body is declined. Raises
+        parse()'s error where the function is over the limit."""
         with collector.paused():
             block = self.parts.body(k)
             return None if block is None else _function(self.parts.functions[k], block, self.marker)
 
-    def module(self) -> Optional[Module]:
-        """parse(text): every body read; None where one is declined (then parse() reads the text)."""
-        with collector.paused():
-            tree = self.parts.whole()
-            return None if tree is None else _module_of(tree, self.marker)
+    def assemble(self, read: list) -> Module:
+        """What parse() gives, from what function(k) gave for every k (a Function, or the SpecError it
+        raised): parse()'s error, where there is one, is raised (the first in file order, as parse()
+        reads)."""
+        return _collected(self.head, (_raised(found) for found in read))
+
+
+def _raised(found):
+    if isinstance(found, SpecError):
+        raise found
+    return found
 
 
 def parse_apart(text: str) -> Optional[ModuleApart]:

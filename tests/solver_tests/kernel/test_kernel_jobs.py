@@ -66,9 +66,9 @@ def test_malformed_input_in_a_forked_function_is_one_line_and_exit_2(capsys, mon
     assert errors[0] == errors[1]
 
 
-def test_each_function_is_read_in_its_process_while_the_first_reads_the_module(monkeypatch):
+def test_each_function_is_read_in_the_process_that_evaluates_it(monkeypatch):
     """With jobs, the functions are read apart (source.parse_apart: each in the worker that evaluates it,
-    the whole module in this process), never by source.parse; the Analysis keeps the module parse() gives."""
+    and sent back with its result), never by source.parse; the Analysis keeps the module parse() gives."""
     from solver.kernel.frontend import source
     text = _module()
     whole = source.parse(text)
@@ -89,13 +89,13 @@ def test_a_body_the_fast_reader_declines_is_read_whole_with_the_same_result():
     assert declined != text
     from solver.kernel.frontend import source
     apart = source.parse_apart(declined)
-    assert apart is not None and apart.module() is None
+    assert apart is not None and None in [apart.function(k) for k in range(len(apart.names))]
     assert _document(analysis.analyse(declined, jobs=2)) == _document(analysis.analyse(declined))
 
 
 def test_a_function_over_the_limit_gives_the_error_of_one_process(monkeypatch):
-    """The limits of reading are parse()'s, and so is the error, although a worker reads the function too:
-    this process reads every body, in order, before it takes any result."""
+    """The limits of reading are parse()'s, and so is the error, although a worker reads the function:
+    the reading errors are raised in file order, before any evaluation error."""
     from solver.kernel.frontend import source
     text = _module()
     sizes = [len(f.statements) for f in source.parse(text).functions]
