@@ -142,8 +142,10 @@ class Forms:
         self.skip = re.compile(skip)
         # the module around the bodies: what opens, ends or names a statement, outside comments and strings
         self.module_event = re.compile(r'//|/\*|"|[{};=]|\.(?:entry|func|section)(?![\w$])')
-        # inside a body whose end is found without reading it (body_end): its braces, comments and strings
+        # inside a body whose end is found without reading it (body_end): its braces, comments and strings;
+        # and what makes counting its braces wrong (a brace in a // comment, a block comment, a string)
         self.brace_event = re.compile(r'//|/\*|"|[{}]')
+        self.brace_hazard = re.compile(r'//[^\n{}]*+[{}]|/\*|"(?:[^"\\\n{}]|\\.)*+[{}]')   # (STRING: one line)
         # 5.4.4 Initializers: `= {1, 2, ...}`, a list of integers (the bytes of a string, say)
         self.integers = re.compile(rf"{ws}\{{({ws}{integer}(?:{ws},{ws}{integer})*+){ws}\}}")
         # 11.5 Debugging Directives: `.section .debug_x {` then labels and items `.bN data {, data}` (ints,
@@ -448,7 +450,24 @@ class BodyPlace:
 def body_end(text: str, at: int, forms: Forms) -> Optional[int]:
     """The offset past the '}' that closes the body whose '{' ends just before `at`: its braces counted,
     outside comments and strings; None where one is not closed. (read_body finds the same end where it
-    reads the body: BodiesApart.body checks that.)"""
+    reads the body: BodiesApart.body checks that, so a wrong end here is a body declined, never a body
+    misread.) Compilers close a body with a '}' that starts a line: the first such '}' where the braces
+    since `at` balance is the end, where no comment or string between could hold a brace (brace_hazard:
+    it may see one where there is none, never miss one; else they are counted one by one, outside
+    comments and strings)."""
+    opened, closed, looked = 1, 0, at
+    while True:
+        candidate = text.find("\n}", looked)
+        if candidate < 0:
+            break
+        end = candidate + 2
+        opened += text.count("{", looked, end)
+        closed += text.count("}", looked, end)
+        looked = end
+        if opened == closed:
+            if forms.brace_hazard.search(text, at, end) is None:
+                return end
+            break
     depth, search = 1, forms.brace_event.search
     while True:
         m = search(text, at)
