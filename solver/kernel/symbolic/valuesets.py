@@ -284,29 +284,43 @@ def components(plan: _BlockPlan, sites: set) -> list:
     for group in order:
         items = sorted(groups.get(group, []) + site_items.get(group, []), key=lambda item: item[0])
         names = {n for _, ins, needed in items for n in _reads_and_writes(ins, needed)}
-        found.append(_BlockPlan([n for n in plan.live_in if n in names], items,
-                                {n for n in plan.written if n in names}, plan.per_warp))
+        live_in = [n for n in plan.live_in if n in names]
+        found.append(_BlockPlan(live_in, items, {n for n in plan.written if n in names},
+                                any(name.startswith(_WARP_SPECIAL) for name in live_in)))
     plan.__dict__["_components"] = found
     return found
 
 
 def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict, budget: list,
-              bounding: Optional[bounds.Bounding] = None) -> dict:
+              bounding: Optional[bounds.Bounding] = None, memo: Optional[dict] = None) -> dict:
     """successor -> the values leaving the block along that edge (for the registers it reads or writes);
     budget: [statements that may still be run], spent here. The block is run part by part (components):
     the part with the branches decides the edges taken, and every other part's values leave along each
-    of them."""
+    of them. memo: each part's runs, kept by the values of the registers it reads or writes (and its warp
+    where it reads a register that differs between warps): a part of a block is often the same for
+    every warp although another part of it is not."""
     parts = components(plan, sites)
-    taken = _part_runs(parts[0], block, state, warp, sites, seen, budget, bounding)
+    memo = {} if memo is None else memo
+
+    def runs_of(k: int, part: _BlockPlan) -> list:
+        key = ("part", block.index, k, warp.index if part.per_warp else None,
+               tuple([state.get(n, _ABSENT) for n in part.key_names]))
+        found = memo.get(key)
+        if found is None:
+            part_seen: dict = {}
+            found = memo[key] = (_part_runs(part, block, state, warp, sites, part_seen, budget, bounding), part_seen)
+        _join_seen(seen, found[1])
+        return found[0]
+    taken = runs_of(0, parts[0])
     outgoing: dict = {}
     for successor, leaving in taken:
         outgoing[successor] = leaving if successor not in outgoing else _join_states(outgoing[successor], leaving)
     if not parts[0].statements or not any(ins.base in _CONTROL for _, ins, _ in parts[0].statements):
         following = block.successors[-1] if block.successors else None
         outgoing = {following: outgoing.get(following, {})} if following is not None else {}
-    for part in parts[1:]:
+    for k, part in enumerate(parts[1:], 1):
         joined = None
-        for _, leaving in _part_runs(part, block, state, warp, sites, seen, budget, bounding):
+        for _, leaving in runs_of(k, part):
             joined = leaving if joined is None else _join_states(joined, leaving)
         for successor in outgoing:
             outgoing[successor] = {**outgoing[successor], **(joined or {})}
@@ -420,7 +434,8 @@ def warp_sets(graph: cfg.Graph, warp: Warp, sites: set, needed: set, memo: Optio
         if found is None:
             seen: dict = {}
             try:
-                found = memo[key] = (_transfer(plan, block, state, warp, sites, seen, budget, bounding), seen)
+                found = memo[key] = (_transfer(plan, block, state, warp, sites, seen, budget, bounding, memo),
+                                     seen)
             except _OutOfWork:
                 return WarpSets(warp.index, {}, f"more than {MAX_WORK} statements run for the function's warps")
         outgoing, seen = found
