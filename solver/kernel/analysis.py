@@ -51,10 +51,10 @@ def analyse(text: str, smem_base: int = evaluate.DEFAULT_SMEM_BASE, kernel: Opti
 
     jobs: the functions are evaluated in that many forked processes (evaluated() below), each function
     in one, with the same results as one process gives: nothing a function's evaluation reads is
-    another's. Each worker reads the functions it evaluates, while this process reads the module
-    (read_apart below; where the reader reads the module whole, this process reads it first). One
-    process where there is one function, where a tracer is given (it is kept, with its state, in
-    Analysis.tracers), or where the platform cannot fork."""
+    another's. Each worker reads the functions it evaluates and sends them back with their results
+    (read_apart below); where the reader reads the module whole, or a kernel is asked for, this process
+    reads the module first (_read_whole). One process where there is one function, where a tracer is
+    given (it is kept, with its state, in Analysis.tracers), or where the platform cannot fork."""
     if any_launch not in ("needed", "always", "never"):
         raise ValueError(f"any_launch: needed, always or never, not {any_launch!r}")
     if not 1 <= jobs <= MAX_JOBS:
