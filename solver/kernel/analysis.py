@@ -131,7 +131,7 @@ def read_apart(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> Op
         _FORKED = None
     if any(found is None for found in read):
         return None                                          # a body declined
-    module = apart.assemble([found.function for found in read])
+    module = apart.assemble([found.read_error or found.function for found in read])
     for found in read:
         if found.error is not None:
             raise found.error
@@ -141,9 +141,10 @@ def read_apart(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> Op
 
 @dataclass
 class _ReadApart:
-    """What a worker sends back for one function: the function read (or parse()'s SpecError), and its
-    result (or the error its evaluation raised)."""
-    function: object
+    """What a worker sends back for one function: the function read, or the SpecError parse() raises
+    reading it; then its result, or the error its evaluation raised."""
+    function: Optional[source.Function] = None
+    read_error: Optional[SpecError] = None
     result: Optional["FunctionResult"] = None
     error: Optional[Exception] = None
 
@@ -154,13 +155,13 @@ def _evaluate_apart(k: int) -> Optional[_ReadApart]:
     try:
         function = apart.function(k)
     except SpecError as error:
-        return _ReadApart(error)
+        return _ReadApart(read_error=error)
     if function is None:
         return None
     try:
-        return _ReadApart(function, _evaluate_collected(work, function))
+        return _ReadApart(function, result=_evaluate_collected(work, function))
     except Exception as error:                     # (raised in file order by the first process)
-        return _ReadApart(function, None, error)
+        return _ReadApart(function, error=error)
 
 
 @dataclass

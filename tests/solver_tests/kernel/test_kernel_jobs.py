@@ -107,3 +107,24 @@ def test_a_function_over_the_limit_gives_the_error_of_one_process(monkeypatch):
             analysis.analyse(text, jobs=jobs)
         errors.append(str(raised.value))
     assert errors[0] == errors[1] and f"{max(sizes) - 1} statements read per function" in errors[0]
+
+
+def test_two_malformed_functions_give_the_first_in_file_order(capsys, monkeypatch):
+    """Both functions hold an MMA ptxas refuses; each is found in its own worker. The error is the first in
+    file order, the one of one process, whichever worker finishes first."""
+    import io
+    from solver.cli import main as cli
+    text = (ROOT / "tests" / "fixtures" / "ptx" / "handwritten_tcgen05.ptx").read_text()
+    bad = text.replace("tcgen05.mma.cta_group::1.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;",
+                       "tcgen05.mma.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;", 1)
+    bad = bad.replace("tcgen05.mma.cta_group::2.kind::f16 [%r10], %rd1, %rd2, 0x10200490, %p1;",
+                      "tcgen05.mma.kind::f16 [%r10], %rd1, %rd2, 0x10200490, %p1;", 1)
+    assert bad.count("tcgen05.mma.kind::f16") == 2
+    errors = []
+    for jobs in ("1", "2"):
+        monkeypatch.setattr("sys.stdin", io.StringIO(bad))
+        rc = cli.main(["ptx", "descriptors", "-", "--block", "128", "--jobs", jobs])
+        out, err = capsys.readouterr()
+        assert rc == 2 and out == "" and err.count("\n") == 1 and "line 39" in err, (jobs, rc, err)
+        errors.append(err)
+    assert errors[0] == errors[1]
