@@ -626,6 +626,9 @@ def ptx_sites_text(document: dict) -> str:
     return "\n".join(blocks + _unread_lines(document["unread"]))
 
 
+LONG_FUNCTION_NAME = 60      # characters: a longer function name is shown once, its warp roles below it
+
+
 def ptx_sites_summary(document: dict) -> str:
     """One line per site: the warps that reached it, and each descriptor operand's values over every
     iteration the run evaluated (--full: the whole site)."""
@@ -635,12 +638,18 @@ def ptx_sites_summary(document: dict) -> str:
              f"{'' if len(functions) == 1 else 's'}; shared memory from {document['smem_base']:#x} (--smem-address); "
              f"{len(document['others'])} TMA / tensor-memory statement{'' if len(document['others']) == 1 else 's'}"]
     for name, run in document["runs"].items():
+        # a long name (a C++ template's mangled name runs to thousands of characters) is shown once, on a
+        # line of its own, with its lines below it, indented
+        long = len(name) > LONG_FUNCTION_NAME
+        if long:
+            lines.append(name)
+        prefix = "  " if long else f"{name}: "
         if run["not_run"]:
-            lines.append(f"{name}: {run['not_run']}")
+            lines.append(f"{prefix}{run['not_run']}")
             continue
         for role in run["roles"]:
             ended = "ran to the end" if role["stopped"] is None else f"stopped: {role['stopped']}"
-            lines.append(f"{name}: warps {_warp_ranges(role['warps'])} reach {len(role['site_lines'])} site"
+            lines.append(f"{prefix}warps {_warp_ranges(role['warps'])} reach {len(role['site_lines'])} site"
                          f"{'' if len(role['site_lines']) == 1 else 's'}; {ended}")
     rows = []
     for site in sites:

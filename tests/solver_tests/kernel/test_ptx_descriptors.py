@@ -341,6 +341,20 @@ def test_text_output_names_the_sites(capsys):
     assert "no read map of A: the descriptor has unknown bits" in out
 
 
+def test_a_long_function_name_is_shown_once_with_its_roles_below_it(capsys, monkeypatch):
+    """A C++ template's mangled name (CUTLASS's run to thousands of characters) is printed once, on its own
+    line, and its warp roles below it, indented; a short name keeps `NAME: warps ...` (docs/CLI.md)."""
+    import io
+    from solver.cli import render
+    long_name = "_ZN7cutlass13device_kernel" + "I" * (render.LONG_FUNCTION_NAME + 10) + "E"
+    text = HANDWRITTEN_WGMMA.read_text().replace("handwritten", long_name)
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    rc, out, _ = run(capsys, "ptx", "descriptors", "-")
+    lines = out.splitlines()
+    assert rc == 0 and lines.count(long_name) == 1 and out.count(long_name) == 1
+    assert lines[lines.index(long_name) + 1] == "  warps 0-3 reach 4 sites; ran to the end"
+
+
 def test_stdin_is_read(capsys, monkeypatch):
     rc, out, _ = run(capsys, "ptx", "descriptors", "-", "--json", stdin=HANDWRITTEN_WGMMA.read_text(),
                      monkeypatch=monkeypatch)
