@@ -47,22 +47,42 @@ def test_jobs_are_checked():
         analysis.analyse(_module(), jobs=0)
 
 
-def test_malformed_input_in_a_forked_function_is_one_line_and_exit_2(capsys, monkeypatch):
-    """An MMA ptxas refuses is found while its function is evaluated, here in a worker process: the error
-    comes back whole (spec.rule.SpecError pickles as its fields) and is the one line of one process."""
+TCGEN05 = ROOT / "tests" / "fixtures" / "ptx" / "handwritten_tcgen05.ptx"
+# two MMAs of handwritten_tcgen05.ptx, one in each of its functions, and the form ptxas refuses (no cta_group)
+REFUSED = {"tcgen05.mma.cta_group::1.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;":
+           "tcgen05.mma.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;",
+           "tcgen05.mma.cta_group::2.kind::f16 [%r10], %rd1, %rd2, 0x10200490, %p1;":
+           "tcgen05.mma.kind::f16 [%r10], %rd1, %rd2, 0x10200490, %p1;"}
+
+
+def _refused(count: int) -> str:
+    """handwritten_tcgen05.ptx with the first `count` MMAs of REFUSED made the refused form."""
+    text = TCGEN05.read_text()
+    for good, bad in list(REFUSED.items())[:count]:
+        assert good in text
+        text = text.replace(good, bad, 1)
+    return text
+
+
+def _errors_with_1_and_2_jobs(capsys, monkeypatch, text: str) -> list:
+    """`ptx descriptors -` on the text with --jobs 1 and 2: each exits 2 with one line, naming line 39 (the
+    first refused MMA in file order); their errors."""
     import io
     from solver.cli import main as cli
-    text = (ROOT / "tests" / "fixtures" / "ptx" / "handwritten_tcgen05.ptx").read_text()
-    bad = text.replace("tcgen05.mma.cta_group::1.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;",
-                       "tcgen05.mma.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;", 1)
-    assert bad != text
     errors = []
     for jobs in ("1", "2"):
-        monkeypatch.setattr("sys.stdin", io.StringIO(bad))
+        monkeypatch.setattr("sys.stdin", io.StringIO(text))
         rc = cli.main(["ptx", "descriptors", "-", "--block", "128", "--jobs", jobs])
         out, err = capsys.readouterr()
         assert rc == 2 and out == "" and err.count("\n") == 1 and "line 39" in err, (jobs, rc, err)
         errors.append(err)
+    return errors
+
+
+def test_malformed_input_in_a_forked_function_is_one_line_and_exit_2(capsys, monkeypatch):
+    """An MMA ptxas refuses is found while its function is evaluated, here in a worker process: the error
+    comes back whole (spec.rule.SpecError pickles as its fields) and is the one line of one process."""
+    errors = _errors_with_1_and_2_jobs(capsys, monkeypatch, _refused(1))
     assert errors[0] == errors[1]
 
 
@@ -112,19 +132,5 @@ def test_a_function_over_the_limit_gives_the_error_of_one_process(monkeypatch):
 def test_two_malformed_functions_give_the_first_in_file_order(capsys, monkeypatch):
     """Both functions hold an MMA ptxas refuses; each is found in its own worker. The error is the first in
     file order, the one of one process, whichever worker finishes first."""
-    import io
-    from solver.cli import main as cli
-    text = (ROOT / "tests" / "fixtures" / "ptx" / "handwritten_tcgen05.ptx").read_text()
-    bad = text.replace("tcgen05.mma.cta_group::1.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;",
-                       "tcgen05.mma.kind::f16 [%r10], %rd1, %rd2, %r20, %p1;", 1)
-    bad = bad.replace("tcgen05.mma.cta_group::2.kind::f16 [%r10], %rd1, %rd2, 0x10200490, %p1;",
-                      "tcgen05.mma.kind::f16 [%r10], %rd1, %rd2, 0x10200490, %p1;", 1)
-    assert bad.count("tcgen05.mma.kind::f16") == 2
-    errors = []
-    for jobs in ("1", "2"):
-        monkeypatch.setattr("sys.stdin", io.StringIO(bad))
-        rc = cli.main(["ptx", "descriptors", "-", "--block", "128", "--jobs", jobs])
-        out, err = capsys.readouterr()
-        assert rc == 2 and out == "" and err.count("\n") == 1 and "line 39" in err, (jobs, rc, err)
-        errors.append(err)
+    errors = _errors_with_1_and_2_jobs(capsys, monkeypatch, _refused(2))
     assert errors[0] == errors[1]
