@@ -626,7 +626,7 @@ def ptx_sites_text(document: dict) -> str:
     return "\n".join(blocks + _unread_lines(document["unread"]))
 
 
-LONG_FUNCTION_NAME = 60      # characters: a longer function name is shown once, its warp roles below it
+LONG_FUNCTION_NAME = 60      # characters: a longer function name is "function K" in the text, named once
 
 
 def ptx_sites_summary(document: dict) -> str:
@@ -637,19 +637,15 @@ def ptx_sites_summary(document: dict) -> str:
     lines = [f"{len(sites)} MMA site{'' if len(sites) == 1 else 's'} in {len(functions)} function"
              f"{'' if len(functions) == 1 else 's'}; shared memory from {document['smem_base']:#x} (--smem-address); "
              f"{len(document['others'])} TMA / tensor-memory statement{'' if len(document['others']) == 1 else 's'}"]
+    labels, legend = _function_labels(document["runs"])
+    lines += legend
     for name, run in document["runs"].items():
-        # a long name (a C++ template's mangled name runs to thousands of characters) is shown once, on a
-        # line of its own, with its lines below it, indented
-        long = len(name) > LONG_FUNCTION_NAME
-        if long:
-            lines.append(name)
-        prefix = "  " if long else f"{name}: "
         if run["not_run"]:
-            lines.append(f"{prefix}{run['not_run']}")
+            lines.append(f"{labels[name]}: {run['not_run']}")
             continue
         for role in run["roles"]:
             ended = "ran to the end" if role["stopped"] is None else f"stopped: {role['stopped']}"
-            lines.append(f"{prefix}warps {_warp_ranges(role['warps'])} reach {len(role['site_lines'])} site"
+            lines.append(f"{labels[name]}: warps {_warp_ranges(role['warps'])} reach {len(role['site_lines'])} site"
                          f"{'' if len(role['site_lines']) == 1 else 's'}; {ended}")
     rows = []
     for site in sites:
@@ -719,13 +715,31 @@ def _short_reason(reason: str) -> str:
     return reason if len(reason) <= 60 else reason[:57] + "..."
 
 
+def _function_labels(names) -> tuple:
+    """({name: how a table shows it}, the legend lines): a name of LONG_FUNCTION_NAME characters or fewer
+    is itself; a longer one (a C++ mangled name) is "function K", K counting those in order, and a legend
+    line before the table names it in full, once."""
+    labels, legend = {}, []
+    for name in names:
+        if name in labels:
+            continue
+        if len(name) > LONG_FUNCTION_NAME:
+            labels[name] = f"function {len(legend) + 1}"
+            legend.append(f"{labels[name]}: {name}")
+        else:
+            labels[name] = name
+    return labels, legend
+
+
 def ptx_check_text(document: dict) -> str:
-    lines = []
+    named = [f for layout in document["layouts"].values() for f in layout["tile_address"]]
+    labels, lines = _function_labels(named + [c["function"] for c in document["checks"]])
     for label, layout in document["layouts"].items():
-        places = ", ".join(f"{function} {_field_text(address, 'hex')}" for function, address in layout["tile_address"].items())
+        places = ", ".join(f"{labels[function]} {_field_text(address, 'hex')}"
+                           for function, address in layout["tile_address"].items())
         staged = f", {layout['stages']} stages {layout['stage_stride']:#x} apart" if layout["stages"] > 1 else ""
         lines.append(f"operand {label}: {layout['layout']} at {places} ({layout['tile_address_from']}{staged})")
-    rows = [[str(c["line"]), c["function"], c["operand"].upper(), c["tile"] or "-",
+    rows = [[str(c["line"]), labels[c["function"]], c["operand"].upper(), c["tile"] or "-",
              "-" if c["stage"] is None else str(c["stage"]), _field_text(c["mn_offset"]), _field_text(c["k_offset"]),
              c["descriptor"] or "-", "-" if c["visits"] is None else str(c["visits"]),
              c["status"] + (" (first iteration)" if c["first_iteration"] else "")] for c in document["checks"]]

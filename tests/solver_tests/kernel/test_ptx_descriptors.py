@@ -341,18 +341,26 @@ def test_text_output_names_the_sites(capsys):
     assert "no read map of A: the descriptor has unknown bits" in out
 
 
-def test_a_long_function_name_is_shown_once_with_its_roles_below_it(capsys, monkeypatch):
-    """A C++ template's mangled name (CUTLASS's run to thousands of characters) is printed once, on its own
-    line, and its warp roles below it, indented; a short name keeps `NAME: warps ...` (docs/CLI.md)."""
+def test_a_long_function_name_is_named_once_and_labelled(capsys, monkeypatch):
+    """A C++ template's mangled name (CUTLASS's run to thousands of characters) is `function 1` in the text
+    of `ptx descriptors` and `ptx check`, named in full once, on a legend line; JSON keeps the name; a
+    short name is itself (docs/CLI.md)."""
     import io
     from solver.cli import render
     long_name = "_ZN7cutlass13device_kernel" + "I" * (render.LONG_FUNCTION_NAME + 10) + "E"
     text = HANDWRITTEN_WGMMA.read_text().replace("handwritten", long_name)
+
+    def text_of(*command) -> list:
+        monkeypatch.setattr("sys.stdin", io.StringIO(text))
+        _, out, _ = run(capsys, *command)
+        assert out.count(long_name) == 1 and f"function 1: {long_name}" in out.splitlines(), command
+        return out.splitlines()
+    assert "function 1: warps 0-3 reach 4 sites; ran to the end" in text_of("ptx", "descriptors", "-")
+    checked = text_of("ptx", "check", "-", "--layout", "A=Sw<3,4,3> o (64,64):(64,1)")
+    assert any(line.split()[:2] == ["52", "function"] and line.split()[2] == "1" for line in checked)
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
-    rc, out, _ = run(capsys, "ptx", "descriptors", "-")
-    lines = out.splitlines()
-    assert rc == 0 and lines.count(long_name) == 1 and out.count(long_name) == 1
-    assert lines[lines.index(long_name) + 1] == "  warps 0-3 reach 4 sites; ran to the end"
+    _, out, _ = run(capsys, "ptx", "descriptors", "-", "--json")
+    assert long_name in json.loads(out)["runs"]
 
 
 def test_stdin_is_read(capsys, monkeypatch):
