@@ -109,26 +109,18 @@ def read_apart(work: "_Work", text: str, kernel: Optional[str], jobs: int) -> Op
     then read by the grammar, and _read_whole does it all). The errors are one process's: the reading
     errors first, in file order (source.ModuleApart.assemble), then the first evaluation error in file
     order."""
-    import multiprocessing
-    if jobs <= 1 or kernel is not None or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1 or kernel is not None or not _can_fork():
         return None
     apart = source.parse_apart(text)
     if apart is None or len(apart.names) < 2:
         return None
-    from concurrent.futures import ProcessPoolExecutor
-    global _FORKED
     work.module = apart.head
-    _FORKED = (work, apart)
-    every = range(len(apart.names))
-    try:
-        with ProcessPoolExecutor(min(jobs, len(every)), mp_context=multiprocessing.get_context("fork")) as pool, \
-                collector.paused(collect_after=True):       # (the results as they come back: collector.py)
-            pending = {k: pool.submit(_evaluate_apart, k) for k in sorted(every, key=lambda k: -apart.size(k))}
-            with collector.paused():
-                occurrences = site_occurrences(text)        # (while the workers work: unread_statements')
-            read = [pending[k].result() for k in every]
-    finally:
-        _FORKED = None
+
+    def occurrences_here() -> tuple:                # (while the workers work: unread_statements')
+        with collector.paused():
+            return site_occurrences(text)
+    read, occurrences = _in_forked_processes((work, apart), _evaluate_apart,
+                                             [apart.size(k) for k in range(len(apart.names))], jobs, occurrences_here)
     if any(found is None for found in read):
         return None                                          # a body declined
     module = apart.assemble([found.read_error or found.function for found in read])
@@ -240,23 +232,37 @@ def _evaluate_collected(work: _Work, function) -> FunctionResult:
 
 def evaluated(work: _Work, functions: list, jobs: int = 1) -> list:
     """evaluate_function for each function, in order: here, or in `jobs` forked processes. A worker
-    inherits the parsed module (fork: nothing of it is pickled) and sends back its function's result. The
-    longest functions are handed out first (the last to finish is then a short one)."""
-    import multiprocessing
+    inherits the parsed module (fork: nothing of it is pickled) and sends back its function's result."""
     jobs = min(jobs, len(functions))
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1 or not _can_fork():
         return [_evaluate_collected(work, function) for function in functions]
+    return _in_forked_processes((work, functions), _evaluate_forked, [len(f.statements) for f in functions],
+                                jobs)[0]
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _in_forked_processes(shared: tuple, task, sizes: list, jobs: int, meanwhile=None) -> tuple:
+    """([task(k) for each k of sizes], meanwhile()): the tasks run in `jobs` forked processes, the largest
+    (sizes[k]) handed out first, so the last to finish is a small one; each worker inherits `shared` as
+    _FORKED (fork: nothing of it is pickled); meanwhile() runs here while they work. Where tasks raise,
+    the first in order raises here, whichever finished first."""
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     global _FORKED
-    _FORKED = (work, functions)
-    order = sorted(range(len(functions)), key=lambda k: -len(functions[k].statements))
+    _FORKED = shared
+    every = range(len(sizes))
     try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool, \
+        with ProcessPoolExecutor(min(jobs, len(sizes)), mp_context=multiprocessing.get_context("fork")) as pool, \
                 collector.paused(collect_after=True):       # (the results as they come back: collector.py)
-            found = dict(zip(order, pool.map(_evaluate_forked, order)))
+            pending = {k: pool.submit(task, k) for k in sorted(every, key=lambda k: -sizes[k])}
+            extra = meanwhile() if meanwhile is not None else None
+            return [pending[k].result() for k in every], extra
     finally:
         _FORKED = None
-    return [found[k] for k in range(len(functions))]
 
 
 def _run_knows_everything(run, summary: dict, sites: list) -> bool:

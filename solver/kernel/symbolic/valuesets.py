@@ -91,7 +91,7 @@ def _join_states(a: dict, b: dict) -> dict:
 
 
 def _value_set(value) -> object:
-    if type(value) is int or isinstance(value, (int, Lanes)):    # Lanes: one value per lane, kept whole
+    if isinstance(value, (int, Lanes)):               # Lanes: one value per lane, kept whole
         return frozenset((value,))
     if isinstance(value, SharedGeneric):
         return Top("a generic shared address")
