@@ -256,8 +256,14 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     watched = set() if tracer is None else \
         {i for i, s in enumerate(graph.statements) if s.instruction is not None and tracer.watches(s.instruction)}
     noted = _memory_statements(graph)
+    # The first run answers nothing. It follows the barriers and, where it runs a load from shared memory,
+    # the bulk copies (TMA: their spans, timeless, may show that no pass can answer a load, memory.py); not
+    # the other writes (logging them costs as much again, and only the bytes some load reads need them).
     plain = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
                     watched, noted["barriers"], extent)
+    if noted["bulk"] and noted["loads"] & plain.needed:
+        plain = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
+                        watched, noted["barriers"] | noted["bulk"], extent)
     probe = memory.SharedMemory(None)       # answers nothing: it notes which bytes the loads read
     result = plain.run(probe)
     if shared_loads == "never" or not noted["writes"] or not probe.loaded or \
@@ -268,6 +274,11 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     following = noted["writes"] | noted["barriers"] | noted["loads"]
     explorer = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, None, block,
                        set(), following, extent)
+    if noted["loads"] & explorer.needed <= plain.needed and probe.unanswerable():
+        # The first pass would be this run again step for step (it answers nothing either, and runs the
+        # loads this run ran), with these spans and barriers in its log: its log answers none of its
+        # loads, so it would stand, as would every pass after it (memory.py). This run is that run.
+        return result
     bytes_loaded, previous, cycle = frozenset(probe.loaded), None, []
     for _ in range(memory.MAX_PASSES - 1):
         shared = memory.SharedMemory(previous, bytes_loaded)
@@ -299,8 +310,9 @@ def _comes_back(earlier: list, log: memory.Log, watched: frozenset) -> bool:
 
 
 def _memory_statements(graph: cfg.Graph) -> dict:
-    """The statements the shared memory (memory.py) follows: barriers, writes, loads from shared memory."""
-    found = {"barriers": set(), "writes": set(), "loads": set()}
+    """The statements the shared memory (memory.py) follows: barriers, writes, loads from shared memory;
+    and among the writes, the bulk copies (a few lanes each, their spans timeless)."""
+    found = {"barriers": set(), "writes": set(), "loads": set(), "bulk": set()}
     for i, s in enumerate(graph.statements):
         ins = s.instruction
         if ins is None:
@@ -311,6 +323,8 @@ def _memory_statements(graph: cfg.Graph) -> dict:
             found["loads"].add(i)
         elif memory.writes_shared(ins):
             found["writes"].add(i)
+            if ins.opcode.startswith(BULK_COPIES):
+                found["bulk"].add(i)
     return {k: frozenset(v) for k, v in found.items()}
 
 
@@ -665,6 +679,7 @@ class _WarpWalk:
 
 
 _CONTROL = ("bra", "brx") + cfg.ENDS_THREAD
+BULK_COPIES = ("cp.async.bulk", "cp.reduce.async.bulk")   # PTX ISA 9.0 9.7.9.25: of the async proxy (memory.py)
 
 
 def needed_statements(graph: cfg.Graph, is_site, watched: frozenset = frozenset(), wanted: tuple = ()) -> set:

@@ -286,6 +286,21 @@ class SharedMemory:
                    self._value(self.log, warp, step, clock, address, size, strict=False) is None
                    for warp, step, clock, address, size in self.loads)
 
+    def unanswerable(self) -> bool:
+        """Whether no log of a run that repeats this one step for step (the same loads, and in its log the
+        same spans and barrier uses as this run's log) answers any of this run's loads: each load has a
+        byte under a timeless span of this log (a write of the async proxy, ordered with nothing: _byte),
+        or a clock not known, or the log trusts no barrier or overflows (_value). This log need not hold
+        the stores: none of them is looked at before those."""
+        log = self.log
+        if log.overflow or "*" in log.untrusted:
+            return True
+        timeless = [span for span in log.spans if span.timeless]
+        return all(isinstance(clock, Unknown) or
+                   any(span.low <= address + k < (WINDOW if span.high is None else span.high)
+                       for k in range(size) for span in timeless)
+                   for _warp, _step, clock, address, size in self.loads)
+
     def _value(self, log: Log, warp: int, step: int, clock, address: int, size: int, strict: bool) -> Optional[int]:
         """Not strict (while the passes go on): a warp the log shows stopping is taken to arrive at every
         barrier after, and what it may write after is not counted; justified() then checks strictly."""

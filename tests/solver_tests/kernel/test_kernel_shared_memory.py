@@ -231,3 +231,84 @@ def test_passes_that_go_round_a_cycle_stop_with_what_every_pass_gives(monkeypatc
     every = outcome()
     assert stopped[:2] == every[:2]
     assert every[2] == executor.memory.MAX_PASSES + 1 > stopped[2]        # (the probe, the passes, the first run again)
+
+
+def _dispatched_after_a_tma(destination: int) -> str:
+    """The dispatch above, with a TMA load (its extent not known: its map is a parameter) issued by the
+    worker before each state load, to smem+destination; the state is at smem+32."""
+    return (".version 8.7\n.target sm_90a\n.address_size 64\n"
+            ".visible .entry k(.param .u64 out, .param .align 64 .b8 map[128])\n.reqntid 64, 1, 1\n"
+            "{\n.reg .pred %p<4>;\n.reg .b32 %r<9>;\n.reg .b64 %rd<3>;\n.shared .align 128 .b8 smem[256];\n"
+            "ld.param.u64 %rd1, [out];\nmov.u64 %rd2, map;\nmov.u32 %r1, %tid.x;\nshr.u32 %r2, %r1, 5;\n"
+            "setp.eq.u32 %p1, %r2, 1;\n@%p1 bra WORKER;\nst.shared.u32 [smem+32], 1;\nbar.sync 2;\nbar.sync 2;\n"
+            "st.shared.u32 [smem+32], 0;\nbar.sync 2;\nbra END;\nWORKER:\n"
+            f"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [smem+{destination}], "
+            "[%rd2, {%r2, %r2}], [smem+128];\n"
+            "bar.sync 2;\nld.shared.u32 %r3, [smem+32];\nsetp.eq.u32 %p2, %r3, 0;\n"
+            "@%p2 bra END;\nst.global.u32 [%rd1], %r3;\nbar.sync 2;\nbra WORKER;\nEND:\nret;\n}\n")
+
+
+def _count_runs(monkeypatch) -> list:
+    runs = []
+    real = executor._Runner.run
+
+    def counted(self, shared):
+        runs.append(shared)
+        return real(self, shared)
+    monkeypatch.setattr(executor._Runner, "run", counted)
+    return runs
+
+
+def test_a_load_under_a_tma_of_unknown_extent_is_never_answered_and_no_pass_is_run(monkeypatch):
+    """A write of the async proxy is ordered with nothing (memory.py), and a TMA load whose map is not
+    known writes from its destination to the window's end: a state byte above its destination cannot be
+    answered by any pass. The first run shows that (its log holds the TMA's span) and stands alone; a TMA
+    above the byte leaves it to the passes, which answer it."""
+    runs = _count_runs(monkeypatch)
+
+    def run(destination: int):
+        runs.clear()
+        function = source.parse(_dispatched_after_a_tma(destination)).functions[0]
+        found = executor.run(function, {"smem": SMEM}, executor.Launch(params={"out": 0x1000}),
+                             lambda ins: ins.opcode.startswith("st.global"))
+        return found, len(runs)
+    below, count = run(0)
+    assert count == 1 and below.warps[1].stopped and "loaded from shared memory" in below.warps[1].stopped
+    above, count = run(64)
+    assert count > 1 and [w.stopped for w in above.warps] == [None, None]
+    assert [v.values["%r3"] for v in above.visits] == [1]
+
+
+def test_the_first_run_standing_alone_is_the_run_the_passes_give(monkeypatch):
+    """On real kernels where no pass can answer a load (their state bytes lie above TMA loads of unknown
+    extent), the first run is what the passes would have given, visit for visit, in one run instead of two:
+    with no parameter (`ptx descriptors`' default), and with the problem the corpus records."""
+    import json
+    import lzma
+    from repo_paths import TESTS
+    from solver.kernel import analysis
+    from solver.kernel.concrete import memory
+    from solver.kernel.symbolic import evaluate
+    folder = TESTS / "fixtures" / "ptx" / "corpus" / "triton"
+    entries = {e["file"]: e for e in json.loads((folder / "manifest.json").read_text())["kernels"]}
+    runs = _count_runs(monkeypatch)
+    for name, problem in (("tut06_attn_fwd_f16_d64_128x64_s3_w4_sm_100a.ptx.xz", False),
+                          ("tut06_attn_fwd_ws_causal_f16_d128_128x128_s3_w4_sm_100a.ptx.xz", True)):
+        module = source.parse(lzma.open(folder / name, "rt").read())
+        function = module.functions[0]
+        symbols = evaluate.Context(module, function, evaluate.DEFAULT_SMEM_BASE, {}).symbols
+        launch = executor.Launch(params=dict(entries[name]["params"]), grid=tuple(entries[name]["problem"]["grid"])) \
+            if problem else executor.Launch()
+
+        def outcome():
+            runs.clear()
+            result = executor.run(function, symbols, launch, analysis._is_site)
+            return [(v.statement, v.warp, v.iteration, v.values, v.lanes, v.clock) for v in result.visits], \
+                [(w.warp, w.steps, w.stopped, w.notes, w.clock) for w in result.warps], len(runs)
+        alone = outcome()
+        with monkeypatch.context() as patched:
+            patched.setattr(memory.SharedMemory, "unanswerable", lambda self: False)
+            passes = outcome()
+        assert alone[2] == 1 and passes[2] == 2, name
+        assert any(w[2] for w in alone[1]), name          # (a warp stopped: the passes were wanted)
+        assert alone[:2] == passes[:2], name
