@@ -308,7 +308,8 @@ def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen
         found = memo.get(key)
         if found is None:
             part_seen: dict = {}
-            found = memo[key] = (_part_runs(part, block, state, warp, sites, part_seen, budget, bounding), part_seen)
+            found = memo[key] = (_part_runs(part, block, state, warp, sites, part_seen, budget, bounding, memo,
+                                            key[1:4]), part_seen)
         _join_seen(seen, found[1])
         return found[0]
     taken = runs_of(0, parts[0])
@@ -328,13 +329,39 @@ def _transfer(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen
 
 
 def _part_runs(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, seen: dict, budget: list,
-               bounding: Optional[bounds.Bounding]) -> list:
-    """[(successor, the values leaving along that edge)] over every combination of the part's live-ins. A
-    register of bounding.registers that the part writes and that comes out Top is given its few values
-    where bounds.py finds them: the part is then run again for each of them (each combination of them),
-    the register fixed to it where the part last writes it, so that what it computes from it (a
-    descriptor) is known too."""
+               bounding: Optional[bounds.Bounding], memo: Optional[dict] = None, place: tuple = ()) -> list:
+    """[(successor, the values leaving along that edge)] over every combination of the part's live-ins
+    (_combination_runs). memo: each combination's runs, kept by `place` (the block, the part, the warp
+    where the part reads a register that differs between warps) and the combination: a loop's state grows
+    one value at a time until it stands, and each growth would otherwise run every combination again."""
     out = []
+    for combination in _combinations(plan, state):
+        key = ("combination",) + place + (tuple(combination.items()),)
+        found = memo.get(key) if memo is not None else None
+        if found is None:
+            found = _combination_runs(plan, block, combination, warp, sites, budget, bounding)
+            if memo is not None:
+                memo[key] = found
+        runs, found_at_sites = found
+        if found_at_sites:
+            _join_seen(seen, found_at_sites)
+        for successor, leaving, unwritten in runs:
+            if unwritten:                                   # a guarded write that did not happen
+                leaving = dict(leaving)
+                for name in unwritten:
+                    leaving[name] = state.get(name, Top(f"{name} not written on every path"))
+            out.append((successor, leaving))
+    return out
+
+
+def _combination_runs(plan: _BlockPlan, block, combination: dict, warp: Warp, sites: set, budget: list,
+                      bounding: Optional[bounds.Bounding]) -> tuple:
+    """([(successor, the values leaving along that edge, the registers the part may write that this run did
+    not)], {site: {register: set}}) for one combination of the part's live-ins. A register of
+    bounding.registers that the part writes and that comes out Top is given its few values where
+    bounds.py finds them: the part is then run again for each of them (each combination of them), the
+    register fixed to it where the part last writes it, so that what it computes from it (a descriptor)
+    is known too."""
     targets = sorted(plan.written & bounding.registers) if bounding else []
 
     def run_concretely(statements: list, env: dict) -> dict:
@@ -345,38 +372,31 @@ def _part_runs(plan: _BlockPlan, block, state: dict, warp: Warp, sites: set, see
         budget[0] -= len(plan.statements) + 1
         if budget[0] < 0:
             raise _OutOfWork
-    for combination in _combinations(plan, state):
-        spend()
-        found_at_sites: dict = {}
-        runs = _run_block(plan, block, dict(combination), warp, sites, found_at_sites)
-        unknown = sorted({name for _, after in runs for name in targets
-                          if name in after and isinstance(_value_set(after[name]), Top)})
-        bounded = bounding.values(plan.statements, combination, unknown, warp, run_concretely, budget) \
-            if unknown else {}
-        if budget[0] < 0:
-            raise _OutOfWork
-        if bounded:
-            names = sorted(bounded)
-            last_write = {name: max(i for i, ins, needed in plan.statements if needed and name in destinations(ins))
-                          for name in names}
-            choices = list(itertools.islice(itertools.product(*(sorted(bounded[n]) for n in names)),
-                                            MAX_COMBINATIONS + 1))
-            if len(choices) <= MAX_COMBINATIONS:
-                runs, found_at_sites = [], {}
-                for choice in choices:
-                    spend()
-                    fixed: dict = {}
-                    for name, value in zip(names, choice):
-                        fixed.setdefault(last_write[name], {})[name] = value
-                    runs.extend(_run_block(plan, block, dict(combination), warp, sites, found_at_sites, fixed))
-        if found_at_sites:
-            _join_seen(seen, found_at_sites)
-        for successor, after in runs:
-            leaving = {name: _value_set(value) for name, value in after.items()}
-            for name in plan.written - leaving.keys():      # a guarded write that did not happen
-                leaving[name] = state.get(name, Top(f"{name} not written on every path"))
-            out.append((successor, leaving))
-    return out
+    spend()
+    found_at_sites: dict = {}
+    runs = _run_block(plan, block, dict(combination), warp, sites, found_at_sites)
+    unknown = sorted({name for _, after in runs for name in targets
+                      if name in after and isinstance(_value_set(after[name]), Top)})
+    bounded = bounding.values(plan.statements, combination, unknown, warp, run_concretely, budget) \
+        if unknown else {}
+    if budget[0] < 0:
+        raise _OutOfWork
+    if bounded:
+        names = sorted(bounded)
+        last_write = {name: max(i for i, ins, needed in plan.statements if needed and name in destinations(ins))
+                      for name in names}
+        choices = list(itertools.islice(itertools.product(*(sorted(bounded[n]) for n in names)),
+                                        MAX_COMBINATIONS + 1))
+        if len(choices) <= MAX_COMBINATIONS:
+            runs, found_at_sites = [], {}
+            for choice in choices:
+                spend()
+                fixed: dict = {}
+                for name, value in zip(names, choice):
+                    fixed.setdefault(last_write[name], {})[name] = value
+                runs.extend(_run_block(plan, block, dict(combination), warp, sites, found_at_sites, fixed))
+    return [(successor, {name: _value_set(value) for name, value in after.items()}, plan.written - after.keys())
+            for successor, after in runs], found_at_sites
 
 
 def live_registers(graph: cfg.Graph, plans: dict) -> dict:

@@ -212,3 +212,34 @@ def test_the_work_bounds_withdraw_claims_instead_of_running_on(monkeypatch):
     run = result.runs[result.functions[0]]
     assert all(w.stopped for w in run.warps) and any("not run" in w.stopped for w in run.warps)
     assert result.any_launch == {}
+
+
+def test_the_sets_kept_per_combination_are_the_sets_run_again(monkeypatch):
+    """valuesets keeps each combination's runs (a loop's state grows one value at a time, and each growth
+    would run every combination again): on Triton's warp-specialized kernels, whose loop counters grow so
+    for 16 meetings, the sets are those of running every combination each time, in fewer runs."""
+    from solver.kernel.frontend import cfg
+    from solver.kernel.symbolic import evaluate, valuesets
+    from solver.kernel.frontend import source
+    folder, entry = next(k for k in KERNELS if k[1]["file"].startswith("tut06_attn_fwd_ws_f16_d128_128x128_s3_w4_sm_90a"))
+    module = source.parse(_text(folder, entry["file"]))
+    function = module.functions[0]
+    symbols = dict(evaluate.Context(module, function, evaluate.DEFAULT_SMEM_BASE, {}).symbols)
+    graph = cfg.build(function.statements)
+    runs = []
+    real_runs, real_parts = valuesets._combination_runs, valuesets._part_runs
+
+    def counted(*args, **kwargs):
+        runs.append(1)
+        return real_runs(*args, **kwargs)
+    monkeypatch.setattr(valuesets, "_combination_runs", counted)
+
+    def sets():
+        runs.clear()
+        found = valuesets.run(function, symbols, executor.Launch(), analysis._is_mma, graph)
+        return [(w.warp, w.sites, w.gave_up) for w in found], len(runs)
+    kept, kept_runs = sets()
+    monkeypatch.setattr(valuesets, "_part_runs", lambda *args: real_parts(*args[:8]))     # (no memo: none kept)
+    again, again_runs = sets()
+    assert kept == again and not any(w[2] for w in kept)
+    assert kept_runs < again_runs / 2, (kept_runs, again_runs)
