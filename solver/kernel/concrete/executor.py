@@ -343,6 +343,8 @@ class _Runner:
                                         [r for i in noted for r in _address_registers(graph.statements[i].instruction)])
         self.sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and
                       (is_site(s.instruction) or (is_marker is not None and is_marker(s.instruction)))}
+        # (a tracer follows each warp's accumulators: with one, every warp runs every statement itself)
+        self.independent = warp_independent(graph) if tracer is None else frozenset()
 
     def run(self, shared: Optional[memory.SharedMemory]) -> Run:
         if self.tracer is not None:
@@ -350,6 +352,7 @@ class _Runner:
         result = Run(self.function.name, self.block, [], [], self.graph.loops)
         left = MAX_STEPS_PER_RUN
         relevant: dict = {}              # per run: each block's statements that matter (_WarpWalk._relevant)
+        before = None                    # the warp before: (its lanes at the start, its trace)
         for index in self.chosen:
             warp = Warp(index, self.block, self.launch, self.symbols, self.widths)
             if left <= 0:
@@ -360,8 +363,14 @@ class _Runner:
             walk = _WarpWalk(self.graph, warp, self.is_site, result.visits, min(self.max_steps, left), self.needed,
                              self.sites, relevant, self.tracer, self.watched)
             walk.memory, walk.noted, walk.extent = shared, self.noted, self.extent
+            lanes = tuple(warp.active)
+            if self.independent:
+                walk.independent, walk.trace = self.independent, []
+                if before is not None and before[0] == lanes and before[1]:
+                    walk.replay = [before[1], 0]
             result.warps.append(walk.run())
             left -= result.warps[-1].steps
+            before = (lanes, walk.trace)
         return result
 
 
@@ -413,6 +422,13 @@ class _WarpWalk:
         self.events = 0                     # this warp's memory events so far (its order, memory.py)
         self.maybe = 0                      # inside a side of a branch on an unknown value
         self.open_end = None                # the clock where lanes were left behind (memory.py)
+        # Warps that walk the same blocks (warp_independent): set by _Runner
+        self.independent: frozenset = frozenset()   # the statements whose results are every warp's
+        self.trace: Optional[list] = None   # this warp's blocks while it walks them simply: (block, what its
+                                            # independent statements wrote, the next block)
+        self.tracing = True                 # (False from the first block that is not so walked)
+        self.replay: Optional[list] = None  # [the warp before's trace, where this warp is in it], while it
+                                            # walks the same blocks
 
     def run(self) -> WarpRun:
         if self.graph.blocks:
@@ -549,8 +565,22 @@ class _WarpWalk:
             statements = relevant
         else:                               # the budget runs out in this block: statement by statement
             statements = every
+        recorded = recording = None
+        if self.trace is not None:
+            simply = statements is relevant and self._simply()
+            if self.replay is not None:
+                trace, at = self.replay
+                if simply and at < len(trace) and trace[at][0] == current:
+                    recorded = trace[at][1]
+                else:
+                    self.replay = None
+            if self.tracing and simply and recorded is None:
+                recording = []
+            self.tracing = self.tracing and simply
+        if recorded is not None:
+            recorded = iter(recorded)
         on_ints, env = warp.on_ints, warp.env
-        for i, ins, control, watched, noted, site, needed in statements:
+        for i, ins, control, watched, noted, site, needed, kept in statements:
             if statements is every:
                 self.record.steps += 1
                 if self.record.steps > self.max_steps:
@@ -558,6 +588,21 @@ class _WarpWalk:
                     return None, None
                 if not (needed or site or watched or noted or control):
                     continue                # writes nothing a site, a branch or a guard reads (needed_statements)
+            if kept is not None:
+                if recorded is not None:    # what the warp before wrote here, walking the same blocks
+                    for name in kept:
+                        value = next(recorded)
+                        if value is not _ABSENT:
+                            env[name] = value
+                    continue
+                if ins.guard is None and on_ints(ins, env, warp.width_of):
+                    if recording is not None:
+                        recording.extend([env.get(name, _ABSENT) for name in kept])
+                    continue
+                _execute(ins, _guard(ins, warp), warp, i, self.tracer, len(self.visits), None)
+                if recording is not None:
+                    recording.extend([env.get(name, _ABSENT) for name in kept])
+                continue
             if ins.guard is None:
                 if needed and not (control or watched or noted or site) and on_ints(ins, env, warp.width_of):
                     continue                # (the common case, as _execute starts: ints only, the same results)
@@ -600,18 +645,40 @@ class _WarpWalk:
                 loader = self._load if self.memory is not None and ins.base == "ld" else None
                 _execute(ins, guard, warp, i, self.tracer, len(self.visits), loader)
         path.previous = current
+        if self.trace is not None:
+            simply = self._simply()
+            if recorded is not None:
+                trace, at = self.replay
+                if self.tracing and simply:
+                    self.trace.append(trace[at])
+                self.replay[1] = at + 1
+                if not simply or following != trace[at][2]:
+                    self.replay = None
+            elif recording is not None and simply:
+                self.trace.append((current, tuple(recording), following))
+            self.tracing = self.tracing and simply
         return following, path
+
+    def _simply(self) -> bool:
+        """Whether the warp has walked its blocks one after the other so far, its lanes together: no branch
+        followed both ways or split, no lanes left behind (what warp_independent's claim needs)."""
+        return not self.forking and self.forks == 0 and self.maybe == 0 and self.open_end is None and \
+            not self.record.notes and self.record.stopped is None
 
     def _relevant(self, block) -> tuple:
         """(how many instruction statements the block has, those a site, a branch or a guard depends on:
         needed, sites and control, every one of them), kept per block: the others write nothing observed
-        (needed_statements). Each is (index, instruction, control, watched, noted, site, needed)."""
+        (needed_statements). Each is (index, instruction, control, watched, noted, site, needed, kept):
+        kept, a needed statement of warp_independent that is no site, branch, watched or noted one: its
+        destinations (what a warp walking the same blocks as the warp before takes from it)."""
         found = self.relevant.get(block.index)
         if found is None:
             instructions = ((i, self.graph.statements[i].instruction) for i in range(block.first, block.last + 1))
             every = [(i, ins, ins.base in _CONTROL, i in self.watched, i in self.noted, i in self.sites,
                       i in self.needed) for i, ins in instructions if ins is not None]
-            found = self.relevant[block.index] = (len(every), [item for item in every if any(item[2:])], every)
+            every = [item + ((tuple(destinations(item[1])) if item[0] in self.independent and item[6] and
+                              not any(item[2:6]) else None),) for item in every]
+            found = self.relevant[block.index] = (len(every), [item for item in every if any(item[2:7])], every)
         return found
 
     def _split(self, current: int, block, ins, guard: Lanes, path: _Path) -> tuple:
@@ -740,6 +807,48 @@ def slice_of(graph: cfg.Graph, wanted: list) -> tuple:
                 statements.add(i)
                 wanted.extend(reads(graph.statements[i].instruction))
     return registers, statements
+
+
+_ABSENT = object()          # in a trace: the register holds nothing
+
+
+def warp_independent(graph: cfg.Graph) -> frozenset:
+    """The statements whose results are the same in every warp of the CTA that walked the same blocks, its
+    lanes together (_WarpWalk._simply), with the same lanes active: those that read no register a warp's
+    own values reach. A warp's own values come from %tid (its threads' indexes, PTX ISA 9.0 10.2) and from
+    loads (shared memory answers each warp apart, memory.py); they reach every register a statement that
+    reads one of them writes. A guarded statement that writes such a register is not one of these either
+    (where its guard fails, the register keeps the warp's own value). Every other input of an instruction
+    is the launch's (parameters, the CTA, the block) or the warp's lanes and path, the same for such warps.
+    The executor runs a warp's other statements itself, and takes these from the warp before it while the
+    two walk the same blocks (_Runner.run): the same results in fewer steps. Kept on the graph."""
+    found = graph.__dict__.get("_warp_independent")
+    if found is not None:
+        return found
+    instructions = [(i, s.instruction) for i, s in enumerate(graph.statements) if s.instruction is not None]
+    readers: dict = {}                      # register -> the instructions that read it
+    for _, ins in instructions:
+        for name in reads(ins):
+            readers.setdefault(name, []).append(ins)
+    own: set = set()                        # the registers a warp's own values reach
+    work = [ins for _, ins in instructions if _loads_own(ins) or any(r.startswith("%tid") for r in reads(ins))]
+    while work:
+        for name in destinations(work.pop()):
+            if name not in own:
+                own.add(name)
+                work.extend(readers.get(name, ()))
+    found = graph.__dict__["_warp_independent"] = frozenset(
+        i for i, ins in instructions
+        if not (_loads_own(ins) or any(r.startswith("%tid") or r in own for r in reads(ins)) or
+                (ins.guard is not None and any(name in own for name in destinations(ins)))))
+    return found
+
+
+def _loads_own(ins) -> bool:
+    """A load whose value may be the warp's own: from shared memory (memory.py answers each warp apart),
+    from a generic address (it may be shared), or from a thread's local memory; not a kernel parameter
+    (the launch's), nor global or constant memory (Unknown, with the same reason, in every warp)."""
+    return ins.base == "ld" and memory.state_space(ins) not in ("param", "global", "const")
 
 
 def _writers(graph: cfg.Graph) -> dict:

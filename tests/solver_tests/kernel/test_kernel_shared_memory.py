@@ -312,3 +312,85 @@ def test_the_first_run_standing_alone_is_the_run_the_passes_give(monkeypatch):
         assert alone[2] == 1 and passes[2] == 2, name
         assert any(w[2] for w in alone[1]), name          # (a warp stopped: the passes were wanted)
         assert alone[:2] == passes[:2], name
+
+
+def _run_document(function, symbols, launch) -> tuple:
+    """A run, and the shared-memory logs its passes made, as plain values to compare."""
+    from solver.kernel import analysis
+    logs = []
+    real = executor._Runner.run
+
+    def logged(self, shared):
+        found = real(self, shared)
+        if shared is not None:
+            logs.append((shared.log.writes, shared.log.spans, shared.log.uses, shared.log.final,
+                         shared.log.open_ends, sorted(shared.loaded), shared.loads, shared.answered))
+        return found
+    executor._Runner.run = logged
+    try:
+        run = executor.run(function, symbols, launch, analysis._is_site)
+    finally:
+        executor._Runner.run = real
+    return ([(v.statement, v.warp, v.iteration, v.values, v.lanes, v.clock) for v in run.visits],
+            [(w.warp, w.steps, w.stopped, w.notes, w.clock, w.barrier_uses) for w in run.warps], logs)
+
+
+def test_a_warp_that_walks_the_blocks_of_the_warp_before_takes_its_independent_results(monkeypatch):
+    """executor.warp_independent: a warp walking the same blocks as the warp before it takes that warp's
+    results for the statements no warp's own value reaches (%tid, shared-memory loads). On corpus kernels
+    (warp-specialized with passes, and not; with their problem and without) the runs, and the logs of
+    every pass, are those of every warp running every statement; and taking every statement so is wrong
+    (the comparison sees it)."""
+    import json
+    import lzma
+    from repo_paths import TESTS
+    from solver.kernel.frontend import cfg
+    from solver.kernel.symbolic import evaluate
+    folder = TESTS / "fixtures" / "ptx" / "corpus" / "triton"
+    entries = {e["file"]: e for e in json.loads((folder / "manifest.json").read_text())["kernels"]}
+    for name, problem in (("tut09_tma_ws_f16_128x256x64_s3_w4_sm_100a.ptx.xz", True),
+                          ("tut09_tma_persistent_e4m3_128x256x128_s3_w8_sub_sm_90a.ptx.xz", True),
+                          ("tut06_attn_fwd_ws_causal_f16_d128_128x128_s3_w4_sm_100a.ptx.xz", False)):
+        module = source.parse(lzma.open(folder / name, "rt").read())
+        function = module.functions[0]
+        symbols = evaluate.Context(module, function, evaluate.DEFAULT_SMEM_BASE, {}).symbols
+        launch = executor.Launch(params=dict(entries[name]["params"]), grid=tuple(entries[name]["problem"]["grid"])) \
+            if problem else executor.Launch()
+        independent = executor.warp_independent(cfg.build(function.statements))
+        assert independent, name
+        taken = _run_document(function, symbols, launch)
+        with monkeypatch.context() as patched:
+            patched.setattr(executor, "warp_independent", lambda graph: frozenset())
+            every = _run_document(function, symbols, launch)
+        assert taken == every, name
+        if problem:
+            with monkeypatch.context() as patched:
+                patched.setattr(executor, "warp_independent",
+                                lambda graph: frozenset(range(len(graph.statements))))
+                assert _run_document(function, symbols, launch)[0] != every[0], name
+
+
+def test_what_a_warp_own_values_reach_is_not_independent():
+    """%tid, a shared-memory load, what they reach through any chain, and a guarded write to a register they
+    reach; not a parameter, nor what the launch alone gives."""
+    from solver.kernel.frontend import cfg
+    text = (".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 out)\n.reqntid 64, 1, 1\n"
+            "{\n.reg .pred %p<4>;\n.reg .b32 %r<12>;\n.reg .b64 %rd<3>;\n.shared .align 4 .b8 smem[8];\n"
+            "ld.param.u64 %rd1, [out];\n"            # 0: the launch's
+            "mov.u32 %r1, %ctaid.x;\n"               # 1: the launch's
+            "add.u32 %r2, %r1, 4;\n"                 # 2: from the launch's
+            "mov.u32 %r3, %tid.x;\n"                 # 3: own
+            "shr.u32 %r4, %r3, 5;\n"                 # 4: own, through %r3
+            "setp.eq.u32 %p1, %r2, 9;\n"             # 5: from the launch's
+            "@%p1 mov.u32 %r4, 7;\n"                 # 6: a guarded write to an own register
+            "mov.u32 %r5, 3;\n"                      # 7: a constant
+            "ld.shared.u32 %r6, [smem];\n"           # 8: own (shared memory)
+            "add.u32 %r7, %r6, %r5;\n"               # 9: own, through %r6
+            "st.global.u32 [%rd1], %r7;\n"           # 10: reads an own register
+            "ret;\n}\n")
+    function = source.parse(text).functions[0]
+    independent = executor.warp_independent(cfg.build(function.statements))
+    lines = {s.line: i for i, s in enumerate(function.statements)}
+    first = min(s.line for s in function.statements if s.instruction is not None and s.instruction.base == "ld")
+    kinds = [lines[first + k] in independent for k in range(11)]
+    assert kinds == [True, True, True, False, False, True, False, True, False, False, False]
