@@ -424,16 +424,19 @@ class _WarpWalk:
         self.open_end = None                # the clock where lanes were left behind (memory.py)
         # Warps that walk the same blocks (warp_independent): set by _Runner
         self.independent: frozenset = frozenset()   # the statements whose results are every warp's
-        self.trace: Optional[list] = None   # this warp's blocks while it walks them simply: (block, what its
-                                            # independent statements wrote, the next block)
-        self.tracing = True                 # (False from the first block that is not so walked)
-        self.replay: Optional[list] = None  # [the warp before's trace, where this warp is in it], while it
-                                            # walks the same blocks
+        self.trace: Optional[list] = None   # each block this warp ran, in order, sides of forks included:
+                                            # (block, its active lanes or None: the first ones, what its
+                                            # independent statements wrote)
+        self.tracing = True                 # (False from a block run statement by statement: the budget)
+        self.replay: Optional[list] = None  # [the warp before's trace, how many of its blocks this warp ran
+                                            # the same]
+        self.lanes: Optional[list] = None   # the warp's active lanes at its start
 
     def run(self) -> WarpRun:
         if self.graph.blocks:
             self.warp.env[memory.CLOCK] = ()
             path = _Path(self.warp.env, self.warp.active, {}, None)
+            self.lanes = path.active
             self._walk(0, None, path)
         clock = self.warp.env.get(memory.CLOCK, ())
         self.record.clock = None if isinstance(clock, Unknown) else clock
@@ -567,16 +570,20 @@ class _WarpWalk:
             statements = every
         recorded = recording = None
         if self.trace is not None:
-            simply = statements is relevant and self._simply()
+            whole = statements is relevant
             if self.replay is not None:
                 trace, at = self.replay
-                if simply and at < len(trace) and trace[at][0] == current:
-                    recorded = trace[at][1]
+                if whole and at < len(trace) and trace[at][0] == current and self._lanes_are(trace[at][1], path):
+                    recorded = trace[at][2]
+                    self.replay[1] = at + 1
                 else:
                     self.replay = None
-            if self.tracing and simply and recorded is None:
-                recording = []
-            self.tracing = self.tracing and simply
+            if self.tracing and whole:
+                recording = [] if recorded is None else recorded
+                self.trace.append((current, None if path.active is self.lanes else tuple(path.active), recording))
+                if recorded is not None:
+                    recording = None
+            self.tracing = self.tracing and whole
         if recorded is not None:
             recorded = iter(recorded)
         on_ints, env = warp.on_ints, warp.env
@@ -645,25 +652,13 @@ class _WarpWalk:
                 loader = self._load if self.memory is not None and ins.base == "ld" else None
                 _execute(ins, guard, warp, i, self.tracer, len(self.visits), loader)
         path.previous = current
-        if self.trace is not None:
-            simply = self._simply()
-            if recorded is not None:
-                trace, at = self.replay
-                if self.tracing and simply:
-                    self.trace.append(trace[at])
-                self.replay[1] = at + 1
-                if not simply or following != trace[at][2]:
-                    self.replay = None
-            elif recording is not None and simply:
-                self.trace.append((current, tuple(recording), following))
-            self.tracing = self.tracing and simply
         return following, path
 
-    def _simply(self) -> bool:
-        """Whether the warp has walked its blocks one after the other so far, its lanes together: no branch
-        followed both ways or split, no lanes left behind (what warp_independent's claim needs)."""
-        return not self.forking and self.forks == 0 and self.maybe == 0 and self.open_end is None and \
-            not self.record.notes and self.record.stopped is None
+    def _lanes_are(self, recorded: Optional[tuple], path: _Path) -> bool:
+        """Whether the path's active lanes are those of the trace's block (None there: the warp's first)."""
+        if recorded is None:
+            return path.active is self.lanes or path.active == self.lanes
+        return tuple(path.active) == recorded
 
     def _relevant(self, block) -> tuple:
         """(how many instruction statements the block has, those a site, a branch or a guard depends on:
