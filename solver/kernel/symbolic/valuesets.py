@@ -245,7 +245,10 @@ def components(plan: _BlockPlan, sites: set) -> list:
     combinations of its own live-ins only: a block holding two unrelated chains (a stage of A, a phase of
     B) runs S + P combinations instead of S x P, and the sets that leave it are the same (they are per
     register). A site statement that writes nothing read later is in each part holding a register it
-    reads: each records the registers it holds."""
+    reads: each records the registers it holds. One that reads no register another statement of the block
+    reads or writes (an MMA whose descriptors an earlier block made) is a part of its own, over the
+    registers it records: each one's set as the block receives it, with no other register's values
+    combined (which could only pass MAX_COMBINATIONS and lose them)."""
     found = plan.__dict__.get("_components")
     if found is not None:
         return found
@@ -275,9 +278,12 @@ def components(plan: _BlockPlan, sites: set) -> list:
     control = root(_CONTROL_KEY)
     order = [control] + sorted((g for g in groups if g != control), key=lambda g: groups[g][0][0])
     site_items: dict = {}             # part -> the site statements reading one of its registers
+    alone = []                        # the site statements reading none: a part each
     for item, key in zip(plan.statements, keys):
         if key is None:
-            holders = {root(name) for name in _reads_and_writes(item[1], False) if name in parent} or {control}
+            holders = {root(name) for name in _reads_and_writes(item[1], False) if name in parent}
+            if not holders:
+                alone.append(item)
             for holder in holders:
                 site_items.setdefault(holder, []).append(item)
     found = []
@@ -287,6 +293,11 @@ def components(plan: _BlockPlan, sites: set) -> list:
         live_in = [n for n in plan.live_in if n in names]
         found.append(_BlockPlan(live_in, items, {n for n in plan.written if n in names},
                                 any(name.startswith(_WARP_SPECIAL) for name in live_in)))
+    for item in alone:
+        ins = item[1]
+        names = set(_site_registers(ins)) | ({ins.guard} if ins.guard else set())    # (what _run_block reads)
+        live_in = [n for n in plan.live_in if n in names]
+        found.append(_BlockPlan(live_in, [item], set(), any(name.startswith(_WARP_SPECIAL) for name in live_in)))
     plan.__dict__["_components"] = found
     return found
 

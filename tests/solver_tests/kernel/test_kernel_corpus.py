@@ -245,3 +245,24 @@ def test_the_sets_kept_per_combination_are_the_sets_run_again(monkeypatch):
     again, again_runs = sets()
     assert kept == again and not any(w[2] for w in kept)
     assert kept_runs < again_runs / 2, (kept_runs, again_runs)
+
+
+def test_an_mma_records_the_sets_of_descriptors_an_earlier_block_made():
+    """valuesets.components: an MMA whose descriptors come from an earlier block is a part of its own, so
+    its descriptors are not combined with the loop test's values (past MAX_COMBINATIONS they were lost).
+    Triton's causal attention (sm_90a, 3 stages): with no parameter, every descriptor of every wgmma is a
+    few values, its stage's tiles: starts evenly spaced (the V descriptors were Top before)."""
+    from solver.kernel.symbolic.valuesets import Top
+    folder, entry = next(k for k in KERNELS if k[1]["file"].startswith("tut06_attn_fwd_causal_f16_d128_128x128_s3_w8_sm_90a"))
+    result = analysis.analyse(_text(folder, entry["file"]), any_launch="always")
+    counted = 0
+    for site in result.sites:
+        for op in site.operands.values():
+            if op.source != "descriptor":
+                continue
+            words = result.any_launch[(site.function, site.line)][op.text]
+            assert not isinstance(words, Top) and 1 <= len(words) <= 3, (site.line, words)
+            starts = sorted(desc_mod.decode("sm90", word).start_address for word in words)
+            assert len({b - a for a, b in zip(starts, starts[1:])}) <= 1, (site.line, starts)
+            counted += len(words) == 3
+    assert counted >= 8                        # (the V tiles of the three stages, at each of 8 k-steps)
