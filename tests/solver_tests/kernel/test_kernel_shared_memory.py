@@ -197,22 +197,25 @@ def test_enumeration_covers_an_answer_and_a_race():
     assert answered and raced
 
 
-def test_passes_that_go_round_a_cycle_stop_with_what_every_pass_gives(monkeypatch):
-    """Triton's tut09 TMA warp-specialized sm_100a kernel: its passes come back to an earlier pass's log and
-    watched bytes (executor._comes_back), so they would never stand; stopping there gives the run that
-    running every pass (memory.MAX_PASSES) gives, in fewer runs."""
+def _corpus_kernel(name: str, problem: bool) -> tuple:
+    """(function, symbols, launch) of a Triton corpus kernel: with the problem its manifest records, or with
+    no parameter (`ptx descriptors`' default)."""
     import json
     import lzma
     from repo_paths import TESTS
-    folder = TESTS / "fixtures" / "ptx" / "corpus" / "triton"
-    entry = next(e for e in json.loads((folder / "manifest.json").read_text())["kernels"]
-                 if e["file"].startswith("tut09_tma_ws_f16_128x256x64_s3_w4_sm_100a"))
-    from solver.kernel import analysis
     from solver.kernel.symbolic import evaluate
-    module = source.parse(lzma.open(folder / entry["file"], "rt").read())
+    folder = TESTS / "fixtures" / "ptx" / "corpus" / "triton"
+    entry = next(e for e in json.loads((folder / "manifest.json").read_text())["kernels"] if e["file"] == name)
+    module = source.parse(lzma.open(folder / name, "rt").read())
     function = module.functions[0]
     symbols = evaluate.Context(module, function, evaluate.DEFAULT_SMEM_BASE, {}).symbols
-    launch = executor.Launch(params=dict(entry["params"]), grid=tuple(entry["problem"]["grid"]))
+    launch = executor.Launch(params=dict(entry["params"]), grid=tuple(entry["problem"]["grid"])) if problem \
+        else executor.Launch()
+    return function, symbols, launch
+
+
+def _count_runs(monkeypatch) -> list:
+    """The SharedMemory of each run of every warp (_Runner.run) from here on: one entry per run."""
     runs = []
     real = executor._Runner.run
 
@@ -220,17 +223,40 @@ def test_passes_that_go_round_a_cycle_stop_with_what_every_pass_gives(monkeypatc
         runs.append(shared)
         return real(self, shared)
     monkeypatch.setattr(executor._Runner, "run", counted)
+    return runs
 
-    def outcome():
-        runs.clear()
-        result = executor.run(function, symbols, launch, analysis._is_site)
-        return [(v.statement, v.warp, v.iteration, v.values) for v in result.visits], \
-            [(w.warp, w.steps, w.stopped) for w in result.warps], len(runs)
-    stopped = outcome()
+
+def _run_document(function, symbols, launch) -> tuple:
+    """(visits, warps, the shared-memory log of each run): a run as plain values to compare."""
+    from solver.kernel import analysis
+    logs = []
+    real = executor._Runner.run
+
+    def logged(self, shared):
+        found = real(self, shared)
+        if shared is not None:
+            logs.append((shared.log.writes, shared.log.spans, shared.log.uses, shared.log.final,
+                         shared.log.open_ends, sorted(shared.loaded), shared.loads, shared.answered))
+        return found
+    executor._Runner.run = logged
+    try:
+        run = executor.run(function, symbols, launch, analysis._is_site)
+    finally:
+        executor._Runner.run = real
+    return ([(v.statement, v.warp, v.iteration, v.values, v.lanes, v.clock) for v in run.visits],
+            [(w.warp, w.steps, w.stopped, w.notes, w.clock, w.barrier_uses) for w in run.warps], logs)
+
+
+def test_passes_that_go_round_a_cycle_stop_with_what_every_pass_gives(monkeypatch):
+    """Triton's tut09 TMA warp-specialized sm_100a kernel: its passes come back to an earlier pass's log and
+    watched bytes (executor._comes_back), so they would never stand; stopping there gives the run that
+    running every pass (memory.MAX_PASSES) gives, in fewer runs."""
+    kernel = _corpus_kernel("tut09_tma_ws_f16_128x256x64_s3_w4_sm_100a.ptx.xz", True)
+    stopped = _run_document(*kernel)
     monkeypatch.setattr(executor, "_comes_back", lambda *args: False)
-    every = outcome()
+    every = _run_document(*kernel)
     assert stopped[:2] == every[:2]
-    assert every[2] == executor.memory.MAX_PASSES + 1 > stopped[2]        # (the probe, the passes, the first run again)
+    assert len(every[2]) == executor.memory.MAX_PASSES > len(stopped[2])       # (the probe and the passes)
 
 
 def _dispatched_after_a_tma(destination: int) -> str:
@@ -246,17 +272,6 @@ def _dispatched_after_a_tma(destination: int) -> str:
             "[%rd2, {%r2, %r2}], [smem+128];\n"
             "bar.sync 2;\nld.shared.u32 %r3, [smem+32];\nsetp.eq.u32 %p2, %r3, 0;\n"
             "@%p2 bra END;\nst.global.u32 [%rd1], %r3;\nbar.sync 2;\nbra WORKER;\nEND:\nret;\n}\n")
-
-
-def _count_runs(monkeypatch) -> list:
-    runs = []
-    real = executor._Runner.run
-
-    def counted(self, shared):
-        runs.append(shared)
-        return real(self, shared)
-    monkeypatch.setattr(executor._Runner, "run", counted)
-    return runs
 
 
 def test_a_load_under_a_tma_of_unknown_extent_is_never_answered_and_no_pass_is_run(monkeypatch):
@@ -283,56 +298,17 @@ def test_the_first_run_standing_alone_is_the_run_the_passes_give(monkeypatch):
     """On real kernels where no pass can answer a load (their state bytes lie above TMA loads of unknown
     extent), the first run is what the passes would have given, visit for visit, in one run instead of two:
     with no parameter (`ptx descriptors`' default), and with the problem the corpus records."""
-    import json
-    import lzma
-    from repo_paths import TESTS
-    from solver.kernel import analysis
     from solver.kernel.concrete import memory
-    from solver.kernel.symbolic import evaluate
-    folder = TESTS / "fixtures" / "ptx" / "corpus" / "triton"
-    entries = {e["file"]: e for e in json.loads((folder / "manifest.json").read_text())["kernels"]}
-    runs = _count_runs(monkeypatch)
     for name, problem in (("tut06_attn_fwd_f16_d64_128x64_s3_w4_sm_100a.ptx.xz", False),
                           ("tut06_attn_fwd_ws_causal_f16_d128_128x128_s3_w4_sm_100a.ptx.xz", True)):
-        module = source.parse(lzma.open(folder / name, "rt").read())
-        function = module.functions[0]
-        symbols = evaluate.Context(module, function, evaluate.DEFAULT_SMEM_BASE, {}).symbols
-        launch = executor.Launch(params=dict(entries[name]["params"]), grid=tuple(entries[name]["problem"]["grid"])) \
-            if problem else executor.Launch()
-
-        def outcome():
-            runs.clear()
-            result = executor.run(function, symbols, launch, analysis._is_site)
-            return [(v.statement, v.warp, v.iteration, v.values, v.lanes, v.clock) for v in result.visits], \
-                [(w.warp, w.steps, w.stopped, w.notes, w.clock) for w in result.warps], len(runs)
-        alone = outcome()
+        kernel = _corpus_kernel(name, problem)
+        alone = _run_document(*kernel)
         with monkeypatch.context() as patched:
             patched.setattr(memory.SharedMemory, "unanswerable", lambda self: False)
-            passes = outcome()
-        assert alone[2] == 1 and passes[2] == 2, name
+            passes = _run_document(*kernel)
+        assert len(alone[2]) == 1 and len(passes[2]) == 2, name
         assert any(w[2] for w in alone[1]), name          # (a warp stopped: the passes were wanted)
         assert alone[:2] == passes[:2], name
-
-
-def _run_document(function, symbols, launch) -> tuple:
-    """A run, and the shared-memory logs its passes made, as plain values to compare."""
-    from solver.kernel import analysis
-    logs = []
-    real = executor._Runner.run
-
-    def logged(self, shared):
-        found = real(self, shared)
-        if shared is not None:
-            logs.append((shared.log.writes, shared.log.spans, shared.log.uses, shared.log.final,
-                         shared.log.open_ends, sorted(shared.loaded), shared.loads, shared.answered))
-        return found
-    executor._Runner.run = logged
-    try:
-        run = executor.run(function, symbols, launch, analysis._is_site)
-    finally:
-        executor._Runner.run = real
-    return ([(v.statement, v.warp, v.iteration, v.values, v.lanes, v.clock) for v in run.visits],
-            [(w.warp, w.steps, w.stopped, w.notes, w.clock, w.barrier_uses) for w in run.warps], logs)
 
 
 def test_a_warp_that_walks_the_blocks_of_the_warp_before_takes_its_independent_results(monkeypatch):
@@ -341,21 +317,11 @@ def test_a_warp_that_walks_the_blocks_of_the_warp_before_takes_its_independent_r
     (warp-specialized with passes, and not; with their problem and without) the runs, and the logs of
     every pass, are those of every warp running every statement; and taking every statement so is wrong
     (the comparison sees it)."""
-    import json
-    import lzma
-    from repo_paths import TESTS
     from solver.kernel.frontend import cfg
-    from solver.kernel.symbolic import evaluate
-    folder = TESTS / "fixtures" / "ptx" / "corpus" / "triton"
-    entries = {e["file"]: e for e in json.loads((folder / "manifest.json").read_text())["kernels"]}
     for name, problem in (("tut09_tma_ws_f16_128x256x64_s3_w4_sm_100a.ptx.xz", True),
                           ("tut09_tma_persistent_e4m3_128x256x128_s3_w8_sub_sm_90a.ptx.xz", True),
                           ("tut06_attn_fwd_ws_causal_f16_d128_128x128_s3_w4_sm_100a.ptx.xz", False)):
-        module = source.parse(lzma.open(folder / name, "rt").read())
-        function = module.functions[0]
-        symbols = evaluate.Context(module, function, evaluate.DEFAULT_SMEM_BASE, {}).symbols
-        launch = executor.Launch(params=dict(entries[name]["params"]), grid=tuple(entries[name]["problem"]["grid"])) \
-            if problem else executor.Launch()
+        function, symbols, launch = _corpus_kernel(name, problem)
         independent = executor.warp_independent(cfg.build(function.statements))
         assert independent, name
         taken = _run_document(function, symbols, launch)
