@@ -18,6 +18,13 @@ What it is given: the kernel's parameters (by .param name), the CTA's position, 
 Where it cannot go on (a branch on an Unknown value, the step budget spent) it stops that warp and says
 why. Each statement of a site family (analysis.SITE_OPCODE) reached is recorded with the iteration of
 every loop holding it and the values of its register operands.
+
+Two shortcuts give the same runs in fewer steps (tests compare each with running without it):
+* a statement no warp's own value reaches (warp_independent) computes the same in every warp that ran the
+  same blocks with the same lanes: a warp takes such results from the warp before it while their blocks
+  agree (_WarpWalk: its trace), and runs every other statement itself;
+* where every shared load of the first run lies under a TMA write of unknown extent, no pass can answer
+  one, and the passes are not run (run: SharedMemory.unanswerable).
 """
 from __future__ import annotations
 

@@ -18,6 +18,10 @@ between lanes is Top; a branch on such a value follows lane 0, as the concrete e
 lowest active lane. What it shares with the concrete executor: the meaning of each instruction on ints
 (concrete/semantics.py), applied to each combination of the operands' values; the executor's runs are
 checked to lie inside these sets on the whole corpus (tests/solver_tests/kernel/test_kernel_corpus.py).
+
+What is kept, so that a loop's fixpoint does not redo its work: each block's and each part's result by
+the values it reads (a part that reads no warp register is shared between warps), and each combination's
+runs (a loop's state grows one value at a time; each growth runs only the new combinations).
 """
 from __future__ import annotations
 
