@@ -4,7 +4,7 @@ Statements": [@{!}p] opcode{.modifiers} operands;), and the registers it writes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache
 from typing import Optional
 
@@ -50,9 +50,10 @@ class Instruction:
     operands: tuple               # raw operand texts
 
     def __getstate__(self) -> dict:
-        """Its fields and properties, without what the executors keep on it (names starting "_": plans of
-        functions, which do not pickle; they are made again where wanted)."""
-        return {name: value for name, value in self.__dict__.items() if not name.startswith("_")}
+        """Its fields only: not its cached properties (made again where asked, from the fields), nor what the
+        executors keep on it (plans of functions, which do not pickle). A process that reads functions
+        sends them to another (analysis.read_apart): a seventh less to send and to read back."""
+        return {name: self.__dict__[name] for name in _FIELDS}
 
     @cached_property
     def base(self) -> str:
@@ -78,6 +79,9 @@ class Instruction:
         """The width of the instruction's (last) type modifier; 32 when it has none."""
         found = self.types()
         return TYPE_BITS[found[-1]] if found else 32
+
+
+_FIELDS = tuple(f.name for f in fields(Instruction))
 
 
 def parse_instruction(line: int, text: str) -> Instruction:
