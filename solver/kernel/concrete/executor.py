@@ -815,15 +815,15 @@ _ABSENT = object()          # in a trace: the register holds nothing
 
 
 def warp_independent(graph: cfg.Graph) -> frozenset:
-    """The statements whose results are the same in every warp of the CTA that ran the same blocks in the
-    same order (the sides of its forks and splits included), each with the same lanes active: those that
-    read no register a warp's own values reach. A warp's own values come from %tid (its threads' indexes, PTX ISA 9.0 10.2) and from
-    loads (shared memory answers each warp apart, memory.py); they reach every register a statement that
-    reads one of them writes. A guarded statement that writes such a register is not one of these either
-    (where its guard fails, the register keeps the warp's own value). Every other input of an instruction
-    is the launch's (parameters, the CTA, the block) or the warp's lanes and path, the same for such warps.
-    The executor runs a warp's other statements itself, and takes these from the warp before it while the
-    two walk the same blocks (_Runner.run): the same results in fewer steps. Kept on the graph."""
+    """The statements whose results are the same in every warp of the CTA that ran the same blocks in the same
+    order (the sides of its forks and splits included), each with the same lanes active: those that read no
+    register a warp's own values reach. A warp's own values come from %tid (its threads' indexes, PTX ISA 9.0
+    10.2) and from loads (shared memory answers each warp apart, memory.py); they reach every register a
+    statement that reads one of them writes. A guarded statement that writes such a register is not one of these
+    either (where its guard fails, the register keeps the warp's own value). Every other input of an instruction
+    is the launch's (parameters, the CTA, the block) or the warp's lanes and path, the same for such warps. The
+    executor runs a warp's other statements itself, and takes these from the warp before it while the two walk
+    the same blocks (_Runner.run): the same results in fewer steps. Kept on the graph."""
     found = graph.__dict__.get("_warp_independent")
     if found is not None:
         return found

@@ -223,7 +223,8 @@ def test_the_sets_kept_per_combination_are_the_sets_run_again(monkeypatch):
     from solver.kernel.frontend import cfg
     from solver.kernel.symbolic import evaluate, valuesets
     from solver.kernel.frontend import source
-    folder, entry = next(k for k in KERNELS if k[1]["file"].startswith("tut06_attn_fwd_ws_f16_d128_128x128_s3_w4_sm_90a"))
+    folder, entry = next(k for k in KERNELS
+                         if k[1]["file"].startswith("tut06_attn_fwd_ws_f16_d128_128x128_s3_w4_sm_90a"))
     module = source.parse(_text(folder, entry["file"]))
     function = module.functions[0]
     symbols = dict(evaluate.Context(module, function, evaluate.DEFAULT_SMEM_BASE, {}).symbols)
@@ -253,7 +254,8 @@ def test_an_mma_records_the_sets_of_descriptors_an_earlier_block_made():
     Triton's causal attention (sm_90a, 3 stages): with no parameter, every descriptor of every wgmma is a
     few values, its stage's tiles: starts evenly spaced (the V descriptors were Top before)."""
     from solver.kernel.symbolic.valuesets import Top
-    folder, entry = next(k for k in KERNELS if k[1]["file"].startswith("tut06_attn_fwd_causal_f16_d128_128x128_s3_w8_sm_90a"))
+    folder, entry = next(k for k in KERNELS
+                         if k[1]["file"].startswith("tut06_attn_fwd_causal_f16_d128_128x128_s3_w8_sm_90a"))
     result = analysis.analyse(_text(folder, entry["file"]), any_launch="always")
     counted = 0
     for site in result.sites:
