@@ -266,11 +266,11 @@ def run(function, symbols: dict, launch: Launch, is_site, graph: Optional[cfg.Gr
     # The first run answers nothing. It follows the barriers and, where it runs a load from shared memory,
     # the bulk copies (TMA: their spans, timeless, may show that no pass can answer a load, memory.py); not
     # the other writes (logging them costs as much again, and only the bytes some load reads need them).
+    first = noted["barriers"]
+    if noted["bulk"] and noted["loads"] & needed_statements(graph, is_site, watched, _wanted(graph, first)):
+        first = first | noted["bulk"]
     plain = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
-                    watched, noted["barriers"], extent)
-    if noted["bulk"] and noted["loads"] & plain.needed:
-        plain = _Runner(function, symbols, launch, is_site, graph, warps, max_steps, is_marker, tracer, block,
-                        watched, noted["barriers"] | noted["bulk"], extent)
+                    watched, first, extent)
     probe = memory.SharedMemory(None)       # answers nothing: it notes which bytes the loads read
     result = plain.run(probe)
     if shared_loads == "never" or not noted["writes"] or not probe.loaded or \
@@ -346,8 +346,7 @@ class _Runner:
         self.widths = declared_widths(function.statements)
         count = -(-block[0] * block[1] * block[2] // WARP)
         self.chosen = list(range(count)) if warps is None else [w for w in warps if 0 <= w < count]
-        self.needed = needed_statements(graph, is_site, watched,
-                                        [r for i in noted for r in _address_registers(graph.statements[i].instruction)])
+        self.needed = needed_statements(graph, is_site, watched, _wanted(graph, noted))
         self.sites = {i for i, s in enumerate(graph.statements) if s.instruction is not None and
                       (is_site(s.instruction) or (is_marker is not None and is_marker(s.instruction)))}
         # (a tracer follows each warp's accumulators: with one, every warp runs every statement itself)
@@ -379,6 +378,12 @@ class _Runner:
             left -= result.warps[-1].steps
             before = (lanes, walk.trace)
         return result
+
+
+def _wanted(graph: cfg.Graph, noted: frozenset) -> list:
+    """The registers the shared memory's statements read (_address_registers): what a run that follows them
+    computes besides what its sites and branches read."""
+    return [r for i in noted for r in _address_registers(graph.statements[i].instruction)]
 
 
 def _address_registers(ins) -> list:
@@ -586,10 +591,9 @@ class _WarpWalk:
                 else:
                     self.replay = None
             if self.tracing and whole:
-                recording = [] if recorded is None else recorded
-                self.trace.append((current, None if path.active is self.lanes else tuple(path.active), recording))
-                if recorded is not None:
-                    recording = None
+                recording = [] if recorded is None else None
+                self.trace.append((current, None if path.active is self.lanes else tuple(path.active),
+                                   recorded if recorded is not None else recording))
             self.tracing = self.tracing and whole
         if recorded is not None:
             recorded = iter(recorded)
@@ -609,11 +613,8 @@ class _WarpWalk:
                         if value is not _ABSENT:
                             env[name] = value
                     continue
-                if ins.guard is None and on_ints(ins, env, warp.width_of):
-                    if recording is not None:
-                        recording.extend([env.get(name, _ABSENT) for name in kept])
-                    continue
-                _execute(ins, _guard(ins, warp), warp, i, self.tracer, len(self.visits), None)
+                if not (ins.guard is None and on_ints(ins, env, warp.width_of)):
+                    _execute(ins, _guard(ins, warp), warp, i, self.tracer, len(self.visits), None)
                 if recording is not None:
                     recording.extend([env.get(name, _ABSENT) for name in kept])
                 continue

@@ -287,11 +287,14 @@ def test_a_load_under_a_tma_of_unknown_extent_is_never_answered_and_no_pass_is_r
         found = executor.run(function, {"smem": SMEM}, executor.Launch(params={"out": 0x1000}),
                              lambda ins: ins.opcode.startswith("st.global"))
         return found, len(runs)
-    below, count = run(0)
-    assert count == 1 and below.warps[1].stopped and "loaded from shared memory" in below.warps[1].stopped
-    above, count = run(64)
-    assert count > 1 and [w.stopped for w in above.warps] == [None, None]
-    assert [v.values["%r3"] for v in above.visits] == [1]
+    for destination in (0, 32, 35):             # (the state's bytes are 32..35: a span from any of them covers one)
+        below, count = run(destination)
+        assert count == 1 and below.warps[1].stopped and "loaded from shared memory" in below.warps[1].stopped, \
+            destination
+    for destination in (36, 64):
+        above, count = run(destination)
+        assert count > 1 and [w.stopped for w in above.warps] == [None, None], destination
+        assert [v.values["%r3"] for v in above.visits] == [1], destination
 
 
 def test_the_first_run_standing_alone_is_the_run_the_passes_give(monkeypatch):
