@@ -243,16 +243,27 @@ def _run_document(function, symbols, launch) -> tuple:
         run = executor.run(function, symbols, launch, analysis._is_site)
     finally:
         executor._Runner.run = real
+    return _run_document_of(run) + (logs,)
+
+
+def _run_document_of(run) -> tuple:
+    """(visits, warps) of a run, as plain values to compare."""
     return ([(v.statement, v.warp, v.iteration, v.values, v.lanes, v.clock) for v in run.visits],
-            [(w.warp, w.steps, w.stopped, w.notes, w.clock, w.barrier_uses) for w in run.warps], logs)
+            [(w.warp, w.steps, w.stopped, w.notes, w.clock, w.barrier_uses) for w in run.warps])
 
 
 def test_passes_that_go_round_a_cycle_stop_with_what_every_pass_gives(monkeypatch):
     """Triton's tut09 TMA warp-specialized sm_100a kernel: its passes come back to an earlier pass's log and
     watched bytes (executor._comes_back), so they would never stand; stopping there gives the run that
-    running every pass (memory.MAX_PASSES) gives, in fewer runs."""
+    running every pass (memory.MAX_PASSES) gives, in fewer runs. What stands is the first run, answered
+    nothing (as with shared_loads="never"), and it is not run again."""
     kernel = _corpus_kernel("tut09_tma_ws_f16_128x256x64_s3_w4_sm_100a.ptx.xz", True)
+    runs = _count_runs(monkeypatch)
     stopped = _run_document(*kernel)
+    assert None not in runs and len(runs) == len(stopped[2])       # (every run was the probe or a pass)
+    from solver.kernel import analysis
+    first = executor.run(*kernel, analysis._is_site, shared_loads="never")
+    assert stopped[:2] == _run_document_of(first)
     monkeypatch.setattr(executor, "_comes_back", lambda *args: False)
     every = _run_document(*kernel)
     assert stopped[:2] == every[:2]
