@@ -742,13 +742,15 @@ def ptx_check_text(document: dict) -> str:
     rows = [[str(c["line"]), labels[c["function"]], c["operand"].upper(), c["tile"] or "-",
              "-" if c["stage"] is None else str(c["stage"]), _field_text(c["mn_offset"]), _field_text(c["k_offset"]),
              c["descriptor"] or "-", "-" if c["visits"] is None else str(c["visits"]),
-             c["status"] + (" (first iteration)" if c["first_iteration"] else "")] for c in document["checks"]]
+             c["status"] + (" (first iteration)" if c["first_iteration"] else " (any launch)" if c["any_launch"] else "")]
+            for c in document["checks"]]
     lines.append(_table(["line", "function", "operand", "tile", "stage", "mn offset", "k offset", "descriptor",
                          "visits", "result"], rows))
     for c in document["checks"]:
-        if c["status"] == "mismatch":
+        if c["status"] == "mismatch" or c["violations"] or c["witness"]:     # (unknown: a possible misread)
+            possibly = "" if c["status"] == "mismatch" else f": {c['reason']}"
             lines.append(f"line {c['line']} operand {c['operand'].upper()} {c['descriptor']} (tile {c['tile']}, "
-                         f"MN offset {c['mn_offset']}, K offset {c['k_offset']}):")
+                         f"MN offset {c['mn_offset']}, K offset {c['k_offset']}){possibly}:")
             lines += [f"  {v['rule']}: {v['message']} [{v['source']}]" for v in c["violations"]]
             w = c["witness"]
             if w:

@@ -15,8 +15,16 @@ Real kernels (issue 26) read their tiles by pieces: a pipeline keeps one tile pe
 (LAYOUT@ADDRESS+COUNT*STRIDE: stage s at ADDRESS + s x STRIDE), each warpgroup of a 128-row tile reads its
 64 rows (the slice may start at any multiple of the MMA's M/N as well as of its K), and one operand letter
 may read several tiles (attention's K and V are both B: OPERAND:NAME=LAYOUT@ADDRESS, a name per tile). Each
-descriptor value the MMA was fed (every visit of the run, else its first-iteration value) is checked
-against the piece whose element (MO, KO) has its start address in some stage of some tile of its operand.
+descriptor value the MMA was fed (every visit of the run; where the run did not know it, each value of the
+any-launch sets; else its first-iteration value) is checked against the piece whose element (MO, KO) has
+its start address in some stage of some tile of its operand.
+
+Where each value comes from decides what a misread shows. A value the run fed, or the one value of an
+any-launch set (the site, where reached, is fed it), that misreads is a mismatch. The any-launch sets of
+several values take the registers of different blocks apart and unknown inputs as any value, so they may
+hold values no launch feeds (valuesets.py): one of them that misreads is unknown, with the rules it breaks
+and its witness, as `ptx descriptors` lists such values under possible_violations; one that reads its
+tile is a match, since every value fed is among them.
 """
 from __future__ import annotations
 
@@ -233,16 +241,26 @@ def _limits(intended: Intended, site: mma.Site, op: mma.Operand) -> None:
                         "rows of 16 bytes, so no shared memory holds so many", source.RULE)
 
 
-def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits: Optional[int] = None) -> dict:
-    """One descriptor value of an operand against its tiles: candidates [(Intended, tile address or None)]."""
+FROM_RUN, FROM_SETS, FROM_ONE_OF_SETS, FROM_FIRST_ITERATION = "run", "any launch", "one of the any-launch sets", \
+    "first iteration"
+POSSIBLE = "possibly misread: a value of the any-launch sets, which may be one no launch feeds (give --param)"
+
+
+def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits: Optional[int] = None,
+                  origin: str = FROM_FIRST_ITERATION) -> dict:
+    """One descriptor value of an operand against its tiles: candidates [(Intended, tile address or None)].
+    origin: where the value comes from (_values): a misread of FROM_ONE_OF_SETS is unknown (POSSIBLE)."""
     op = site.operands[role]
     if word is not None:
         op = dataclasses.replace(op, word=bits.const(word, 64))
     result = {"function": site.function, "line": site.line, "instruction": site.text, "operand": role,
               "tile": None, "stage": None, "mn_offset": None, "status": "unknown",
               "descriptor": op.word.hex() if op.word is not None else None, "visits": visits,
-              "k_offset": None, "tile_address": None, "first_iteration": site.loop is not None and visits is None,
+              "k_offset": None, "tile_address": None,
+              "first_iteration": site.loop is not None and origin == FROM_FIRST_ITERATION,
+              "any_launch": origin in (FROM_SETS, FROM_ONE_OF_SETS),
               "violations": [], "witness": None, "reason": None}
+    misread = "mismatch" if origin != FROM_ONE_OF_SETS else "unknown"
     reason = mma.missing_read_map(site, op)
     placed = [(i, address) for i, address in candidates if address is not None]
     if reason is None and not placed:
@@ -271,35 +289,39 @@ def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits
     try:
         c = desc_case.parse_case(case, site.arch)
     except SpecError as error:          # the PTX's values (an M or N of 0, ...) break the rule it names
-        result.update(status="mismatch", violations=[mma.violation_of(error)])
+        result.update(status=misread, violations=[mma.violation_of(error)],
+                      reason=POSSIBLE if misread == "unknown" else None)
         return result
     broken = check_all(desc_case.SUBJECT, c)
     witness = desc_case.first_misread(c)
     if witness is not None:
         witness = dict(witness, tile_element={"mn": piece.mn_offset + witness["element"]["mn"],
                                               "k": piece.k_offset + witness["element"]["k"]})
-    result.update(status="mismatch" if broken or witness else "match",
-                  violations=[v.as_json() for v in broken], witness=witness)
+    result.update(status=misread if broken or witness else "match",
+                  violations=[v.as_json() for v in broken], witness=witness,
+                  reason=POSSIBLE if (broken or witness) and misread == "unknown" else None)
     return result
 
 
 def _values(analysis, site: mma.Site, role: str) -> list:
-    """(descriptor value or None: the site's own word, visits) for each value the operand was fed."""
+    """(descriptor value or None: the site's own word, visits or None, origin) for each value the operand
+    was fed: the run's values with their visits; else the any-launch sets' (FROM_SETS where it holds one
+    value, FROM_ONE_OF_SETS for each of several); else the site's own word (its first iteration, or the
+    value mma.with_every_iteration put there)."""
     found = analysis.iterations.get((site.function, site.line))
     op = site.operands[role]
     values = found.operands.get(op.text) if found is not None else None
-    if values is None or not values.known:
+    if values is None or not values.known or not values.distinct:
         sets = analysis.any_launch.get((site.function, site.line), {}).get(op.text)
-        if isinstance(sets, frozenset) and len(sets) > 1:
-            return [(word, None) for word in sorted(sets)]       # any launch: no visits counted
-        return [(None, None)]
-    if len(values.distinct) <= 1:
-        return [(None, None)]
+        if isinstance(sets, frozenset) and sets:
+            origin = FROM_SETS if len(sets) == 1 else FROM_ONE_OF_SETS
+            return [(word, None, origin) for word in sorted(sets)]       # any launch: no visits counted
+        return [(None, None, FROM_FIRST_ITERATION)]
     counts = {}
     for visit in found.visits:
         word = visit.values.get(op.text)
         counts[word] = counts.get(word, 0) + 1
-    return [(word, counts.get(word, 0)) for word in values.distinct]
+    return [(word, counts.get(word, 0), FROM_RUN) for word in values.distinct]
 
 
 def check(analysis, intended_list: list) -> dict:
@@ -332,8 +354,8 @@ def check(analysis, intended_list: list) -> dict:
                                                       else "first MMA's start address"})
                 addresses[intended.label]["tile_address"][function] = address
             for site in in_function:
-                checks += [check_operand(candidates, site, role, word, visits)
-                           for word, visits in _values(analysis, site, role)]
+                checks += [check_operand(candidates, site, role, word, visits, origin)
+                           for word, visits, origin in _values(analysis, site, role)]
     checks.sort(key=lambda c: (c["line"], c["operand"]))
     summary = {status: sum(c["status"] == status for c in checks) for status in ("match", "mismatch", "unknown")}
     summary["unread"] = len(analysis.unread)

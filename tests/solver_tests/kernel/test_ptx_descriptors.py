@@ -300,6 +300,69 @@ def test_explicit_tile_address(capsys):
     assert rc == 0 and [c["k_offset"] for c in json.loads(out)["checks"]] == [0, 16]
 
 
+# A stage s = i & 3 shifted in one block and again in the next: the start is smem_a + (s << 13) - (s << 13),
+# always smem_a. The any-launch sets take the two shifts of s apart (their blocks are apart: valuesets.py), so
+# they also hold smem_a + 8192 x d for d in -3..3, which no launch feeds.
+APART = """.version 8.0
+.target sm_90a
+.address_size 64
+.shared .align 1024 .b8 smem_a[8192];
+.visible .entry apart(.param .u32 apart_param_0)
+.maxntid 128, 1, 1
+{
+.reg .pred %p<4>; .reg .b32 %r<16>; .reg .b64 %rd<4>; .reg .f32 %f<33>;
+ld.param.u32 %r1, [apart_param_0];
+mov.u32 %r2, 0;
+$L_loop:
+setp.ge.u32 %p2, %r2, %r1;
+@%p2 bra $L_done;
+and.b32 %r3, %r2, 3;
+shl.b32 %r4, %r3, 13;
+setp.eq.u32 %p1, %r1, 7;
+@%p1 bra $L_mma;
+$L_mma:
+shl.b32 %r5, %r3, 13;
+sub.s32 %r6, %r4, %r5;
+mov.u32 %r7, smem_a;
+add.s32 %r8, %r7, %r6;
+shr.u32 %r9, %r8, 4;
+and.b32 %r10, %r9, 16383;
+cvt.u64.u32 %rd1, %r10;
+or.b64 %rd2, %rd1, 4611686293305360384;
+wgmma.fence.sync.aligned;
+wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8, %f9, %f10, %f11,
+ %f12, %f13, %f14, %f15, %f16, %f17, %f18, %f19, %f20, %f21, %f22, %f23, %f24, %f25, %f26, %f27, %f28, %f29, %f30,
+ %f31, %f32}, %rd2, %rd2, 0, 1, 1, 0, 0;
+add.s32 %r2, %r2, 1;
+bra.uni $L_loop;
+$L_done:
+ret;
+}
+"""
+
+
+def test_check_takes_a_misread_value_of_the_any_launch_sets_as_possible_only(capsys, monkeypatch):
+    """With no parameter the run stops before the MMA, and ptx check checks each value of the any-launch
+    sets: the one every launch feeds (smem_a) matches; the others misread and are unknown (possibly misread,
+    with their witness), not mismatches. With the trip count the run feeds smem_a in every iteration: every
+    row a match with its visits."""
+    layout = "Sw<3,4,3> o (64,64):(64,1)@0x400"
+    argv = ("ptx", "check", "-", "--layout", f"A={layout}", "--layout", f"B={layout}", "--json")
+    rc, out, _ = run(capsys, *argv, stdin=APART, monkeypatch=monkeypatch)
+    checks = json.loads(out)["checks"]
+    assert rc == 1 and len(checks) == 14 and all(c["any_launch"] and not c["first_iteration"] for c in checks)
+    start = lambda c: desc_mod.decode("sm90", int(c["descriptor"], 16)).start_address
+    assert sorted({start(c) for c in checks}) == [(0x400 + 8192 * d) % (1 << 18) for d in (0, 1, 2, 3, -3, -2, -1)]
+    for c in checks:
+        if start(c) == 0x400:
+            assert c["status"] == "match" and c["reason"] is None
+        else:
+            assert c["status"] == "unknown" and c["reason"].startswith("possibly misread") and c["witness"]
+    rc, out, _ = run(capsys, *argv, "--param", "apart_param_0=8", stdin=APART, monkeypatch=monkeypatch)
+    checks = json.loads(out)["checks"]
+    assert rc == 0 and [(c["status"], c["visits"], c["any_launch"]) for c in checks] == [("match", 32, False)] * 2
+
+
 # --- the command line -------------------------------------------------------------------------------------------
 SITE_KEYS = {"function", "line", "instruction", "family", "arch", "arch_from", "guard", "first_iteration", "loop",
              "kind", "cta_group", "sparse", "ws", "block_scale", "shape", "dtypes", "instr_desc", "operands",
@@ -307,7 +370,7 @@ SITE_KEYS = {"function", "line", "instruction", "family", "arch", "arch_from", "
 OPERAND_KEYS = {"source", "operand", "value", "known", "fields", "dtype", "kind", "major", "mn", "k", "addresses",
                 "no_addresses", "violations"}
 CHECK_KEYS = {"function", "line", "instruction", "operand", "tile", "stage", "mn_offset", "status", "descriptor",
-              "visits", "k_offset", "tile_address", "first_iteration", "violations", "witness", "reason"}
+              "visits", "k_offset", "tile_address", "first_iteration", "any_launch", "violations", "witness", "reason"}
 
 
 def test_json_keys_are_the_documented_ones(capsys):
