@@ -112,6 +112,20 @@ def declared_widths(statements: list) -> dict:
     return widths
 
 
+def _lane_masks() -> dict:
+    """%lanemask_eq/lt/le/gt/ge (PTX ISA 10, special registers): lane i's mask of the lanes j equal to, below, ... i; the
+    same in every warp."""
+    found = {}
+    for lane_mask, test in (("eq", lambda i, j: i == j), ("lt", lambda i, j: j < i), ("le", lambda i, j: j <= i),
+                            ("gt", lambda i, j: j > i), ("ge", lambda i, j: j >= i)):
+        found[f"%lanemask_{lane_mask}"] = Lanes(tuple(sum(1 << j for j in range(WARP) if test(i, j))
+                                                      for i in range(WARP)))
+    return found
+
+
+_LANE_MASKS = _lane_masks()
+
+
 class Warp:
     """One warp's registers and how operands read from them."""
 
@@ -151,10 +165,7 @@ class Warp:
             c = [self.launch.cta[k] % self.launch.cluster[k] for k in range(3)]
             special["%cluster_ctarank"] = c[0] + cx * (c[1] + cy * c[2])
             special["%cluster_nctarank"] = cx * cy * cz
-        for lane_mask, test in (("eq", lambda i, j: i == j), ("lt", lambda i, j: j < i), ("le", lambda i, j: j <= i),
-                                ("gt", lambda i, j: j > i), ("ge", lambda i, j: j >= i)):
-            special[f"%lanemask_{lane_mask}"] = Lanes(tuple(sum(1 << j for j in range(WARP) if test(i, j))
-                                                            for i in range(WARP)))
+        special.update(_LANE_MASKS)
         return special
 
     def width_of(self, name: str) -> int:

@@ -36,3 +36,18 @@ def test_sides_that_never_meet_follow_the_lowest_lane_and_say_so():
     visits, run = _visits("exit;\nSKIP:\nmbarrier.arrive.shared::cta.b64 %rd1, [bar];\n")
     assert not visits
     assert any("the warp splits; lanes 0..0 followed" in note for note in run.warps[0].notes)
+
+
+def test_the_lane_masks_are_the_manuals_in_every_warp():
+    """PTX ISA 10 (special registers): %lanemask_eq has lane i's bit alone, _lt the bits below it, _le those
+    and its own, _gt the bits above it, _ge those and its own (32-bit masks), whichever warp reads them."""
+    every = (1 << 32) - 1
+    for index in (0, 3):
+        special = executor.Warp(index, (128, 1, 1), executor.Launch(), {}, {}).special
+        for lane in (0, 1, 17, 31):
+            below = (1 << lane) - 1
+            assert special["%lanemask_eq"].values[lane] == 1 << lane
+            assert special["%lanemask_lt"].values[lane] == below
+            assert special["%lanemask_le"].values[lane] == below | 1 << lane
+            assert special["%lanemask_gt"].values[lane] == every & ~(below | 1 << lane)
+            assert special["%lanemask_ge"].values[lane] == every & ~below
