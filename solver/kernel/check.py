@@ -19,6 +19,10 @@ descriptor value the MMA was fed (every visit of the run; where the run did not 
 any-launch sets; else its first-iteration value) is checked against the piece whose element (MO, KO) has
 its start address in some stage of some tile of its operand.
 
+The values checked are every value the launch's CTA feeds the operand, or a row says they are not
+(_values): the run's where it is whole (executor.Run.incomplete), else those and the any-launch sets'
+others, else an unknown row.
+
 Where each value comes from decides what a misread shows. A value the run fed, or the one value of an
 any-launch set (the site, where reached, is fed it), that misreads is a mismatch. The any-launch sets of
 several values take the registers of different blocks apart and unknown inputs as any value, so they may
@@ -41,6 +45,7 @@ from spec.mma import dtypes
 from spec.rule import SpecError, check_all, parse_number
 
 from solver.kernel import mma
+from solver.kernel.concrete import executor
 from solver.kernel.symbolic import bits
 from solver.kernel.frontend import source
 
@@ -243,7 +248,19 @@ def _limits(intended: Intended, site: mma.Site, op: mma.Operand) -> None:
 
 FROM_RUN, FROM_SETS, FROM_ONE_OF_SETS, FROM_FIRST_ITERATION = "run", "any launch", "one of the any-launch sets", \
     "first iteration"
+NOT_EVERY_VALUE = "not every value"      # (no value: the row that says the values checked are not all)
 POSSIBLE = "possibly misread: a value of the any-launch sets, which may be one no launch feeds (give --param)"
+
+
+def _row(site: mma.Site, role: str, word, visits: Optional[int], origin: str) -> dict:
+    """A check's row before its tile is looked at: unknown, with no reason yet."""
+    return {"function": site.function, "line": site.line, "instruction": site.text, "operand": role,
+            "tile": None, "stage": None, "mn_offset": None, "status": "unknown",
+            "descriptor": word.hex() if word is not None else None, "visits": visits,
+            "k_offset": None, "tile_address": None,
+            "first_iteration": site.loop is not None and origin == FROM_FIRST_ITERATION,
+            "any_launch": origin in (FROM_SETS, FROM_ONE_OF_SETS),
+            "violations": [], "witness": None, "reason": None}
 
 
 def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits: Optional[int] = None,
@@ -253,13 +270,7 @@ def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits
     op = site.operands[role]
     if word is not None:
         op = dataclasses.replace(op, word=bits.const(word, 64))
-    result = {"function": site.function, "line": site.line, "instruction": site.text, "operand": role,
-              "tile": None, "stage": None, "mn_offset": None, "status": "unknown",
-              "descriptor": op.word.hex() if op.word is not None else None, "visits": visits,
-              "k_offset": None, "tile_address": None,
-              "first_iteration": site.loop is not None and origin == FROM_FIRST_ITERATION,
-              "any_launch": origin in (FROM_SETS, FROM_ONE_OF_SETS),
-              "violations": [], "witness": None, "reason": None}
+    result = _row(site, role, op.word, visits, origin)
     misread = "mismatch" if origin != FROM_ONE_OF_SETS else "unknown"
     reason = mma.missing_read_map(site, op)
     placed = [(i, address) for i, address in candidates if address is not None]
@@ -304,24 +315,46 @@ def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits
 
 
 def _values(analysis, site: mma.Site, role: str) -> list:
-    """(descriptor value or None: the site's own word, visits or None, origin) for each value the operand
-    was fed: the run's values with their visits; else the any-launch sets' (FROM_SETS where it holds one
-    value, FROM_ONE_OF_SETS for each of several); else the site's own word (its first iteration, or the
-    value mma.with_every_iteration put there)."""
-    found = analysis.iterations.get((site.function, site.line))
+    """(descriptor value or None: the site's own word, visits or None, origin or NOT_EVERY_VALUE with its
+    reason) for each value the operand was fed. Together they hold every value the launch's CTA feeds it,
+    or end with a NOT_EVERY_VALUE row, which is unknown:
+    - the run's values, with their visits: every value where the run is whole (executor.Run.incomplete);
+    - else the any-launch sets' values, which hold every value of any launch (the run's are among them:
+      tests/solver_tests/kernel/test_kernel_corpus.py), those the run did not feed FROM_SETS where the set
+      is one value, FROM_ONE_OF_SETS (possible) where it is several;
+    - else the run's values and a NOT_EVERY_VALUE row;
+    - with neither, the site's own word: its first-iteration value, every value outside a loop (bits the
+      first-iteration evaluation knows hold for every thread and launch: symbolic/evaluate.py); inside a
+      loop, a NOT_EVERY_VALUE row follows."""
+    key = (site.function, site.line)
+    found = analysis.iterations.get(key)
     op = site.operands[role]
     values = found.operands.get(op.text) if found is not None else None
-    if values is None or not values.known or not values.distinct:
-        sets = analysis.any_launch.get((site.function, site.line), {}).get(op.text)
-        if isinstance(sets, frozenset) and sets:
-            origin = FROM_SETS if len(sets) == 1 else FROM_ONE_OF_SETS
-            return [(word, None, origin) for word in sorted(sets)]       # any launch: no visits counted
+    run = analysis.runs.get(site.function)
+    seen = []
+    if values is not None and values.known and values.distinct:
+        counts = {}
+        for visit in found.visits:
+            word = visit.values.get(op.text)
+            counts[word] = counts.get(word, 0) + 1
+        seen = [(word, counts.get(word, 0), FROM_RUN) for word in values.distinct]
+    incomplete = run.incomplete() if isinstance(run, executor.Run) else \
+        f"the function was not run ({run})" if isinstance(run, str) else "the function was not run"
+    if seen and incomplete is None:
+        return seen
+    sets = analysis.any_launch.get(key, {}).get(op.text)
+    if isinstance(sets, frozenset) and sets:
+        origin = FROM_SETS if len(sets) == 1 else FROM_ONE_OF_SETS
+        fed = {word for word, _, _ in seen}
+        return seen + [(word, None, origin) for word in sorted(sets) if word not in fed]
+    why = f"the any-launch sets do not know it ({sets.reason})" if sets is not None and hasattr(sets, "reason") \
+        else "no any-launch sets were made"
+    if seen:
+        return seen + [(None, None, (NOT_EVERY_VALUE, f"values the run did not see may be fed: {incomplete}; {why}"))]
+    if site.loop is None:
         return [(None, None, FROM_FIRST_ITERATION)]
-    counts = {}
-    for visit in found.visits:
-        word = visit.values.get(op.text)
-        counts[word] = counts.get(word, 0) + 1
-    return [(word, counts.get(word, 0), FROM_RUN) for word in values.distinct]
+    reason = f"only the first iteration's value is known: {incomplete or 'the run did not know it'}; {why}"
+    return [(None, None, FROM_FIRST_ITERATION), (None, None, (NOT_EVERY_VALUE, reason))]
 
 
 def check(analysis, intended_list: list) -> dict:
@@ -354,8 +387,11 @@ def check(analysis, intended_list: list) -> dict:
                                                       else "first MMA's start address"})
                 addresses[intended.label]["tile_address"][function] = address
             for site in in_function:
-                checks += [check_operand(candidates, site, role, word, visits, origin)
-                           for word, visits, origin in _values(analysis, site, role)]
+                for word, visits, origin in _values(analysis, site, role):
+                    if isinstance(origin, tuple):               # (NOT_EVERY_VALUE, why)
+                        checks.append(dict(_row(site, role, None, None, NOT_EVERY_VALUE), reason=origin[1]))
+                    else:
+                        checks.append(check_operand(candidates, site, role, word, visits, origin))
     checks.sort(key=lambda c: (c["line"], c["operand"]))
     summary = {status: sum(c["status"] == status for c in checks) for status in ("match", "mismatch", "unknown")}
     summary["unread"] = len(analysis.unread)

@@ -78,6 +78,7 @@ class WarpRun:
     notes: list = field(default_factory=list)
     clock: Optional[tuple] = None  # its CTA-barrier arrivals at its end (memory.arrive); None: not known
     barrier_uses: set = field(default_factory=set)  # (barrier id, count) it arrives with (memory.untrusted_ids)
+    dropped_lanes: bool = False    # lanes a branch split off were not followed (_follow_leader)
 
 
 @dataclass
@@ -87,6 +88,19 @@ class Run:
     warps: list                    # WarpRun
     visits: list                   # Visit, in execution order per warp
     loops: list                    # cfg.Loop
+
+    def incomplete(self) -> Optional[str]:
+        """Why the visits may not hold every value a site is fed in this launch's CTA (a warp stopped or
+        was not run, lanes split off were not followed, the visits were cut), or None: every warp ran
+        every lane to its end, and every visit is here."""
+        for w in self.warps:
+            if w.stopped is not None:
+                return f"warp {w.warp} stopped before the end ({w.stopped})"
+            if w.dropped_lanes:
+                return f"warp {w.warp} split and some lanes were not followed"
+        if len(self.visits) >= MAX_VISITS:
+            return f"the run kept its most site visits ({MAX_VISITS}): any after are not kept"
+        return None
 
 
 def block_shape(function, launch: Launch) -> tuple:
@@ -967,6 +981,7 @@ def _follow_leader(ins, block, guard: Lanes, warp: Warp, record: WarpRun):
     kept = [a and guard.values[lane] == choice for lane, a in enumerate(warp.active)]
     if kept != warp.active:
         record.notes.append(f"line {ins.line}: the warp splits; lanes {_lanes(kept)} followed")
+        record.dropped_lanes = True
         warp.active = kept
     return taken if choice else falls
 
