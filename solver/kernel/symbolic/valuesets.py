@@ -374,9 +374,9 @@ def _combination_runs(plan: _BlockPlan, block, combination: dict, warp: Warp, si
     """([(successor, the values leaving along that edge, the registers the part may write that this run did
     not)], {site: {register: set}}) for one combination of the part's live-ins. A register of
     bounding.registers that the part writes and that comes out Top is given its few values where
-    bounds.py finds them: the part is then run again for each of them (each combination of them), the
-    register fixed to it where the part last writes it, so that what it computes from it (a descriptor)
-    is known too."""
+    bounds.py finds them: the part is then run again for each of them, the register fixed to it where the
+    part last writes it, so that what it computes from it (a descriptor) is known too (_fixed_runs: the
+    fewest registers fixed, each combination of their values)."""
     targets = sorted(plan.written & bounding.registers) if bounding else []
 
     def run_concretely(statements: list, env: dict) -> dict:
@@ -397,21 +397,42 @@ def _combination_runs(plan: _BlockPlan, block, combination: dict, warp: Warp, si
     if budget[0] < 0:
         raise _OutOfWork
     if bounded:
-        names = sorted(bounded)
-        last_write = {name: max(i for i, ins, needed in plan.statements if needed and name in destinations(ins))
-                      for name in names}
-        choices = list(itertools.islice(itertools.product(*(sorted(bounded[n]) for n in names)),
-                                        MAX_COMBINATIONS + 1))
-        if len(choices) <= MAX_COMBINATIONS:
-            runs, found_at_sites = [], {}
-            for choice in choices:
-                spend()
-                fixed: dict = {}
-                for name, value in zip(names, choice):
-                    fixed.setdefault(last_write[name], {})[name] = value
-                runs.extend(_run_block(plan, block, dict(combination), warp, sites, found_at_sites, fixed))
+        runs, found_at_sites = _fixed_runs(plan, block, combination, warp, sites, bounded, spend) or \
+            (runs, found_at_sites)
     return [(successor, {name: _value_set(value) for name, value in after.items()}, plan.written - after.keys())
             for successor, after in runs], found_at_sites
+
+
+def _fixed_runs(plan: _BlockPlan, block, combination: dict, warp: Warp, sites: set, bounded: dict,
+                spend) -> Optional[tuple]:
+    """(runs, site sets) of the part with registers of `bounded` ({register: every value it takes, as
+    bounds.py proved}) fixed where the part last writes them, one run per combination of their values; None
+    past MAX_COMBINATIONS runs. Fixing a register to each value it takes is sound, and so is fixing any of
+    them: the runs cover every value. The fewest are fixed, so that no combination runs that the registers'
+    ties rule out (a stage s and 8192 s are one choice, not 4 x 4): in the order the part last writes them,
+    the first is fixed, then each one still not a plain int in some run (what the fixed ones do not give);
+    with all of them fixed, it is every combination, as bounds.py's sets allow."""
+    last_write = {name: max(i for i, ins, needed in plan.statements if needed and name in destinations(ins))
+                  for name in bounded}
+    order = sorted(bounded, key=lambda name: (last_write[name], name))
+    fixing = order[:1]
+    while True:
+        choices = list(itertools.islice(itertools.product(*(sorted(bounded[n]) for n in fixing)),
+                                        MAX_COMBINATIONS + 1))
+        if len(choices) > MAX_COMBINATIONS:
+            return None
+        runs, found_at_sites = [], {}
+        for choice in choices:
+            spend()
+            fixed: dict = {}
+            for name, value in zip(fixing, choice):
+                fixed.setdefault(last_write[name], {})[name] = value
+            runs.extend(_run_block(plan, block, dict(combination), warp, sites, found_at_sites, fixed))
+        loose = next((name for name in order if name not in fixing and
+                      any(type(after.get(name)) is not int for _, after in runs)), None)
+        if loose is None:
+            return runs, found_at_sites
+        fixing.append(loose)
 
 
 def live_registers(graph: cfg.Graph, plans: dict) -> dict:

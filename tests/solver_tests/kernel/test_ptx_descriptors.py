@@ -363,10 +363,10 @@ def test_check_takes_a_misread_value_of_the_any_launch_sets_as_possible_only(cap
     assert rc == 0 and [(c["status"], c["visits"], c["any_launch"]) for c in checks] == [("match", 32, False)] * 2
 
 
-# Stage s = i & 3 of a loop whose trip count is a parameter; the MMA reads smem_a + 8192 s. With no parameter
-# every warp stops at the loop's test after the first iteration (the run sees stage 0 only). STAGED computes
-# the stage and the descriptor in one block (the any-launch sets do not know them); STAGED_APART computes the
-# stage in a block of its own (the sets know its 4 values, and so the descriptor's).
+# Two loops whose trip count is a parameter, as a kernel's K loop is: with no parameter every warp stops at
+# the loop's test after the first iteration, so the run sees the first iteration's descriptor only.
+# STAGED reads stage s = i & 3 at smem_a + 8192 s (the any-launch sets know the 4 starts); K_STEPS steps its
+# start by 32 bytes (16 bf16 of K) each iteration, for as long as the parameter says (the sets do not know it).
 STAGED = """.version 8.0
 .target sm_90a
 .address_size 64
@@ -396,14 +396,40 @@ setp.lt.u32 %p2, %r2, %r1;
 ret;
 }
 """
-STAGED_APART = STAGED.replace("and.b32 %r3, %r2, 3;\n", "and.b32 %r3, %r2, 3;\nsetp.eq.u32 %p1, %r1, 7;\n"
-                              "@%p1 bra $L_mma;\n$L_mma:\n")
+K_STEPS = """.version 8.0
+.target sm_90a
+.address_size 64
+.shared .align 1024 .b8 smem_a[32768];
+.visible .entry staged(.param .u32 staged_param_0)
+.maxntid 128, 1, 1
+{
+.reg .pred %p<4>; .reg .b32 %r<16>; .reg .b64 %rd<4>; .reg .f32 %f<33>;
+ld.param.u32 %r1, [staged_param_0];
+mov.u32 %r7, smem_a;
+shr.u32 %r9, %r7, 4;
+and.b32 %r10, %r9, 16383;
+cvt.u64.u32 %rd1, %r10;
+or.b64 %rd2, %rd1, 4611686293305360384;
+mov.u32 %r2, 0;
+$L_loop:
+wgmma.fence.sync.aligned;
+wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8, %f9, %f10, %f11,
+ %f12, %f13, %f14, %f15, %f16, %f17, %f18, %f19, %f20, %f21, %f22, %f23, %f24, %f25, %f26, %f27, %f28, %f29, %f30,
+ %f31, %f32}, %rd2, %rd2, 0, 1, 1, 0, 0;
+add.s64 %rd2, %rd2, 2;
+add.s32 %r2, %r2, 1;
+setp.lt.u32 %p2, %r2, %r1;
+@%p2 bra $L_loop;
+ret;
+}
+"""
 
 
 def test_check_says_unknown_where_the_run_stopped_before_every_value_was_fed(capsys, monkeypatch):
-    """A stopped run has not fed every value: the values it saw are checked (facts), and the rest comes from
-    the any-launch sets where they know it, else a row says that not every value was checked (unknown, exit
-    1). A single tile at smem_a is wrong for stages 1-3, which only later iterations read; it must not pass."""
+    """A stopped run has not fed every value: the values it saw are checked (facts), and the rest come from
+    the any-launch sets where they know them, else a row says that not every value was checked (unknown,
+    exit 1). A tile of K 64 passes 4 steps of K 16 and no more; a single tile at smem_a is wrong for stages
+    1-3, which only later iterations read. Neither may pass on the first iteration alone."""
     one_tile = "Sw<3,4,3> o (64,64):(64,1)@0x400"
     four_stages = one_tile + "+4*0x2000"
 
@@ -412,22 +438,35 @@ def test_check_says_unknown_where_the_run_stopped_before_every_value_was_fed(cap
                          *extra, stdin=kernel, monkeypatch=monkeypatch)
         return rc, [c for c in json.loads(out)["checks"] if c["operand"] == "a"]
     start = lambda c: desc_mod.decode("sm90", int(c["descriptor"], 16)).start_address
-    for layout in (one_tile, four_stages):          # the sets do not know the stage: one row says so
-        rc, found = checks(STAGED, layout)
-        assert rc == 1 and [(c["status"], c["visits"]) for c in found] == [("match", 4), ("unknown", None)]
-        assert found[1]["descriptor"] is None and "values the run did not see" in found[1]["reason"]
-        assert "warp 0 stopped" in found[1]["reason"] and "any-launch sets do not know" in found[1]["reason"]
+    rc, found = checks(K_STEPS, one_tile)
+    assert rc == 1 and [(c["status"], c["visits"]) for c in found] == [("match", 4), ("unknown", None)]
+    assert found[1]["descriptor"] is None and "values the run did not see" in found[1]["reason"]
+    assert "warp 0 stopped" in found[1]["reason"] and "any-launch sets do not know" in found[1]["reason"]
+    rc, found = checks(K_STEPS, one_tile, "--param", "staged_param_0=4")
+    assert rc == 0 and [(c["k_offset"], c["visits"]) for c in found] == [(k, 4) for k in (0, 16, 32, 48)]
+    rc, found = checks(K_STEPS, one_tile, "--param", "staged_param_0=5")
+    assert rc == 1 and [c["status"] for c in found] == ["match"] * 4 + ["mismatch"]
+    rc, found = checks(STAGED, four_stages)         # the run's value, then the sets' others (any launch)
+    assert rc == 0 and [(start(c), c["visits"], c["any_launch"]) for c in found] == \
+        [(0x400, 4, False)] + [(0x400 + 0x2000 * s, None, True) for s in (1, 2, 3)]
+    rc, found = checks(STAGED, one_tile)
+    assert rc == 1 and [c["status"] for c in found] == ["match"] + ["unknown"] * 3
+    assert all(c["reason"].startswith("possibly misread") for c in found[1:])
     rc, found = checks(STAGED, one_tile, "--param", "staged_param_0=8")     # the run feeds all four: facts
     assert rc == 1 and [(start(c), c["status"], c["visits"]) for c in found] == \
         [(0x400, "match", 8)] + [(0x400 + 0x2000 * s, "mismatch", 8) for s in (1, 2, 3)]
-    rc, found = checks(STAGED, four_stages, "--param", "staged_param_0=8")
-    assert rc == 0 and [c["stage"] for c in found] == [0, 1, 2, 3]
-    rc, found = checks(STAGED_APART, four_stages)   # the run's value, then the sets' others (any launch)
-    assert rc == 0 and [(start(c), c["visits"], c["any_launch"]) for c in found] == \
-        [(0x400, 4, False)] + [(0x400 + 0x2000 * s, None, True) for s in (1, 2, 3)]
-    rc, found = checks(STAGED_APART, one_tile)
-    assert rc == 1 and [c["status"] for c in found] == ["match"] + ["unknown"] * 3
-    assert all(c["reason"].startswith("possibly misread") for c in found[1:])
+
+
+def test_the_sets_fix_a_stage_not_each_register_made_from_it():
+    """valuesets._fixed_runs: where a block computes the stage s = i & 3 and from it 8192 s, the start and
+    the descriptor, bounds.py finds 4 values for each; fixing s alone gives the 4 descriptors the loop feeds
+    (fixing each register apart would run 4^8 combinations, past MAX_COMBINATIONS: no value)."""
+    from solver.kernel.symbolic import valuesets
+    found = analysis.analyse(STAGED, any_launch="always")
+    (sets,) = found.any_launch.values()
+    starts = sorted(desc_mod.decode("sm90", word).start_address for word in sets["%rd2"])
+    assert starts == [0x400 + 0x2000 * s for s in range(4)]
+    assert valuesets.MAX_COMBINATIONS < 4 ** 8
 
 
 # --- the command line -------------------------------------------------------------------------------------------
