@@ -53,8 +53,9 @@ def _analyse(args) -> ptx_analysis.Analysis:
 
 def descriptors_document(result: ptx_analysis.Analysis, with_addresses: bool = True) -> dict:
     budget = mma.Budget()
+    whole = {name: isinstance(run, executor.Run) and run.incomplete() is None for name, run in result.runs.items()}
     sites = [mma.site_document(site, budget, with_addresses, result.iterations.get((site.function, site.line)),
-                               result.any_launch.get((site.function, site.line)))
+                               result.any_launch.get((site.function, site.line)), whole.get(site.function, False))
              for site in result.sites]
     runs = {name: ({"block": None, "roles": [], "not_run": run} if isinstance(run, str) else
                    {"block": list(run.block), "roles": iterations.warp_roles(run), "not_run": None})

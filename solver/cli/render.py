@@ -689,9 +689,10 @@ def _operand_values_text(site: dict, role: str) -> str:
     any_launch = ((site["iterations"] or {}).get("any_launch") or {}).get(role)
     if seen is not None and seen["known"] and (site["iterations"]["complete"] or not (any_launch or {}).get("known")):
         pattern = site["iterations"]["start_patterns"].get(role)
+        more = "" if op["known"] else "; the run is not whole: others may follow"    # (mma.site_document)
         if pattern is not None and seen["count"] > 1:
-            return f"{seen['count']} values, start {pattern}"
-        return _values_text(site, seen["distinct"], seen["count"], "")
+            return f"{seen['count']} values, start {pattern}{more}"
+        return _values_text(site, seen["distinct"], seen["count"], "") + more
     if any_launch is not None and any_launch["known"]:
         return _values_text(site, any_launch["values"], any_launch["count"], " (any launch)")
     if op["known"]:

@@ -426,7 +426,13 @@ def iteration_violations(site: Site, found) -> list:
     return out
 
 
-def site_document(site: Site, budget: Budget, with_addresses: bool = True, found=None, sets=None) -> dict:
+def site_document(site: Site, budget: Budget, with_addresses: bool = True, found=None, sets=None,
+                  whole: bool = False) -> dict:
+    """The site's JSON (`ptx descriptors`). found: the run's iterations.SiteIterations; sets: the any-launch
+    sets; whole: the run fed every value the CTA feeds (executor.Run.incomplete is None). An operand is
+    `known` when every value it is fed is known: the any-launch sets know it, or the run saw it known and
+    is whole, or outside any loop the first-iteration evaluation knows it (inside one, that is the first
+    iteration only)."""
     from solver.kernel import iterations
     site = with_every_iteration(site, found if found is not None and _all_known(site, found) else None, sets) \
         if sets else with_every_iteration(site, found)
@@ -440,8 +446,12 @@ def site_document(site: Site, budget: Budget, with_addresses: bool = True, found
     for role, doc in operands.items():
         seen = (every or {}).get("operands", {}).get(role)
         any_launch = ((every or {}).get("any_launch") or {}).get(role)
-        if (seen is not None and seen["known"]) or (any_launch is not None and any_launch["known"]):
+        if any_launch is not None and any_launch["known"]:
             doc["known"] = True
+        elif seen is not None and seen["known"] and seen["count"]:
+            doc["known"] = whole
+        else:
+            doc["known"] = doc["known"] and loop is None
     idesc = instr_desc_document(site)
     shape = shape_violations(site)
     violations = [dict(v, operand=role) for role, doc in operands.items() for v in doc["violations"]]

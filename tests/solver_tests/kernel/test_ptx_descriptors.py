@@ -457,6 +457,27 @@ def test_check_says_unknown_where_the_run_stopped_before_every_value_was_fed(cap
         [(0x400, "match", 8)] + [(0x400 + 0x2000 * s, "mismatch", 8) for s in (1, 2, 3)]
 
 
+def test_an_operand_is_known_only_where_every_value_it_is_fed_is(capsys):
+    """`known` (ptx descriptors): the K loop's run stops after its first iteration and the sets do not know
+    the start it steps: the value the run saw is shown, with the warning, and the operand is not known;
+    with the trip count the run is whole and it is. The stage loop's sets know its 4 values: known."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {}
+        for name, text in (("k_steps", K_STEPS), ("staged", STAGED)):
+            paths[name] = Path(folder) / f"{name}.ptx"
+            paths[name].write_text(text)
+        known = lambda document: [site["operands"][role]["known"] for site in document["sites"] for role in "ab"]
+        _, document = descriptors(capsys, paths["k_steps"])
+        assert known(document) == [False, False]
+        rc, out, _ = run(capsys, "ptx", "descriptors", paths["k_steps"])
+        assert out.count("1 value, start 0x400; the run is not whole: others may follow") == 2
+        _, document = descriptors(capsys, paths["k_steps"], "--param", "staged_param_0=4")
+        assert known(document) == [True, True]
+        _, document = descriptors(capsys, paths["staged"])
+        assert known(document) == [True, True]
+
+
 def test_the_sets_fix_a_stage_not_each_register_made_from_it():
     """valuesets._fixed_runs: where a block computes the stage s = i & 3 and from it 8192 s, the start and
     the descriptor, bounds.py finds 4 values for each; fixing s alone gives the 4 descriptors the loop feeds
