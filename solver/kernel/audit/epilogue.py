@@ -360,10 +360,10 @@ def decide(trace: Optional[Trace], run, statements: list, params: list, maps: di
         return [t.result("the run did not follow the accumulators") for t in (lands, fenced)]
     for line, why in trace.unfollowed[:1]:
         lands.unknown(f"line {line}: {why}")
-    stopped = next((w for w in run.warps if w.stopped), None)
-    if stopped is not None:
-        lands.unknown(f"warp {stopped.warp} stopped ({stopped.stopped}): its epilogue was not followed")
-        fenced.unknown(f"warp {stopped.warp} stopped ({stopped.stopped})")
+    cut = run.incomplete()            # (a warp stopped, lanes left unfollowed, visits cut)
+    if cut is not None:
+        lands.unknown(f"{cut}: the epilogue was not followed whole")
+        fenced.unknown(cut)
     other = next((s.instruction for s in statements if s.instruction is not None and
                   _OTHER_GLOBAL_WRITERS.match(s.instruction.opcode)), None)
     pairs.rows_through_registers(trace, rows, lands)

@@ -43,9 +43,9 @@ def decide_pairs(trace: Optional[Trace], rows: dict, run, statements: list, in_t
     pairs = Tally(PAIRS)
     if trace is None:
         return pairs.result("the run did not follow the accumulators")
-    stopped = next((w for w in run.warps if w.stopped), None)
-    if stopped is not None:
-        pairs.unknown(f"warp {stopped.warp} stopped ({stopped.stopped})")
+    cut = run.incomplete()            # (a warp stopped, lanes left unfollowed, visits cut)
+    if cut is not None:
+        pairs.unknown(cut)
     if not any(s.instruction is not None and len(s.instruction.operands) > 1 and (
             (s.instruction.opcode.startswith("wgmma.mma_async") and s.instruction.operands[1].strip().startswith("{"))
             or (s.instruction.opcode.startswith("tcgen05.mma") and s.instruction.operands[1].strip().startswith("[")))

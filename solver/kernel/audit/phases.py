@@ -131,9 +131,16 @@ def build(run, statements: list, params: list, symbols: dict, is_mma) -> Timelin
     _group_phases(events, barriers, symbols, unknown, _Order(run))
     waited, problems = _pair_waits(run, events, barriers, symbols, is_mma)
     stopped = [f"warp {w.warp} stopped: {w.stopped}" for w in run.warps if w.stopped is not None]
+    stopped += [f"warp {w.warp} split and some of its lanes were not followed ({_split_note(w)})"
+                for w in run.warps if w.dropped_lanes]
     if len(run.visits) >= MAX_VISITS:
         stopped.append(f"the run recorded its {MAX_VISITS} visits; the statements it ran after them are not seen")
     return Timeline(barriers, loads, unknown, waited, problems, stopped)
+
+
+def _split_note(warp) -> str:
+    """The executor's note where the warp's lanes split and only some were followed."""
+    return next((note for note in warp.notes if "the warp splits" in note), "a branch on a value its lanes differ on")
 
 
 class _Order:

@@ -57,8 +57,9 @@ def _vacuous(definition: Definition, why: str) -> Property:
 
 
 def _stopped(run) -> str:
-    stopped = next((w for w in run.warps if w.stopped), None)
-    return f"warp {stopped.warp} stopped ({stopped.stopped})" if stopped else ""
+    """Why the run is not whole (a warp stopped, lanes left unfollowed, visits cut: executor.Run.incomplete),
+    or ""."""
+    return run.incomplete() or ""
 
 
 def _decide_access(statements: list, run, targets: list) -> Property:

@@ -347,3 +347,22 @@ def test_a_run_cut_short_proves_nothing(text, monkeypatch):
     from solver.kernel.audit import audit
     cut = audit(text, MAPS, PARAMS, executor.Launch(params=PARAMS), max_steps=200)
     assert not cut.ok and "proved" not in {p.status for p in cut.kernels[0].properties[1:] if not _vacuous(p)}
+
+
+def test_a_run_with_lanes_left_unfollowed_proves_nothing(text, monkeypatch):
+    """Lanes a split left behind (executor: the sides never meet, the lowest lane's side is followed) may
+    issue loads and waits the run never saw: the properties over the run's events are not proved."""
+    from solver.kernel.concrete import executor
+    real = executor._Runner.run
+
+    def split(self, shared):
+        found = real(self, shared)
+        found.warps[0].dropped_lanes = True
+        return found
+    monkeypatch.setattr(executor._Runner, "run", split)
+    report = lp.audit(text, MAPS, PARAMS)
+    statuses = _statuses(report)
+    assert "proved" not in {statuses[p] for p in ("audit.tma.legal", "audit.bytes.expect_tx", "audit.swizzle.agrees",
+                                                   "audit.gemm.same_k", "audit.gemm.k_once", "audit.epilogue.lands",
+                                                   "audit.epilogue.fenced")}
+    assert any("lanes were not followed" in (p.reason or "") for p in report.kernels[0].properties)

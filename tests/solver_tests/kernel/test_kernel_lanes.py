@@ -51,3 +51,15 @@ def test_the_lane_masks_are_the_manuals_in_every_warp():
             assert special["%lanemask_le"].values[lane] == below | 1 << lane
             assert special["%lanemask_gt"].values[lane] == every & ~(below | 1 << lane)
             assert special["%lanemask_ge"].values[lane] == every & ~below
+
+
+def test_lanes_split_off_and_not_followed_make_the_run_not_whole():
+    """Lane 0 returns; lanes 1-31 branch past the return to an expect_tx. The sides never meet, so the run
+    follows lane 0 alone and never sees the expect_tx: it is not whole (Run.incomplete), and what reads
+    the run as every value fed (ptx check, `known`, the audit) must not take it so. Sides that meet again
+    leave it whole."""
+    visits, run = _visits("ret;\nSKIP:\nmbarrier.expect_tx.shared::cta.b64 [bar], 64;\n")
+    assert not visits and run.warps[0].stopped is None and run.warps[0].dropped_lanes
+    assert "some lanes were not followed" in run.incomplete()
+    _, run = _visits("mov.u32 %r2, 7;\nSKIP:\nmbarrier.expect_tx.shared::cta.b64 [bar], 64;\n")
+    assert not run.warps[0].dropped_lanes and run.incomplete() is None
