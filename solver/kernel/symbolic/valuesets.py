@@ -14,8 +14,9 @@ What is over-approximated: registers are apart between blocks (inside a block ea
 values it reads is run as it is, so a stage index and the test that wraps it go together; across blocks a
 descriptor made of two registers whose values went together takes every combination). A register's value
 may differ between lanes (%laneid, %tid.x): it is kept lane by lane, and a site operand that differs
-between lanes is Top; a branch on such a value follows lane 0, as the concrete executor follows the
-lowest active lane. What it shares with the concrete executor: the meaning of each instruction on ints
+between lanes is Top; a branch on such a value sends some lanes each way, so both edges are followed, and
+a return or exit under one ends some lanes only, so the warp goes on (a guarded write under one writes
+the lanes whose guard holds, as the executor does). What it shares with the concrete executor: the meaning of each instruction on ints
 (concrete/semantics.py), applied to each combination of the operands' values; the executor's runs are
 checked to lie inside these sets on the whole corpus (tests/solver_tests/kernel/test_kernel_corpus.py).
 
@@ -187,22 +188,20 @@ def _run_block(plan: _BlockPlan, block, env: dict, warp: Warp, sites: set, seen:
     warp.active = [True] * WARP
     for i, ins, is_needed in plan.statements:
         guard = _guard(ins, warp)
-        if isinstance(guard, Lanes):
-            guard = guard.values[0]                        # lane 0 stands for its warp
+        if isinstance(guard, Lanes) and len(set(guard.values)) == 1:
+            guard = guard.values[0]
         if ins.base in ("bra", "brx"):
             taken = block.successors[0] if block.successors else None
             falls = block.successors[1] if len(block.successors) > 1 else None
-            if ins.base == "brx" or isinstance(guard, Unknown):
-                return [(s, env) for s in block.successors]
+            if ins.base == "brx" or isinstance(guard, (Unknown, Lanes)):
+                return [(s, env) for s in block.successors]     # (Lanes: some lanes each way)
             if guard is None or guard == 1:
                 return [(taken, env)] if taken is not None else []
             return [(falls, env)] if falls is not None else []
         if ins.base in cfg.ENDS_THREAD:
             if guard is None or guard == 1:
                 return []
-            if isinstance(guard, Unknown):
-                continue                                   # may end here or go on: going on is kept
-            continue
+            continue                                       # 0; or Unknown, Lanes: may end or go on, going on kept
         if i in sites and not (guard is not None and guard == 0):
             into = seen.setdefault(i, {})
             for name in _site_registers(ins):

@@ -478,6 +478,21 @@ def test_an_operand_is_known_only_where_every_value_it_is_fed_is(capsys):
         assert known(document) == [True, True]
 
 
+def test_the_sets_follow_every_lane_not_lane_0():
+    """The stage loop with `@p ret` after its MMA, p true in lane 0 of each warp only: lanes 1-31 go round
+    again and feed stages 1-3. The any-launch sets once took lane 0 for the warp (it leaves: stage 0 alone,
+    and ptx check passed a single tile, exit 0); they follow both ways now, and with no parameter the check
+    cannot pass a single tile (the run stops after the first iteration)."""
+    text = STAGED.replace("mov.u32 %r2, 0;\n", "mov.u32 %r2, 0;\nmov.u32 %r11, %laneid;\nsetp.eq.u32 %p3, %r11, 0;\n", 1)
+    text = text.replace("add.s32 %r2, %r2, 1;\n", "@%p3 ret;\nadd.s32 %r2, %r2, 1;\n", 1)
+    (sets,) = analysis.analyse(text, any_launch="always").any_launch.values()
+    assert sorted(desc_mod.decode("sm90", word).start_address for word in sets["%rd2"]) == \
+        [0x400 + 0x2000 * s for s in range(4)]
+    layout = "Sw<3,4,3> o (64,64):(64,1)@0x400"
+    document = ptx_check.check(analysis.analyse(text), [ptx_check.parse_intended(f"{r}={layout}") for r in "AB"])
+    assert document["summary"]["unknown"] == 6 and document["summary"]["match"] == 2
+
+
 def test_the_sets_fix_a_stage_not_each_register_made_from_it():
     """valuesets._fixed_runs: where a block computes the stage s = i & 3 and from it 8192 s, the start and
     the descriptor, bounds.py finds 4 values for each; fixing s alone gives the 4 descriptors the loop feeds
