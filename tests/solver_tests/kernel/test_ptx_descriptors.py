@@ -300,45 +300,29 @@ def test_explicit_tile_address(capsys):
     assert rc == 0 and [c["k_offset"] for c in json.loads(out)["checks"]] == [0, 16]
 
 
+def _one_loop_kernel(name: str, body: str) -> str:
+    """An sm_90a kernel of 128 threads whose one u32 parameter is in %r1: `body`, then ret."""
+    return (".version 8.0\n.target sm_90a\n.address_size 64\n.shared .align 1024 .b8 smem_a[32768];\n"
+            f".visible .entry {name}(.param .u32 {name}_param_0)\n.maxntid 128, 1, 1\n{{\n"
+            ".reg .pred %p<4>; .reg .b32 %r<16>; .reg .b64 %rd<4>; .reg .f32 %f<33>;\n"
+            f"ld.param.u32 %r1, [{name}_param_0];\n" + body + "ret;\n}\n")
+
+
+# %rd2 := the descriptor of the shared address in %r8 (K-major, 128B swizzle, LBO 16, SBO 1024: the hand-written
+# kernel's A); an m64n64k16 bf16 MMA reading A and B there
+DESCRIPTOR_OF_R8 = "shr.u32 %r9, %r8, 4;\nand.b32 %r10, %r9, 16383;\ncvt.u64.u32 %rd1, %r10;\n" \
+    "or.b64 %rd2, %rd1, 4611686293305360384;\n"
+MMA_AT_RD2 = "wgmma.fence.sync.aligned;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" + \
+    ", ".join(f"%f{i}" for i in range(1, 33)) + "}, %rd2, %rd2, 0, 1, 1, 0, 0;\n"
+
 # A stage s = i & 3 shifted in one block and again in the next: the start is smem_a + (s << 13) - (s << 13),
 # always smem_a. The any-launch sets take the two shifts of s apart (their blocks are apart: valuesets.py), so
 # they also hold smem_a + 8192 x d for d in -3..3, which no launch feeds.
-APART = """.version 8.0
-.target sm_90a
-.address_size 64
-.shared .align 1024 .b8 smem_a[8192];
-.visible .entry apart(.param .u32 apart_param_0)
-.maxntid 128, 1, 1
-{
-.reg .pred %p<4>; .reg .b32 %r<16>; .reg .b64 %rd<4>; .reg .f32 %f<33>;
-ld.param.u32 %r1, [apart_param_0];
-mov.u32 %r2, 0;
-$L_loop:
-setp.ge.u32 %p2, %r2, %r1;
-@%p2 bra $L_done;
-and.b32 %r3, %r2, 3;
-shl.b32 %r4, %r3, 13;
-setp.eq.u32 %p1, %r1, 7;
-@%p1 bra $L_mma;
-$L_mma:
-shl.b32 %r5, %r3, 13;
-sub.s32 %r6, %r4, %r5;
-mov.u32 %r7, smem_a;
-add.s32 %r8, %r7, %r6;
-shr.u32 %r9, %r8, 4;
-and.b32 %r10, %r9, 16383;
-cvt.u64.u32 %rd1, %r10;
-or.b64 %rd2, %rd1, 4611686293305360384;
-wgmma.fence.sync.aligned;
-wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8, %f9, %f10, %f11,
- %f12, %f13, %f14, %f15, %f16, %f17, %f18, %f19, %f20, %f21, %f22, %f23, %f24, %f25, %f26, %f27, %f28, %f29, %f30,
- %f31, %f32}, %rd2, %rd2, 0, 1, 1, 0, 0;
-add.s32 %r2, %r2, 1;
-bra.uni $L_loop;
-$L_done:
-ret;
-}
-"""
+APART = _one_loop_kernel("apart", "mov.u32 %r2, 0;\n$L_loop:\nsetp.ge.u32 %p2, %r2, %r1;\n@%p2 bra $L_done;\n"
+                         "and.b32 %r3, %r2, 3;\nshl.b32 %r4, %r3, 13;\nsetp.eq.u32 %p1, %r1, 7;\n@%p1 bra $L_mma;\n"
+                         "$L_mma:\nshl.b32 %r5, %r3, 13;\nsub.s32 %r6, %r4, %r5;\nmov.u32 %r7, smem_a;\n"
+                         "add.s32 %r8, %r7, %r6;\n" + DESCRIPTOR_OF_R8 + MMA_AT_RD2 +
+                         "add.s32 %r2, %r2, 1;\nbra.uni $L_loop;\n$L_done:\n")
 
 
 def test_check_takes_a_misread_value_of_the_any_launch_sets_as_possible_only(capsys, monkeypatch):
@@ -367,62 +351,12 @@ def test_check_takes_a_misread_value_of_the_any_launch_sets_as_possible_only(cap
 # the loop's test after the first iteration, so the run sees the first iteration's descriptor only.
 # STAGED reads stage s = i & 3 at smem_a + 8192 s (the any-launch sets know the 4 starts); K_STEPS steps its
 # start by 32 bytes (16 bf16 of K) each iteration, for as long as the parameter says (the sets do not know it).
-STAGED = """.version 8.0
-.target sm_90a
-.address_size 64
-.shared .align 1024 .b8 smem_a[32768];
-.visible .entry staged(.param .u32 staged_param_0)
-.maxntid 128, 1, 1
-{
-.reg .pred %p<4>; .reg .b32 %r<16>; .reg .b64 %rd<4>; .reg .f32 %f<33>;
-ld.param.u32 %r1, [staged_param_0];
-mov.u32 %r2, 0;
-$L_loop:
-and.b32 %r3, %r2, 3;
-shl.b32 %r4, %r3, 13;
-mov.u32 %r7, smem_a;
-add.s32 %r8, %r7, %r4;
-shr.u32 %r9, %r8, 4;
-and.b32 %r10, %r9, 16383;
-cvt.u64.u32 %rd1, %r10;
-or.b64 %rd2, %rd1, 4611686293305360384;
-wgmma.fence.sync.aligned;
-wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8, %f9, %f10, %f11,
- %f12, %f13, %f14, %f15, %f16, %f17, %f18, %f19, %f20, %f21, %f22, %f23, %f24, %f25, %f26, %f27, %f28, %f29, %f30,
- %f31, %f32}, %rd2, %rd2, 0, 1, 1, 0, 0;
-add.s32 %r2, %r2, 1;
-setp.lt.u32 %p2, %r2, %r1;
-@%p2 bra $L_loop;
-ret;
-}
-"""
-K_STEPS = """.version 8.0
-.target sm_90a
-.address_size 64
-.shared .align 1024 .b8 smem_a[32768];
-.visible .entry staged(.param .u32 staged_param_0)
-.maxntid 128, 1, 1
-{
-.reg .pred %p<4>; .reg .b32 %r<16>; .reg .b64 %rd<4>; .reg .f32 %f<33>;
-ld.param.u32 %r1, [staged_param_0];
-mov.u32 %r7, smem_a;
-shr.u32 %r9, %r7, 4;
-and.b32 %r10, %r9, 16383;
-cvt.u64.u32 %rd1, %r10;
-or.b64 %rd2, %rd1, 4611686293305360384;
-mov.u32 %r2, 0;
-$L_loop:
-wgmma.fence.sync.aligned;
-wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8, %f9, %f10, %f11,
- %f12, %f13, %f14, %f15, %f16, %f17, %f18, %f19, %f20, %f21, %f22, %f23, %f24, %f25, %f26, %f27, %f28, %f29, %f30,
- %f31, %f32}, %rd2, %rd2, 0, 1, 1, 0, 0;
-add.s64 %rd2, %rd2, 2;
-add.s32 %r2, %r2, 1;
-setp.lt.u32 %p2, %r2, %r1;
-@%p2 bra $L_loop;
-ret;
-}
-"""
+STAGED = _one_loop_kernel("staged", "mov.u32 %r2, 0;\n$L_loop:\nand.b32 %r3, %r2, 3;\nshl.b32 %r4, %r3, 13;\n"
+                          "mov.u32 %r7, smem_a;\nadd.s32 %r8, %r7, %r4;\n" + DESCRIPTOR_OF_R8 + MMA_AT_RD2 +
+                          "add.s32 %r2, %r2, 1;\nsetp.lt.u32 %p2, %r2, %r1;\n@%p2 bra $L_loop;\n")
+K_STEPS = _one_loop_kernel("k_steps", "mov.u32 %r8, smem_a;\n" + DESCRIPTOR_OF_R8 + "mov.u32 %r2, 0;\n$L_loop:\n" +
+                           MMA_AT_RD2 + "add.s64 %rd2, %rd2, 2;\nadd.s32 %r2, %r2, 1;\nsetp.lt.u32 %p2, %r2, %r1;\n"
+                           "@%p2 bra $L_loop;\n")
 
 
 def test_check_says_unknown_where_the_run_stopped_before_every_value_was_fed(capsys, monkeypatch):
@@ -442,9 +376,9 @@ def test_check_says_unknown_where_the_run_stopped_before_every_value_was_fed(cap
     assert rc == 1 and [(c["status"], c["visits"]) for c in found] == [("match", 4), ("unknown", None)]
     assert found[1]["descriptor"] is None and "values the run did not see" in found[1]["reason"]
     assert "warp 0 stopped" in found[1]["reason"] and "any-launch sets do not know" in found[1]["reason"]
-    rc, found = checks(K_STEPS, one_tile, "--param", "staged_param_0=4")
+    rc, found = checks(K_STEPS, one_tile, "--param", "k_steps_param_0=4")
     assert rc == 0 and [(c["k_offset"], c["visits"]) for c in found] == [(k, 4) for k in (0, 16, 32, 48)]
-    rc, found = checks(K_STEPS, one_tile, "--param", "staged_param_0=5")
+    rc, found = checks(K_STEPS, one_tile, "--param", "k_steps_param_0=5")
     assert rc == 1 and [c["status"] for c in found] == ["match"] * 4 + ["mismatch"]
     rc, found = checks(STAGED, four_stages)         # the run's value, then the sets' others (any launch)
     assert rc == 0 and [(start(c), c["visits"], c["any_launch"]) for c in found] == \
@@ -472,7 +406,7 @@ def test_an_operand_is_known_only_where_every_value_it_is_fed_is(capsys):
         assert known(document) == [False, False]
         rc, out, _ = run(capsys, "ptx", "descriptors", paths["k_steps"])
         assert out.count("1 value, start 0x400; the run is not whole: others may follow") == 2
-        _, document = descriptors(capsys, paths["k_steps"], "--param", "staged_param_0=4")
+        _, document = descriptors(capsys, paths["k_steps"], "--param", "k_steps_param_0=4")
         assert known(document) == [True, True]
         _, document = descriptors(capsys, paths["staged"])
         assert known(document) == [True, True]
