@@ -339,7 +339,7 @@ def _values(analysis, site: mma.Site, role: str) -> list:
             counts[word] = counts.get(word, 0) + 1
         seen = [(word, counts.get(word, 0), FROM_RUN) for word in values.distinct]
     incomplete = run.incomplete() if isinstance(run, executor.Run) else \
-        f"the function was not run ({run})" if isinstance(run, str) else "the function was not run"
+        run if isinstance(run, str) else "the function was not run"      # (a str: "not run: why")
     if seen and incomplete is None:
         return seen
     sets = analysis.any_launch.get(key, {}).get(op.text)
