@@ -10,26 +10,11 @@ from spec.rule import SpecError
 from solver.cli.catalogue import summary
 from solver.cli import render
 from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, job_count, read_json_document
-from solver.cli.ptx import add_input, launch_shape
+from solver.cli.ptx import add_input, launch_shape, tensormap_documents
 from solver.kernel import analysis as ptx_analysis
 from solver.kernel import audit as kernel_audit
 from solver.kernel.audit import batch
 from solver.kernel.concrete import executor
-
-
-def tensormap_documents(assignments: list) -> dict:
-    """--tensormap PARAM[+OFFSET]=DOC (repeatable) -> {PARAM[+OFFSET]: the document read from DOC}."""
-    documents = {}
-    for text in assignments or []:
-        key, sep, path = text.partition("=")
-        if not sep or not key.strip() or not path.strip():
-            raise SpecError("tensormap", text, "expected PARAM[+OFFSET]=DOC (DOC: a tensor-map JSON file, as "
-                            "`tma check --tensormap` reads it)", kernel_audit.RULE)
-        kernel_audit.parse_tensormap_key(key)
-        if key.strip() in documents:
-            raise SpecError("tensormap", key, "given twice", kernel_audit.RULE)
-        documents[key.strip()] = read_json_document(path.strip(), "tensormap", kernel_audit.RULE)
-    return documents
 
 
 def _options(args) -> dict:
@@ -44,7 +29,7 @@ def _options(args) -> dict:
         if not isinstance(meta, list):
             raise SpecError("triton_meta", args.triton_meta, "expected Triton's tensordesc_meta: a list, or an "
                             "object with the key tensordesc_meta", kernel_audit.RULE)
-    return {"tensormaps": tensormap_documents(args.tensormap), "params": ptx_analysis.parse_params(args.param),
+    return {"tensormaps": tensormap_documents(args.tensormap, kernel_audit.RULE), "params": ptx_analysis.parse_params(args.param),
             "tensordesc_meta": meta,
             "kernel": args.kernel, "grid": shape("grid", 1), "block": shape("block", 1), "cta": shape("cta", 0),
             "cluster": shape("cluster", 1), "smem_base": args.smem_base, "max_steps": args.max_steps}
@@ -108,10 +93,6 @@ def register(commands) -> None:
                "--tensormap 10=examples/audit/triton_tma_gemm_c.json --param matmul_kernel_tma_param_15=512 "
                "--param matmul_kernel_tma_param_16=512 --param matmul_kernel_tma_param_17=256")
     add_input(p, many=True)
-    p.add_argument("--tensormap", action="append", default=[], metavar="PARAM[+OFFSET]=DOC",
-                   help="the tensor map a .param holds (PARAM: its name or index from 0; +OFFSET: bytes into it, "
-                        "for a map inside a struct); DOC: a JSON file as `tma check --tensormap` reads it (repeatable; "
-                        "over a sidecar's)")
     p.add_argument("--triton-meta", metavar="FILE", default=None,
                    help="a Triton kernel's metadata.tensordesc_meta as JSON: its host maps are built from it and the "
                         "descriptors' shape and stride --param values (under those --tensormap gives)")

@@ -8,7 +8,7 @@ from spec.rule import SpecError
 from solver.cli.catalogue import summary
 from solver.cli import render
 from solver.cli.args import (EXIT_OK, EXIT_VIOLATION, add_command, add_group, add_smem_address, exit_status, layout_text, number,
-                             number_list)
+                             number_list, read_json_document)
 from solver.shell import job_count
 from solver.kernel import analysis as ptx_analysis
 from solver.kernel import check as ptx_check
@@ -46,9 +46,16 @@ def read_input(args) -> tuple:
 
 
 def _analyse(args) -> ptx_analysis.Analysis:
+    """The analysis `ptx descriptors` and `ptx check` read; a map given with --tensormap bounds what each TMA
+    load through its parameter writes (the executor's extent: memory.py)."""
+    from solver.kernel import audit as kernel_audit
+    given = kernel_audit.given_maps(tensormap_documents(args.tensormap, source.RULE))
     text, launch = read_input(args)
-    return ptx_analysis.analyse(text, args.smem_base, args.kernel, launch.params, launch, args.max_steps,
-                                jobs=args.jobs)
+    result = ptx_analysis.analyse(text, args.smem_base, args.kernel, launch.params, launch, args.max_steps,
+                                  extent=kernel_audit.map_extent_of(given) if given else None, jobs=args.jobs)
+    kernel_audit.check_map_names(given, [f for f in result.module.functions if f.name in result.functions],
+                                 "functions read", source.RULE)
+    return result
 
 
 def descriptors_document(result: ptx_analysis.Analysis, with_addresses: bool = True) -> dict:
@@ -89,6 +96,22 @@ def run_check(args) -> int:
     return EXIT_OK if clean else EXIT_VIOLATION
 
 
+def tensormap_documents(assignments: list, rule: str) -> dict:
+    """--tensormap PARAM[+OFFSET]=DOC (repeatable) -> {PARAM[+OFFSET]: the document read from DOC}."""
+    from solver.kernel import audit as kernel_audit
+    documents = {}
+    for text in assignments or []:
+        key, sep, path = text.partition("=")
+        if not sep or not key.strip() or not path.strip():
+            raise SpecError("tensormap", text, "expected PARAM[+OFFSET]=DOC (DOC: a tensor-map JSON file, as "
+                            "`tma check --tensormap` reads it)", rule)
+        kernel_audit.parse_tensormap_key(key)
+        if key.strip() in documents:
+            raise SpecError("tensormap", key, "given twice", rule)
+        documents[key.strip()] = read_json_document(path.strip(), "tensormap", rule)
+    return documents
+
+
 def add_input(p, many: bool = False) -> None:
     if many:
         p.add_argument("file", metavar="FILE", nargs="+",
@@ -111,6 +134,10 @@ def add_input(p, many: bool = False) -> None:
                    help="CTAs per cluster (%%cluster_ctarank and the like; otherwise unknown)")
     p.add_argument("--max-steps", type=number, default=executor.MAX_STEPS_PER_WARP, metavar="N",
                    help=f"statements one warp may execute (default {executor.MAX_STEPS_PER_WARP})")
+    p.add_argument("--tensormap", action="append", default=[], metavar="PARAM[+OFFSET]=DOC",
+                   help="the tensor map a .param holds (PARAM: its name or index from 0; +OFFSET: bytes into it, "
+                        "for a map inside a struct); DOC: a JSON file as `tma check --tensormap` reads it (repeatable"
+                        + ("; over a sidecar's" if many else "") + "). A TMA load through it writes its box, no more")
     if not many:
         p.add_argument("--jobs", type=job_count, default=1, metavar="N",
                        help="evaluate the file's functions in N local processes (same output)")

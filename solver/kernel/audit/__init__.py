@@ -94,7 +94,33 @@ def parse_tensormap_key(text: str) -> tuple:
     return (int(name) if name.isdigit() else name), offset
 
 
-def _bind(function, given: dict) -> dict:
+def given_maps(tensormaps: Optional[dict]) -> dict:
+    """{(name | index, offset): TensorMapParams} from {"PARAM" | "PARAM+OFFSET" | index: a tensor-map document
+    (as `tma check --tensormap` reads it) or TensorMapParams}: the maps a user gives (`--tensormap`)."""
+    given = {}
+    for key, document in (tensormaps or {}).items():
+        parsed = (key, 0) if isinstance(key, int) else parse_tensormap_key(key)
+        given[parsed] = document if isinstance(document, tensormap.TensorMapParams) else \
+            tensormap.parse_params(document)
+    return given
+
+
+def check_map_names(given: dict, functions: list, what: str, rule: str) -> None:
+    """A map given for a parameter name that none of `functions` has is an error naming the ones they have."""
+    named = {n for f in functions for n in f.params}
+    for (name, _), _params in given.items():
+        if isinstance(name, str) and name not in named:
+            raise SpecError("tensormap", name, f"no parameter of that name in the {what} (they have: "
+                            f"{shown(', '.join(sorted(named)) or 'none')})", rule)
+
+
+def map_extent_of(given: dict):
+    """analysis.analyse's extent(function) for the maps given: each function's TMA loads through a map
+    parameter given write that map's box (map_extent)."""
+    return lambda function: map_extent(function, bind_maps(function, given))
+
+
+def bind_maps(function, given: dict) -> dict:
     """{ParamSource: TensorMapParams} for this function, from {(name | index, offset): params}."""
     bound = {}
     for (name, offset), params in given.items():
@@ -112,32 +138,24 @@ def audit(text: str, tensormaps: Optional[dict] = None, params: Optional[dict] =
           smem_base: int = evaluate.DEFAULT_SMEM_BASE, max_steps: int = executor.MAX_STEPS_PER_WARP) -> Report:
     """Audit every .entry of the PTX text (or `kernel`). tensormaps: {"PARAM" | "PARAM+OFFSET" | index:
     a tensor-map document (as `tma check --tensormap` reads it) or spec.tma.tensormap_params.TensorMapParams}."""
-    given = {}
-    for key, document in (tensormaps or {}).items():
-        parsed = (key, 0) if isinstance(key, int) else parse_tensormap_key(key)
-        given[parsed] = document if isinstance(document, tensormap.TensorMapParams) else \
-            tensormap.parse_params(document)
+    given = given_maps(tensormaps)
     launch = launch or executor.Launch(params=dict(params or {}))
     accumulators = operations.accumulator_registers(text)
     result = kernel_analysis.analyse(text, smem_base, kernel, params, launch, max_steps, any_launch="never",
                                      record=lambda ins: operations.is_recorded(ins) or tmem.is_recorded(ins),
                                      mark=lambda ins: operations.writes_accumulator(ins, accumulators),
                                      tracer=lambda function: trace.Trace(function.statements),
-                                     extent=lambda function: _extent(function, _bind(function, given)))
+                                     extent=map_extent_of(given))
     functions = [f for f in result.module.functions if f.name in result.functions and f.kind == "entry"]
-    named = {n for f in functions for n in f.params}
-    for (name, _), _params in given.items():
-        if isinstance(name, str) and name not in named:
-            raise SpecError("tensormap", name, "no parameter of that name in the kernels audited (they have: "
-                            f"{shown(', '.join(sorted(named)) or 'none')})", RULE)
+    check_map_names(given, functions, "kernels audited", RULE)
     arch = tma_arch(result.module.targets)
     kernels = []
     for function in functions:
-        kernels.append(_audit_function(result, function, _bind(function, given), arch, launch, accumulators))
+        kernels.append(_audit_function(result, function, bind_maps(function, given), arch, launch, accumulators))
     return Report(kernels, [dict(a) for a in ASSUMPTIONS])
 
 
-def _extent(function, maps: dict):
+def map_extent(function, maps: dict):
     """The executor's extent (memory.py): a tiled TMA load writes at most the product of its map's box
     dimensions, in elements of the map's type, from its destination (PTX ISA 9.0 5.5.1 tensor copies; the
     CUDA Driver API, cuTensorMapEncodeTiled boxDim), with the map given for its parameter (--tensormap:

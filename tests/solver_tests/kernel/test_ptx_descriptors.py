@@ -439,6 +439,39 @@ def test_the_sets_fix_a_stage_not_each_register_made_from_it():
     assert valuesets.MAX_COMBINATIONS < 4 ** 8
 
 
+def test_tensor_maps_given_let_the_run_past_the_dispatch_byte(capsys, tmp_path):
+    """Triton's TMA ws sm_100a kernel with its problem: its worker warps dispatch on a state byte above the
+    TMA destinations; with no map, a load may write up to the window's end, so the byte is not answered
+    and warps 4-7 stop there. With the maps its launcher builds (tests/fixtures/ptx/corpus/audit.json), each
+    load writes its box, the byte is answered, and every warp runs to its end: each operand is known from a
+    whole run. A map for a parameter no function has is one line, exit 2."""
+    import lzma
+    corpus = FIXTURES / "corpus"
+    entry = next(k for k in json.loads((corpus / "audit.json").read_text())["kernels"]
+                 if k["file"] == "triton/tut09_tma_ws_f16_128x256x64_s3_w4_sm_100a.ptx.xz")
+    kernel = tmp_path / "k.ptx"
+    kernel.write_text(lzma.open(corpus / entry["file"], "rt").read())
+    problem = [x for name, value in entry["params"].items() for x in ("--param", f"{name}={value}")] + \
+        ["--grid", ",".join(map(str, entry["grid"]))]
+    maps = []
+    for key, document in entry["tensormaps"].items():
+        (tmp_path / f"{key}.json").write_text(json.dumps(document))
+        maps += ["--tensormap", f"{key}={tmp_path / f'{key}.json'}"]
+
+    def stopped(*extra):
+        _, document = descriptors(capsys, kernel, *problem, *extra)
+        run = document["runs"]["matmul_kernel_tma"]
+        return [r["warps"] for r in run["roles"] if r["stopped"]], document
+    without, _ = stopped()
+    assert without == [[4, 5, 6, 7]]
+    given, document = stopped(*maps)
+    assert given == [] and all(s["iterations"]["complete"] for s in document["sites"])
+    assert all(s["operands"][r]["known"] and not (s["iterations"]["any_launch"] or {}).get(r)
+               for s in document["sites"] for r in "ab" if s["operands"][r]["source"] == "descriptor")
+    rc, out, err = run(capsys, "ptx", "descriptors", kernel, "--tensormap", "nosuch=" + maps[1].split("=", 1)[1])
+    assert rc == 2 and not out and err.count("\n") == 1 and "no parameter of that name" in err
+
+
 # --- the command line -------------------------------------------------------------------------------------------
 SITE_KEYS = {"function", "line", "instruction", "family", "arch", "arch_from", "guard", "first_iteration", "loop",
              "kind", "cta_group", "sparse", "ws", "block_scale", "shape", "dtypes", "instr_desc", "operands",
