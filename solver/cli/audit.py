@@ -9,8 +9,8 @@ from spec.rule import SpecError
 
 from solver.cli.catalogue import summary
 from solver.cli import render
-from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, job_count, read_json_document
-from solver.cli.ptx import add_input, launch_shape, tensormap_documents
+from solver.cli.args import EXIT_OK, EXIT_VIOLATION, add_command, job_count
+from solver.cli.ptx import add_input, launch_shape, tensormap_documents, triton_meta_document
 from solver.kernel import analysis as ptx_analysis
 from solver.kernel import audit as kernel_audit
 from solver.kernel.audit import batch
@@ -22,13 +22,7 @@ def _options(args) -> dict:
         raise SpecError("max_steps", args.max_steps, f"1 to {executor.MAX_STEPS_PER_WARP * 8} statements per warp",
                         kernel_audit.RULE)
     shape = lambda name, least: (lambda v: list(v) if v else None)(launch_shape(args, name, least))
-    meta = None
-    if args.triton_meta is not None:
-        meta = read_json_document(args.triton_meta, "triton_meta", kernel_audit.RULE)
-        meta = meta.get("tensordesc_meta") if isinstance(meta, dict) else meta
-        if not isinstance(meta, list):
-            raise SpecError("triton_meta", args.triton_meta, "expected Triton's tensordesc_meta: a list, or an "
-                            "object with the key tensordesc_meta", kernel_audit.RULE)
+    meta = triton_meta_document(args.triton_meta, kernel_audit.RULE)
     return {"tensormaps": tensormap_documents(args.tensormap, kernel_audit.RULE), "params": ptx_analysis.parse_params(args.param),
             "tensordesc_meta": meta,
             "kernel": args.kernel, "grid": shape("grid", 1), "block": shape("block", 1), "cta": shape("cta", 0),
@@ -93,9 +87,6 @@ def register(commands) -> None:
                "--tensormap 10=examples/audit/triton_tma_gemm_c.json --param matmul_kernel_tma_param_15=512 "
                "--param matmul_kernel_tma_param_16=512 --param matmul_kernel_tma_param_17=256")
     add_input(p, many=True)
-    p.add_argument("--triton-meta", metavar="FILE", default=None,
-                   help="a Triton kernel's metadata.tensordesc_meta as JSON: its host maps are built from it and the "
-                        "descriptors' shape and stride --param values (under those --tensormap gives)")
     p.add_argument("--jobs", type=job_count, default=1, help="audit the files in N local processes (same output)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="audit the files on a Dask distributed cluster (tcp://host:8786, or 'local'; "

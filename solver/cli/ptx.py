@@ -49,8 +49,13 @@ def _analyse(args) -> ptx_analysis.Analysis:
     """The analysis `ptx descriptors` and `ptx check` read; a map given with --tensormap bounds what each TMA
     load through its parameter writes (the executor's extent: memory.py)."""
     from solver.kernel import audit as kernel_audit
-    given = kernel_audit.given_maps(tensormap_documents(args.tensormap, source.RULE))
+    from solver.kernel.audit import triton
+    documents = tensormap_documents(args.tensormap, source.RULE)
+    meta = triton_meta_document(args.triton_meta, source.RULE)
     text, launch = read_input(args)
+    if meta is not None:
+        documents = {**triton.tensormaps(text, meta, launch.params, args.kernel), **documents}
+    given = kernel_audit.given_maps(documents)
     result = ptx_analysis.analyse(text, args.smem_base, args.kernel, launch.params, launch, args.max_steps,
                                   extent=kernel_audit.map_extent_of(given) if given else None, jobs=args.jobs)
     kernel_audit.check_map_names(given, [f for f in result.module.functions if f.name in result.functions],
@@ -112,6 +117,18 @@ def tensormap_documents(assignments: list, rule: str) -> dict:
     return documents
 
 
+def triton_meta_document(path, rule: str):
+    """--triton-meta FILE -> Triton's tensordesc_meta (a list), or None where not given."""
+    if path is None:
+        return None
+    meta = read_json_document(path, "triton_meta", rule)
+    meta = meta.get("tensordesc_meta") if isinstance(meta, dict) else meta
+    if not isinstance(meta, list):
+        raise SpecError("triton_meta", path, "expected Triton's tensordesc_meta: a list, or an object with the key "
+                        "tensordesc_meta", rule)
+    return meta
+
+
 def add_input(p, many: bool = False) -> None:
     if many:
         p.add_argument("file", metavar="FILE", nargs="+",
@@ -138,6 +155,9 @@ def add_input(p, many: bool = False) -> None:
                    help="the tensor map a .param holds (PARAM: its name or index from 0; +OFFSET: bytes into it, "
                         "for a map inside a struct); DOC: a JSON file as `tma check --tensormap` reads it (repeatable"
                         + ("; over a sidecar's" if many else "") + "). A TMA load through it writes its box, no more")
+    p.add_argument("--triton-meta", metavar="FILE", default=None,
+                   help="a Triton kernel's metadata.tensordesc_meta as JSON: its host maps are built from it and the "
+                        "descriptors' shape and stride --param values (under those --tensormap gives)")
     if not many:
         p.add_argument("--jobs", type=job_count, default=1, metavar="N",
                        help="evaluate the file's functions in N local processes (same output)")

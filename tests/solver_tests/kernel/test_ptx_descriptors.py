@@ -468,6 +468,13 @@ def test_tensor_maps_given_let_the_run_past_the_dispatch_byte(capsys, tmp_path):
     assert given == [] and all(s["iterations"]["complete"] for s in document["sites"])
     assert all(s["operands"][r]["known"] and not (s["iterations"]["any_launch"] or {}).get(r)
                for s in document["sites"] for r in "ab" if s["operands"][r]["source"] == "descriptor")
+    # --triton-meta builds the same maps from the compiled kernel's tensordesc_meta (each map's box outermost
+    # first; f16 is the device's type 6, 128B swizzle is 3) and the descriptors' shape and stride params
+    meta = [{"swizzle": 3, "elem_size": 2, "elem_type": 6, "block_size": document["boxDim"][::-1],
+             "fp4_padded": False, "is_im2col": False} for document in entry["tensormaps"].values()]
+    assert all(d["dataType"] == "FLOAT16" and d["swizzle"] == "128B" for d in entry["tensormaps"].values())
+    (tmp_path / "meta.json").write_text(json.dumps({"tensordesc_meta": meta}))
+    assert stopped("--triton-meta", str(tmp_path / "meta.json")) == stopped(*maps)
     rc, out, err = run(capsys, "ptx", "descriptors", kernel, "--tensormap", "nosuch=" + maps[1].split("=", 1)[1])
     assert rc == 2 and not out and err.count("\n") == 1 and "no parameter of that name" in err
 
