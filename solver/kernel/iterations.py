@@ -66,8 +66,10 @@ def summarise(run: Run, statements: list) -> dict:
 
 
 def any_launch_sets(function, per_warp: list) -> dict:
-    """(function, line) -> {register: frozenset | Top}: valuesets.WarpSets of every warp, joined."""
-    from solver.kernel.symbolic.valuesets import join
+    """(function, line) -> {register: frozenset | Top}: valuesets.WarpSets of every warp, joined. A warp that
+    gave up (a work bound) has no sets, and any site may be one it reaches with other values: every
+    register of every site is then Top, with its reason (the others' sets are not every value)."""
+    from solver.kernel.symbolic.valuesets import Top, join
     out: dict = {}
     for warp in per_warp:
         if warp.gave_up:
@@ -76,6 +78,10 @@ def any_launch_sets(function, per_warp: list) -> dict:
             into = out.setdefault((function.name, function.statements[index].line), {})
             for name, value in registers.items():
                 into[name] = join(into[name], value) if name in into else value
+    gave_up = next((warp for warp in per_warp if warp.gave_up), None)
+    if gave_up is not None:
+        top = Top(f"warp {gave_up.warp} has no sets ({gave_up.gave_up})")
+        out = {site: {name: top for name in registers} for site, registers in out.items()}
     return out
 
 

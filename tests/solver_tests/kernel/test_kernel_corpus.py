@@ -216,6 +216,24 @@ def test_the_work_bounds_withdraw_claims_instead_of_running_on(monkeypatch):
     assert result.any_launch == {}
 
 
+def test_a_warp_without_sets_leaves_every_site_unknown():
+    """iterations.any_launch_sets: a warp that gave up (the work bounds) may reach any site with values the
+    other warps' sets lack, so the joined sets claim nothing: each register is Top, naming that warp."""
+    from solver.kernel import iterations
+    from solver.kernel.frontend import source
+    from solver.kernel.symbolic import valuesets
+    function = source.parse((TESTS / "fixtures" / "ptx" / "handwritten_wgmma.ptx").read_text()).functions[0]
+    site = next(i for i, s in enumerate(function.statements) if s.instruction is not None and
+                s.instruction.opcode.startswith("wgmma.mma_async"))
+    finished = valuesets.WarpSets(0, {site: {"%rd2": frozenset({1}), "%rd3": frozenset({2})}})
+    stopped = valuesets.WarpSets(1, {}, "more than 200000 blocks worked on")
+    key = (function.name, function.statements[site].line)
+    assert iterations.any_launch_sets(function, [finished]) == {key: {"%rd2": frozenset({1}), "%rd3": frozenset({2})}}
+    joined = iterations.any_launch_sets(function, [finished, stopped])
+    assert set(joined[key]) == {"%rd2", "%rd3"}
+    assert all(isinstance(v, valuesets.Top) and "warp 1" in v.reason for v in joined[key].values())
+
+
 def test_the_sets_kept_per_combination_are_the_sets_run_again(monkeypatch):
     """valuesets keeps each combination's runs (a loop's state grows one value at a time, and each growth
     would run every combination again): on Triton's warp-specialized kernels, whose loop counters grow so
