@@ -23,8 +23,10 @@ The values checked are every value the launch's CTA feeds the operand, or a row 
 (_values): the run's where it is whole (executor.Run.incomplete), else those and the any-launch sets'
 others, else an unknown row.
 
-Where each value comes from decides what a misread shows. A value the run fed, or the one value of an
-any-launch set (the site, where reached, is fed it), that misreads is a mismatch. The any-launch sets of
+Where each value comes from decides what a misread shows. A value the run fed on a path it decided, or
+the one value of an any-launch set (the site, where reached, is fed it), that misreads is a mismatch. One
+the run fed only on a side of a branch on an unknown value (or under an unknown guard: Visit.maybe) may be
+one no launch feeds: its misread is unknown. The any-launch sets of
 several values take the registers of different blocks apart and unknown inputs as any value, so they may
 hold values no launch feeds (valuesets.py): one of them that misreads is unknown, with the rules it breaks
 and its witness, as `ptx descriptors` lists such values under possible_violations; one that reads its
@@ -248,8 +250,11 @@ def _limits(intended: Intended, site: mma.Site, op: mma.Operand) -> None:
 
 FROM_RUN, FROM_SETS, FROM_ONE_OF_SETS, FROM_FIRST_ITERATION = "run", "any launch", "one of the any-launch sets", \
     "first iteration"
+FROM_UNDECIDED_RUN = "the run, on paths it could not decide"
 NOT_EVERY_VALUE = "not every value"      # (no value: the row that says the values checked are not all)
 POSSIBLE = "possibly misread: a value of the any-launch sets, which may be one no launch feeds (give --param)"
+POSSIBLE_IN_RUN = ("possibly misread: the run fed it only on a side of a branch on an unknown value (or under "
+                   "an unknown guard), which a launch may not take (give --param)")
 
 
 def _row(site: mma.Site, role: str, word, visits: Optional[int], origin: str) -> dict:
@@ -266,12 +271,14 @@ def _row(site: mma.Site, role: str, word, visits: Optional[int], origin: str) ->
 def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits: Optional[int] = None,
                   origin: str = FROM_FIRST_ITERATION) -> dict:
     """One descriptor value of an operand against its tiles: candidates [(Intended, tile address or None)].
-    origin: where the value comes from (_values): a misread of FROM_ONE_OF_SETS is unknown (POSSIBLE)."""
+    origin: where the value comes from (_values): a misread of FROM_ONE_OF_SETS or FROM_UNDECIDED_RUN is
+    unknown (POSSIBLE, POSSIBLE_IN_RUN)."""
     op = site.operands[role]
     if word is not None:
         op = dataclasses.replace(op, word=bits.const(word, 64))
     result = _row(site, role, op.word, visits, origin)
-    misread = "mismatch" if origin != FROM_ONE_OF_SETS else "unknown"
+    possible = {FROM_ONE_OF_SETS: POSSIBLE, FROM_UNDECIDED_RUN: POSSIBLE_IN_RUN}.get(origin)
+    misread = "mismatch" if possible is None else "unknown"
     reason = mma.missing_read_map(site, op)
     placed = [(i, address) for i, address in candidates if address is not None]
     if reason is None and not placed:
@@ -300,8 +307,7 @@ def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits
     try:
         c = desc_case.parse_case(case, site.arch)
     except SpecError as error:          # the PTX's values (an M or N of 0, ...) break the rule it names
-        result.update(status=misread, violations=[mma.violation_of(error)],
-                      reason=POSSIBLE if misread == "unknown" else None)
+        result.update(status=misread, violations=[mma.violation_of(error)], reason=possible)
         return result
     broken = check_all(desc_case.SUBJECT, c)
     witness = desc_case.first_misread(c)
@@ -310,7 +316,7 @@ def check_operand(candidates: list, site: mma.Site, role: str, word=None, visits
                                               "k": piece.k_offset + witness["element"]["k"]})
     result.update(status=misread if broken or witness else "match",
                   violations=[v.as_json() for v in broken], witness=witness,
-                  reason=POSSIBLE if (broken or witness) and misread == "unknown" else None)
+                  reason=possible if broken or witness else None)
     return result
 
 
@@ -319,6 +325,7 @@ def _values(analysis, site: mma.Site, role: str) -> list:
     reason) for each value the operand was fed. Together they hold every value the launch's CTA feeds it,
     or end with a NOT_EVERY_VALUE row, which is unknown:
     - the run's values, with their visits: every value where the run is whole (executor.Run.incomplete);
+      one fed only on sides of branches the run could not decide (Visit.maybe) FROM_UNDECIDED_RUN;
     - else the any-launch sets' values, which hold every value of any launch (the run's are among them:
       tests/solver_tests/kernel/test_kernel_corpus.py), those the run did not feed FROM_SETS where the set
       is one value, FROM_ONE_OF_SETS (possible) where it is several;
@@ -333,11 +340,14 @@ def _values(analysis, site: mma.Site, role: str) -> list:
     run = analysis.runs.get(site.function)
     seen = []
     if values is not None and values.known and values.distinct:
-        counts = {}
+        counts, decided = {}, set()
         for visit in found.visits:
             word = visit.values.get(op.text)
             counts[word] = counts.get(word, 0) + 1
-        seen = [(word, counts.get(word, 0), FROM_RUN) for word in values.distinct]
+            if not visit.maybe:
+                decided.add(word)
+        seen = [(word, counts.get(word, 0), FROM_RUN if word in decided else FROM_UNDECIDED_RUN)
+                for word in values.distinct]
     incomplete = run.incomplete() if isinstance(run, executor.Run) else \
         run if isinstance(run, str) else "the function was not run"      # (a str: "not run: why")
     if seen and incomplete is None:

@@ -68,6 +68,8 @@ class Visit:
     values: dict                   # register operand text -> int | "varying" | Unknown
     lanes: Optional[int] = None    # the lanes that executed it (active, guard true); None: the guard is unknown
     clock: Optional[tuple] = None  # the warp's CTA-barrier arrivals before it (memory.arrive); None: not known
+    maybe: bool = False            # on a side of a branch on an unknown value, or under an unknown guard: a
+                                   # launch may not make it
 
 
 @dataclass
@@ -682,7 +684,8 @@ class _WarpWalk:
                 clock = env.get(memory.CLOCK, ())
                 self.visits.append(Visit(i, ins.line, warp.index, tuple(path.counters.get(k, 0) for k in holding),
                                          _operand_values(ins, warp), _executing_lanes(guard, warp.active),
-                                         None if isinstance(clock, Unknown) else clock))
+                                         None if isinstance(clock, Unknown) else clock,
+                                         self.maybe > 0 or isinstance(guard, Unknown)))
             if needed:
                 loader = self._load if self.memory is not None and ins.base == "ld" else None
                 _execute(ins, guard, warp, i, self.tracer, len(self.visits), loader)

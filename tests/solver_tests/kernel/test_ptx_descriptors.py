@@ -391,6 +391,25 @@ def test_check_says_unknown_where_the_run_stopped_before_every_value_was_fed(cap
         [(0x400, "match", 8)] + [(0x400 + 0x2000 * s, "mismatch", 8) for s in (1, 2, 3)]
 
 
+def test_a_value_fed_only_on_an_undecided_side_is_a_possible_misread(capsys, monkeypatch):
+    """An MMA reads smem_a + 8192 on the side of `if (param == 7)` only. With no parameter the run follows
+    both sides (the branch is on an unknown value): the value is fed on a side a launch may not take, so its
+    misread against a tile at smem_a is unknown (possibly misread), not a mismatch; with the parameter 7
+    the side is taken: a mismatch."""
+    kernel = _one_loop_kernel("side", "mov.u32 %r8, smem_a;\nsetp.eq.u32 %p1, %r1, 7;\n@!%p1 bra $L_end;\n"
+                                      "add.s32 %r8, %r8, 8192;\n" + DESCRIPTOR_OF_R8 + MMA_AT_RD2 + "$L_end:\n")
+    layout = "Sw<3,4,3> o (64,64):(64,1)@0x400"
+
+    def checks(*extra):
+        rc, out, _ = run(capsys, "ptx", "check", "-", "--layout", f"A={layout}", "--layout", f"B={layout}", "--json",
+                         *extra, stdin=kernel, monkeypatch=monkeypatch)
+        return rc, [(c["status"], c["visits"], (c["reason"] or "")[:40]) for c in json.loads(out)["checks"]]
+    rc, found = checks()
+    assert rc == 1 and found == [("unknown", 4, "possibly misread: the run fed it only on")] * 2
+    rc, found = checks("--param", "side_param_0=7")
+    assert rc == 1 and found == [("mismatch", 4, "")] * 2
+
+
 def test_an_operand_is_known_only_where_every_value_it_is_fed_is(capsys):
     """`known` (ptx descriptors): the K loop's run stops after its first iteration and the sets do not know
     the start it steps: the value the run saw is shown, with the warning, and the operand is not known;
