@@ -413,6 +413,32 @@ def _all_known(site: Site, found) -> bool:
                for op in site.operands.values() if op.source == "descriptor")
 
 
+def _undecided_words(site: Site, found, registers: dict) -> dict:
+    """{operand ("a", "b", "idesc"; "shape" as idesc): the values the run fed it only on paths it could not
+    decide (executor.Visit.maybe)}."""
+    out = {}
+    for role, text in registers.items():
+        every, decided = set(), set()
+        for visit in (found.visits if found is not None else []):
+            word = visit.values.get(text)
+            every.add(word)
+            if not visit.maybe:
+                decided.add(word)
+        out[role] = every - decided
+    if "idesc" in out:
+        out["shape"] = out["idesc"]
+    return out
+
+
+def _word_of(site: Site, violation: dict) -> Optional[int]:
+    """The value a violation is about: its descriptor (a later iteration's), else the operand's word."""
+    if violation.get("descriptor"):
+        return int(violation["descriptor"], 16)
+    word = site.idesc_word if violation["operand"] in ("idesc", "shape") else \
+        site.operands[violation["operand"]].word if violation["operand"] in site.operands else None
+    return word.value if word is not None and word.is_known else None
+
+
 def iteration_violations(site: Site, found) -> list:
     """The rules any descriptor value of any visit breaks (each distinct value decoded once)."""
     out = []
@@ -459,11 +485,16 @@ def site_document(site: Site, budget: Budget, with_addresses: bool = True, found
     violations += [dict(v, operand="shape") for v in shape]
     violations += [v for v in iteration_violations(site, found)
                    if not any(v["rule"] == w["rule"] and v["operand"] == w["operand"] for w in violations)]
+    # A value the run fed only on a side of a branch on an unknown value, or under an unknown guard
+    # (executor.Visit.maybe), may be one no launch feeds: the rules it breaks are possibilities.
+    undecided = _undecided_words(site, found, registers)
+    possible = [v for v in violations if _word_of(site, v) in undecided.get(v["operand"], ())]
+    violations = [v for v in violations if v not in possible]
     # The any-launch sets may hold values no launch reaches (they take inputs as independent and as any
     # value of their width: a stage k % 6 is -5..5 there). A rule such a value breaks is a possibility to
     # look at, not a finding: it is listed apart and does not change the exit status.
-    possible = [v for v in iteration_violations(site, _single_values(sets or {}))
-                if not any(v["rule"] == w["rule"] and v["operand"] == w["operand"] for w in violations)]
+    possible += [v for v in iteration_violations(site, _single_values(sets or {}))
+                 if not any(v["rule"] == w["rule"] and v["operand"] == w["operand"] for w in violations + possible)]
     return {"iterations": every, "function": site.function, "line": site.line, "instruction": site.text, "family": site.family,
             "arch": site.arch, "arch_from": site.arch_from, "guard": site.guard,
             "first_iteration": loop is not None,

@@ -410,6 +410,24 @@ def test_a_value_fed_only_on_an_undecided_side_is_a_possible_misread(capsys, mon
     assert rc == 1 and found == [("mismatch", 4, "")] * 2
 
 
+def test_a_rule_broken_only_on_an_undecided_side_is_a_possible_violation(capsys, tmp_path):
+    """ptx descriptors: the MMA of `if (param == 7)` reads a descriptor with an unused bit set (bit 14:
+    desc.sm90.unused_bits_zero). With no parameter the run fed it only on that undecided side: a possible
+    violation, exit 0; with the parameter 7 the side is taken: a violation, exit 1."""
+    kernel = tmp_path / "side.ptx"
+    kernel.write_text(_one_loop_kernel("side", "mov.u32 %r8, smem_a;\n" + DESCRIPTOR_OF_R8 +
+                                       "setp.eq.u32 %p1, %r1, 7;\n@!%p1 bra $L_end;\nor.b64 %rd2, %rd2, 16384;\n" +
+                                       MMA_AT_RD2 + "$L_end:\n"))
+    rules = lambda found: sorted({(v["rule"], v["operand"]) for v in found})
+    broken = [("desc.sm90.unused_bits_zero", "a"), ("desc.sm90.unused_bits_zero", "b")]
+    rc, document = descriptors(capsys, kernel)
+    (site,) = document["sites"]
+    assert rc == 0 and site["violations"] == [] and rules(site["possible_violations"]) == broken
+    rc, document = descriptors(capsys, kernel, "--param", "side_param_0=7")
+    (site,) = document["sites"]
+    assert rc == 1 and rules(site["violations"]) == broken and site["possible_violations"] == []
+
+
 def test_an_operand_is_known_only_where_every_value_it_is_fed_is(capsys):
     """`known` (ptx descriptors): the K loop's run stops after its first iteration and the sets do not know
     the start it steps: the value the run saw is shown, with the warning, and the operand is not known;
