@@ -39,7 +39,7 @@ from spec.tmem import accumulator, ld_st
 from spec.tmem import address as tmem_address
 
 from solver.kernel import mma
-from solver.kernel.audit import commits, compose, operations, pairs
+from solver.kernel.audit import commits, compose, operations, pairs, phases
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import VACUOUS, Definition, Tally
 from solver.kernel.audit.trace import TensorStore, Trace, Write, watched
@@ -360,7 +360,8 @@ def decide(trace: Optional[Trace], run, statements: list, params: list, maps: di
         return [t.result("the run did not follow the accumulators") for t in (lands, fenced)]
     for line, why in trace.unfollowed[:1]:
         lands.unknown(f"line {line}: {why}")
-    cut = run.incomplete()            # (a warp stopped, lanes left unfollowed, visits cut)
+    cut = run.incomplete() or phases.undecided(run)    # (a warp stopped, lanes left unfollowed, visits cut,
+                                                        # an event on an undecided path)
     if cut is not None:
         lands.unknown(f"{cut}: the epilogue was not followed whole")
         fenced.unknown(cut)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 from typing import Optional
 
+from solver.kernel.audit import phases
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import VACUOUS, Definition, Tally
 from solver.kernel.audit.trace import Trace
@@ -43,7 +44,8 @@ def decide_pairs(trace: Optional[Trace], rows: dict, run, statements: list, in_t
     pairs = Tally(PAIRS)
     if trace is None:
         return pairs.result("the run did not follow the accumulators")
-    cut = run.incomplete()            # (a warp stopped, lanes left unfollowed, visits cut)
+    cut = run.incomplete() or phases.undecided(run)    # (a warp stopped, lanes left unfollowed, visits cut,
+                                                        # an event on an undecided path)
     if cut is not None:
         pairs.unknown(cut)
     if not any(s.instruction is not None and len(s.instruction.operands) > 1 and (

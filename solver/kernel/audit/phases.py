@@ -133,9 +133,20 @@ def build(run, statements: list, params: list, symbols: dict, is_mma) -> Timelin
     stopped = [f"warp {w.warp} stopped: {w.stopped}" for w in run.warps if w.stopped is not None]
     stopped += [f"warp {w.warp} split and some of its lanes were not followed ({_split_note(w)})"
                 for w in run.warps if w.dropped_lanes]
+    if undecided(run) is not None:
+        stopped.append(undecided(run))
     if len(run.visits) >= MAX_VISITS:
         stopped.append(f"the run recorded its {MAX_VISITS} visits; the statements it ran after them are not seen")
     return Timeline(barriers, loads, unknown, waited, problems, stopped)
+
+
+def undecided(run) -> Optional[str]:
+    """Why the run's events may hold one a launch does not make: a visit on a side of a branch on an unknown
+    value (the run follows both; a launch takes one, not known which) or under an unknown guard
+    (executor.Visit.maybe); None where every visit lies on a path the run decided."""
+    visit = next((v for v in run.visits if v.maybe), None)
+    return None if visit is None else (f"line {visit.line} ran on a side of a branch on an unknown value (or under "
+                                       "an unknown guard): a launch may not run it")
 
 
 def _split_note(warp) -> str:

@@ -22,7 +22,7 @@ from spec.tmem import instruction as tmem_instruction
 
 from solver.kernel.audit.report import Property
 from solver.kernel.audit.tally import VACUOUS, Definition, Tally, first_time
-from solver.kernel.audit import operations
+from solver.kernel.audit import operations, phases
 
 ACCESS = Definition(
     "audit.tmem.access", "Every tcgen05.ld / tcgen05.st the run executes, at its address and from its warp, "
@@ -59,7 +59,7 @@ def _vacuous(definition: Definition, why: str) -> Property:
 def _stopped(run) -> str:
     """Why the run is not whole (a warp stopped, lanes left unfollowed, visits cut: executor.Run.incomplete),
     or ""."""
-    return run.incomplete() or ""
+    return run.incomplete() or phases.undecided(run) or ""
 
 
 def _decide_access(statements: list, run, targets: list) -> Property:

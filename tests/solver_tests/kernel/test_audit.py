@@ -366,3 +366,23 @@ def test_a_run_with_lanes_left_unfollowed_proves_nothing(text, monkeypatch):
                                                    "audit.gemm.same_k", "audit.gemm.k_once", "audit.epilogue.lands",
                                                    "audit.epilogue.fenced")}
     assert any("lanes were not followed" in (p.reason or "") for p in report.kernels[0].properties)
+
+
+def test_a_run_with_an_event_on_an_undecided_path_proves_nothing(text, monkeypatch):
+    """An event the run saw on a side of a branch on an unknown value (it follows both sides; a launch
+    takes one) or under an unknown guard (Visit.maybe) may not happen: a load counted so could be one the
+    MMA's data never came from. The properties over the run's events are not proved."""
+    from solver.kernel.concrete import executor
+    real = executor._Runner.run
+
+    def undecided(self, shared):
+        found = real(self, shared)
+        found.visits[0].maybe = True
+        return found
+    monkeypatch.setattr(executor._Runner, "run", undecided)
+    report = lp.audit(text, MAPS, PARAMS)
+    statuses = _statuses(report)
+    assert "proved" not in {statuses[p] for p in ("audit.tma.legal", "audit.bytes.expect_tx", "audit.swizzle.agrees",
+                                                   "audit.gemm.same_k", "audit.gemm.k_once", "audit.epilogue.lands",
+                                                   "audit.epilogue.fenced")}
+    assert any("a launch may not run it" in (p.reason or "") for p in report.kernels[0].properties)
