@@ -50,6 +50,7 @@ from solver.kernel import mma
 from solver.kernel.concrete import executor
 from solver.kernel.symbolic import bits
 from solver.kernel.frontend import source
+from solver.kernel.frontend.instruction import destinations, parse_integer
 
 ROLES = ("a", "b")
 MAX_K_SLICES = 4096     # K slices of a tile looked at per MMA (4096 x 128 bytes: more than any shared memory)
@@ -367,6 +368,45 @@ def _values(analysis, site: mma.Site, role: str) -> list:
     return [(None, None, FROM_FIRST_ITERATION), (None, None, (NOT_EVERY_VALUE, reason))]
 
 
+def shape_unknown(analysis, site: mma.Site) -> Optional[str]:
+    """Why the MMA's shape (a tcgen05.mma's, from its instruction descriptor) may not be the one read here in
+    every iteration, or None. The shape is every iteration's where the first-iteration evaluation knows the
+    descriptor outside every loop, or the run fed that one value only and is whole, or the any-launch sets
+    hold that one value (a first iteration's value inside a loop may change in later ones)."""
+    if site.family != "tcgen05" or not site.idesc_text or site.idesc_word is None or not site.idesc_word.is_known:
+        return None         # (wgmma: from the opcode; an unknown descriptor: no read map, every row unknown)
+    word = site.idesc_word.value
+    if site.loop is None:
+        return None
+    key = (site.function, site.line)
+    found = analysis.iterations.get(key)
+    values = found.operands.get(site.idesc_text) if found is not None else None
+    run = analysis.runs.get(site.function)
+    if values is not None and values.known and values.distinct == [word] and isinstance(run, executor.Run) \
+            and run.incomplete() is None:
+        return None
+    sets = analysis.any_launch.get(key, {}).get(site.idesc_text)
+    if isinstance(sets, frozenset) and sets == {word}:
+        return None
+    if _only_written_as(analysis, site.function, site.idesc_text, word):
+        return None
+    return (f"the instruction descriptor ({site.idesc_text}: the MMA's shape) is {word:#x} in the first "
+            "iteration; a whole run or the any-launch sets do not show it is that in every iteration")
+
+
+def _only_written_as(analysis, function_name: str, register: str, word: int) -> bool:
+    """Whether every statement of the function that writes the register is a mov of that constant (an
+    instruction descriptor set once, as FlashAttention's inline asm does): it holds it wherever it was
+    written."""
+    function = next((f for f in analysis.module.functions if f.name == function_name), None)
+    if function is None:
+        return False
+    writes = [s.instruction for s in function.statements
+              if s.instruction is not None and register in destinations(s.instruction)]
+    return bool(writes) and all(ins.base == "mov" and ins.guard is None and len(ins.operands) == 2 and
+                                parse_integer(ins.operands[1].strip()) == word for ins in writes)
+
+
 def check(analysis, intended_list: list) -> dict:
     """Each MMA, each descriptor value it was fed, against the tiles meant for its operand (see the
     module); an operand the run saw hold one value only is checked with it (mma.with_every_iteration)."""
@@ -397,9 +437,13 @@ def check(analysis, intended_list: list) -> dict:
                                                       else "first MMA's start address"})
                 addresses[intended.label]["tile_address"][function] = address
             for site in in_function:
+                shape = shape_unknown(analysis, site)
                 for word, visits, origin in _values(analysis, site, role):
                     if isinstance(origin, tuple):               # (NOT_EVERY_VALUE, why)
                         checks.append(dict(_row(site, role, None, None, NOT_EVERY_VALUE), reason=origin[1]))
+                    elif shape is not None:                     # (the rows would assume a shape not shown)
+                        checks.append(dict(_row(site, role, bits.const(word, 64) if word is not None else
+                                                site.operands[role].word, visits, origin), reason=shape))
                     else:
                         checks.append(check_operand(candidates, site, role, word, visits, origin))
     checks.sort(key=lambda c: (c["line"], c["operand"]))

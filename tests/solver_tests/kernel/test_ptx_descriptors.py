@@ -428,6 +428,38 @@ def test_a_rule_broken_only_on_an_undecided_side_is_a_possible_violation(capsys,
     assert rc == 1 and rules(site["violations"]) == broken and site["possible_violations"] == []
 
 
+def _tcgen05_loop(step_idesc: bool) -> str:
+    """A tcgen05.mma f16 (M 128, N 32) in a loop of a parameter's trip count, its descriptors those of the
+    hand-written sm_100a kernel; step_idesc: the instruction descriptor's N field grows by 8 each iteration
+    (its first iteration's shape is not every iteration's), else it is set once."""
+    step = "add.u32 %r20, %r20, 0x10000;\n" if step_idesc else ""
+    return (".version 8.7\n.target sm_100a\n.address_size 64\n.shared .align 1024 .b8 smem_a[16384];\n"
+            ".visible .entry t(.param .u32 t_param_0)\n.maxntid 128, 1, 1\n{\n"
+            ".reg .pred %p<4>; .reg .b32 %r<32>; .reg .b64 %rd<4>;\nld.param.u32 %r1, [t_param_0];\n"
+            "mov.u32 %r3, smem_a;\nshr.u32 %r4, %r3, 4;\nor.b32 %r5, %r4, 65536;\nmov.b32 %r7, 1073758272;\n"
+            "mov.b64 %rd1, {%r5, %r7};\nmov.u32 %r10, 0;\nmov.b32 %r20, 0x08110490;\nmov.u32 %r2, 0;\n"
+            "$L_loop:\nsetp.ne.u32 %p1, %r2, 0;\n"
+            "tcgen05.mma.cta_group::1.kind::f16 [%r10], %rd1, %rd1, %r20, %p1;\n" + step +
+            "add.s32 %r2, %r2, 1;\nsetp.lt.u32 %p2, %r2, %r1;\n@%p2 bra $L_loop;\nret;\n}\n")
+
+
+def test_check_takes_a_shape_only_where_it_holds_in_every_iteration(capsys, monkeypatch):
+    """ptx check reads a tcgen05.mma's shape from its instruction descriptor. With no parameter the run
+    stops after the first iteration: where the loop changes the descriptor, the first iteration's shape is
+    not shown to be every iteration's, and every row is unknown, saying so; where it is set once (a mov of a
+    constant, as FlashAttention's inline asm does) the rows are checked."""
+    layout = "(128,64):(64,1)@0x400"
+    for step, shape_unknown in ((True, True), (False, False)):
+        rc, out, _ = run(capsys, "ptx", "check", "-", "--layout", f"A={layout}", "--json", stdin=_tcgen05_loop(step),
+                         monkeypatch=monkeypatch)
+        rows = [c for c in json.loads(out)["checks"] if c["descriptor"] is not None]
+        assert rows, step
+        said = ["instruction descriptor" in (c["reason"] or "") for c in rows]
+        assert said == [shape_unknown] * len(rows), (step, rows)
+        if shape_unknown:
+            assert rc == 1 and all(c["status"] == "unknown" for c in rows)
+
+
 def test_an_operand_is_known_only_where_every_value_it_is_fed_is(capsys):
     """`known` (ptx descriptors): the K loop's run stops after its first iteration and the sets do not know
     the start it steps: the value the run saw is shown, with the warning, and the operand is not known;
