@@ -349,40 +349,33 @@ def test_a_run_cut_short_proves_nothing(text, monkeypatch):
     assert not cut.ok and "proved" not in {p.status for p in cut.kernels[0].properties[1:] if not _vacuous(p)}
 
 
-def test_a_run_with_lanes_left_unfollowed_proves_nothing(text, monkeypatch):
-    """Lanes a split left behind (executor: the sides never meet, the lowest lane's side is followed) may
-    issue loads and waits the run never saw: the properties over the run's events are not proved."""
+
+def _lanes_left(run) -> None:
+    run.warps[0].dropped_lanes = True
+
+
+def _undecided(run) -> None:
+    run.visits[0].maybe = True
+
+
+@pytest.mark.parametrize("mark, said", [(_lanes_left, "lanes were not followed"),
+                                        (_undecided, "a launch may not run it")])
+def test_a_run_not_whole_or_undecided_proves_nothing(text, monkeypatch, mark, said):
+    """Lanes a split left behind (the sides never meet: the lowest lane's side is followed) may issue loads
+    and waits the run never saw; an event on a side of a branch on an unknown value or under an unknown
+    guard (Visit.maybe: the run follows both sides, a launch takes one) may never happen. Either way the
+    properties over the run's events are not proved."""
     from solver.kernel.concrete import executor
     real = executor._Runner.run
 
-    def split(self, shared):
+    def marked(self, shared):
         found = real(self, shared)
-        found.warps[0].dropped_lanes = True
+        mark(found)
         return found
-    monkeypatch.setattr(executor._Runner, "run", split)
+    monkeypatch.setattr(executor._Runner, "run", marked)
     report = lp.audit(text, MAPS, PARAMS)
     statuses = _statuses(report)
     assert "proved" not in {statuses[p] for p in ("audit.tma.legal", "audit.bytes.expect_tx", "audit.swizzle.agrees",
                                                    "audit.gemm.same_k", "audit.gemm.k_once", "audit.epilogue.lands",
                                                    "audit.epilogue.fenced")}
-    assert any("lanes were not followed" in (p.reason or "") for p in report.kernels[0].properties)
-
-
-def test_a_run_with_an_event_on_an_undecided_path_proves_nothing(text, monkeypatch):
-    """An event the run saw on a side of a branch on an unknown value (it follows both sides; a launch
-    takes one) or under an unknown guard (Visit.maybe) may not happen: a load counted so could be one the
-    MMA's data never came from. The properties over the run's events are not proved."""
-    from solver.kernel.concrete import executor
-    real = executor._Runner.run
-
-    def undecided(self, shared):
-        found = real(self, shared)
-        found.visits[0].maybe = True
-        return found
-    monkeypatch.setattr(executor._Runner, "run", undecided)
-    report = lp.audit(text, MAPS, PARAMS)
-    statuses = _statuses(report)
-    assert "proved" not in {statuses[p] for p in ("audit.tma.legal", "audit.bytes.expect_tx", "audit.swizzle.agrees",
-                                                   "audit.gemm.same_k", "audit.gemm.k_once", "audit.epilogue.lands",
-                                                   "audit.epilogue.fenced")}
-    assert any("a launch may not run it" in (p.reason or "") for p in report.kernels[0].properties)
+    assert any(said in (p.reason or "") for p in report.kernels[0].properties)
