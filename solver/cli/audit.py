@@ -23,7 +23,8 @@ def _options(args) -> dict:
                         kernel_audit.RULE)
     shape = lambda name, least: (lambda v: list(v) if v else None)(launch_shape(args, name, least))
     meta = triton_meta_document(args.triton_meta, kernel_audit.RULE)
-    return {"tensormaps": tensormap_documents(args.tensormap, kernel_audit.RULE), "params": ptx_analysis.parse_params(args.param),
+    return {"tensormaps": tensormap_documents(args.tensormap, kernel_audit.RULE),
+            "params": ptx_analysis.parse_params(args.param),
             "tensordesc_meta": meta,
             "kernel": args.kernel, "grid": shape("grid", 1), "block": shape("block", 1), "cta": shape("cta", 0),
             "cluster": shape("cluster", 1), "smem_base": args.smem_base, "max_steps": args.max_steps}

@@ -743,7 +743,8 @@ def ptx_check_text(document: dict) -> str:
     rows = [[str(c["line"]), labels[c["function"]], c["operand"].upper(), c["tile"] or "-",
              "-" if c["stage"] is None else str(c["stage"]), _field_text(c["mn_offset"]), _field_text(c["k_offset"]),
              c["descriptor"] or "-", "-" if c["visits"] is None else str(c["visits"]),
-             c["status"] + (" (first iteration)" if c["first_iteration"] else " (any launch)" if c["any_launch"] else "")]
+             c["status"] + (" (first iteration)" if c["first_iteration"] else
+                            " (any launch)" if c["any_launch"] else "")]
             for c in document["checks"]]
     lines.append(_table(["line", "function", "operand", "tile", "stage", "mn offset", "k offset", "descriptor",
                          "visits", "result"], rows))

@@ -129,8 +129,8 @@ def declared_widths(statements: list) -> dict:
 
 
 def _lane_masks() -> dict:
-    """%lanemask_eq/lt/le/gt/ge (PTX ISA 10, special registers): lane i's mask of the lanes j equal to, below, ... i; the
-    same in every warp."""
+    """%lanemask_eq/lt/le/gt/ge (PTX ISA 10, special registers): lane i's mask of the lanes j equal to,
+    below, ... i; the same in every warp."""
     found = {}
     for lane_mask, test in (("eq", lambda i, j: i == j), ("lt", lambda i, j: j < i), ("le", lambda i, j: j <= i),
                             ("gt", lambda i, j: j > i), ("ge", lambda i, j: j >= i)):

@@ -16,9 +16,10 @@ descriptor made of two registers whose values went together takes every combinat
 may differ between lanes (%laneid, %tid.x): it is kept lane by lane, and a site operand that differs
 between lanes is Top; a branch on such a value sends some lanes each way, so both edges are followed, and
 a return or exit under one ends some lanes only, so the warp goes on (a guarded write under one writes
-the lanes whose guard holds, as the executor does). What it shares with the concrete executor: the meaning of each instruction on ints
-(concrete/semantics.py), applied to each combination of the operands' values; the executor's runs are
-checked to lie inside these sets on the whole corpus (tests/solver_tests/kernel/test_kernel_corpus.py).
+the lanes whose guard holds, as the executor does). What it shares with the concrete executor: the
+meaning of each instruction on ints (concrete/semantics.py), applied to each combination of the operands'
+values; the executor's runs are checked to lie inside these sets on the whole corpus
+(tests/solver_tests/kernel/test_kernel_corpus.py).
 
 What is kept, so that a loop's fixpoint does not redo its work: each block's and each part's result by
 the values it reads (a part that reads no warp register is shared between warps), and each combination's

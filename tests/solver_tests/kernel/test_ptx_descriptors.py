@@ -486,7 +486,8 @@ def test_the_sets_follow_every_lane_not_lane_0():
     again and feed stages 1-3. The any-launch sets once took lane 0 for the warp (it leaves: stage 0 alone,
     and ptx check passed a single tile, exit 0); they follow both ways now, and with no parameter the check
     cannot pass a single tile (the run stops after the first iteration)."""
-    text = STAGED.replace("mov.u32 %r2, 0;\n", "mov.u32 %r2, 0;\nmov.u32 %r11, %laneid;\nsetp.eq.u32 %p3, %r11, 0;\n", 1)
+    text = STAGED.replace("mov.u32 %r2, 0;\n",
+                          "mov.u32 %r2, 0;\nmov.u32 %r11, %laneid;\nsetp.eq.u32 %p3, %r11, 0;\n", 1)
     text = text.replace("add.s32 %r2, %r2, 1;\n", "@%p3 ret;\nadd.s32 %r2, %r2, 1;\n", 1)
     (sets,) = analysis.analyse(text, any_launch="always").any_launch.values()
     assert sorted(desc_mod.decode("sm90", word).start_address for word in sets["%rd2"]) == \
