@@ -48,7 +48,7 @@ from spec.rule import SpecError, check_all, parse_number
 
 from solver.kernel import mma
 from solver.kernel.concrete import executor
-from solver.kernel.symbolic import bits
+from solver.kernel.symbolic import bits, valuesets
 from solver.kernel.frontend import source
 from solver.kernel.frontend.instruction import destinations, parse_integer
 
@@ -341,13 +341,12 @@ def _values(analysis, site: mma.Site, role: str) -> list:
     run = analysis.runs.get(site.function)
     seen = []
     if values is not None and values.known and values.distinct:
-        counts, decided = {}, set()
+        counts = {}
         for visit in found.visits:
             word = visit.values.get(op.text)
             counts[word] = counts.get(word, 0) + 1
-            if not visit.maybe:
-                decided.add(word)
-        seen = [(word, counts.get(word, 0), FROM_RUN if word in decided else FROM_UNDECIDED_RUN)
+        undecided = mma.undecided_words(found, op.text)
+        seen = [(word, counts.get(word, 0), FROM_UNDECIDED_RUN if word in undecided else FROM_RUN)
                 for word in values.distinct]
     incomplete = run.incomplete() if isinstance(run, executor.Run) else \
         run if isinstance(run, str) else "the function was not run"      # (a str: "not run: why")
@@ -358,7 +357,7 @@ def _values(analysis, site: mma.Site, role: str) -> list:
         origin = FROM_SETS if len(sets) == 1 else FROM_ONE_OF_SETS
         fed = {word for word, _, _ in seen}
         return seen + [(word, None, origin) for word in sorted(sets) if word not in fed]
-    why = f"the any-launch sets do not know it ({sets.reason})" if sets is not None and hasattr(sets, "reason") \
+    why = f"the any-launch sets do not know it ({sets.reason})" if isinstance(sets, valuesets.Top) \
         else "no any-launch sets were made"
     if seen:
         return seen + [(None, None, (NOT_EVERY_VALUE, f"values the run did not see may be fed: {incomplete}; {why}"))]
@@ -372,7 +371,8 @@ def shape_unknown(analysis, site: mma.Site) -> Optional[str]:
     """Why the MMA's shape (a tcgen05.mma's, from its instruction descriptor) may not be the one read here in
     every iteration, or None. The shape is every iteration's where the first-iteration evaluation knows the
     descriptor outside every loop, or the run fed that one value only and is whole, or the any-launch sets
-    hold that one value (a first iteration's value inside a loop may change in later ones)."""
+    hold that one value, or every write of its register is a mov of that constant (_only_written_as); a first
+    iteration's value inside a loop may change in later ones."""
     if site.family != "tcgen05" or not site.idesc_text or site.idesc_word is None or not site.idesc_word.is_known:
         return None         # (wgmma: from the opcode; an unknown descriptor: no read map, every row unknown)
     word = site.idesc_word.value

@@ -413,18 +413,21 @@ def _all_known(site: Site, found) -> bool:
                for op in site.operands.values() if op.source == "descriptor")
 
 
+def undecided_words(found, register: str) -> set:
+    """The values the run fed the register only on paths it could not decide (executor.Visit.maybe: a side
+    of a branch on an unknown value, or under an unknown guard): values a launch may never feed."""
+    every, decided = set(), set()
+    for visit in (found.visits if found is not None else []):
+        word = visit.values.get(register)
+        every.add(word)
+        if not visit.maybe:
+            decided.add(word)
+    return every - decided
+
+
 def _undecided_words(site: Site, found, registers: dict) -> dict:
-    """{operand ("a", "b", "idesc"; "shape" as idesc): the values the run fed it only on paths it could not
-    decide (executor.Visit.maybe)}."""
-    out = {}
-    for role, text in registers.items():
-        every, decided = set(), set()
-        for visit in (found.visits if found is not None else []):
-            word = visit.values.get(text)
-            every.add(word)
-            if not visit.maybe:
-                decided.add(word)
-        out[role] = every - decided
+    """{operand ("a", "b", "idesc"; "shape" as idesc): undecided_words of its register}."""
+    out = {role: undecided_words(found, text) for role, text in registers.items()}
     if "idesc" in out:
         out["shape"] = out["idesc"]
     return out
